@@ -1,0 +1,104 @@
+import type { Db, DbHandle } from '../db/database.js'
+import { hashSecret, newAccessToken, newClientId, newClientSecret } from '../auth/secrets.js'
+import { BadRequestError, NotFoundError } from '../errors.js'
+
+export interface PlatformCredential {
+  clientId: string
+  clientSecret: string
+  /** The value of the X-Auth-Token header. */
+  xAuthToken: string
+}
+
+export interface IssuedToken {
+  id: string
+  name: string
+  token: string
+}
+
+export interface CreatedAccount {
+  accountId: string
+  credential: PlatformCredential
+  token: IssuedToken
+}
+
+export async function createAccount(db: Db, name: string): Promise<CreatedAccount> {
+  const trimmed = name.trim()
+  if (trimmed === '') throw new BadRequestError('name: must not be empty')
+  return db.transaction().execute(async (trx) => {
+    const account = await trx.insertInto('account').values({ name: trimmed }).returning('id').executeTakeFirstOrThrow()
+    const credential = await issueCredential(trx, account.id)
+    const token = await issueToken(trx, account.id, 'default')
+    return { accountId: account.id, credential, token }
+  })
+}
+
+export async function listAccounts(db: DbHandle) {
+  return db
+    .selectFrom('account')
+    .leftJoin('platform_credential', 'platform_credential.account_id', 'account.id')
+    .select(['account.id', 'account.name', 'account.created_at', 'platform_credential.client_id'])
+    .orderBy('account.id')
+    .execute()
+}
+
+/** Replaces the account's secret (and client id): the old X-Auth-Token stops working at once. */
+export async function rotateCredential(db: Db, accountId: string): Promise<PlatformCredential> {
+  return db.transaction().execute(async (trx) => {
+    await requireAccount(trx, accountId)
+    await trx.deleteFrom('platform_credential').where('account_id', '=', accountId).execute()
+    return issueCredential(trx, accountId)
+  })
+}
+
+export async function createToken(db: Db, accountId: string, name: string): Promise<IssuedToken> {
+  await requireAccount(db, accountId)
+  return issueToken(db, accountId, name.trim() || 'token')
+}
+
+export async function listTokens(db: DbHandle, accountId: string) {
+  await requireAccount(db, accountId)
+  return db
+    .selectFrom('access_token')
+    .select(['id', 'name', 'created_at', 'revoked_at'])
+    .where('account_id', '=', accountId)
+    .orderBy('id')
+    .execute()
+}
+
+export async function revokeToken(db: DbHandle, tokenId: string): Promise<void> {
+  if (!/^\d+$/.test(tokenId)) throw new NotFoundError(`No access token with id ${tokenId}`)
+  const result = await db
+    .updateTable('access_token')
+    .set({ revoked_at: new Date() })
+    .where('id', '=', tokenId)
+    .where('revoked_at', 'is', null)
+    .executeTakeFirst()
+  if (result.numUpdatedRows === 0n) throw new NotFoundError(`No active access token with id ${tokenId}`)
+}
+
+async function requireAccount(db: DbHandle, accountId: string): Promise<void> {
+  const found = /^\d+$/.test(accountId)
+    ? await db.selectFrom('account').select('id').where('id', '=', accountId).executeTakeFirst()
+    : undefined
+  if (!found) throw new NotFoundError(`No account with id ${accountId}`)
+}
+
+async function issueCredential(db: DbHandle, accountId: string): Promise<PlatformCredential> {
+  const clientId = newClientId()
+  const clientSecret = newClientSecret()
+  await db
+    .insertInto('platform_credential')
+    .values({ account_id: accountId, client_id: clientId, secret_hash: hashSecret(clientSecret), rotated_at: null })
+    .execute()
+  return { clientId, clientSecret, xAuthToken: `${clientId}:${clientSecret}` }
+}
+
+async function issueToken(db: DbHandle, accountId: string, name: string): Promise<IssuedToken> {
+  const token = newAccessToken()
+  const row = await db
+    .insertInto('access_token')
+    .values({ account_id: accountId, name, token_hash: hashSecret(token), revoked_at: null })
+    .returning('id')
+    .executeTakeFirstOrThrow()
+  return { id: row.id, name, token }
+}

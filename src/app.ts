@@ -1,0 +1,60 @@
+import { randomUUID } from 'node:crypto'
+import Fastify, { type FastifyInstance, type FastifyServerOptions } from 'fastify'
+import swagger from '@fastify/swagger'
+import swaggerUi from '@fastify/swagger-ui'
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
+import type { Config } from './config.js'
+import type { Db } from './db/database.js'
+import { healthRoutes } from './http/health.js'
+import './http/fastify-types.js'
+import { ErrorBody } from './platform/schemas.js'
+import { platformPlugin } from './platform/platform-plugin.js'
+
+export interface AppDeps {
+  db: Db
+  config: Config
+  /** Logger options; tests pass false. */
+  logger?: FastifyServerOptions['logger']
+}
+
+export async function buildApp({ db, config, logger }: AppDeps): Promise<FastifyInstance> {
+  const app = Fastify({
+    logger: logger ?? {
+      level: config.LOG_LEVEL,
+      redact: { paths: ['req.headers.authorization', 'req.headers["x-auth-token"]'], censor: '[redacted]' },
+    },
+    requestIdHeader: 'x-request-id',
+    genReqId: () => randomUUID(),
+    trustProxy: true,
+    // Clients put ids with trailing slashes (`.../stage/intermediate/`).
+    routerOptions: { ignoreTrailingSlash: true, ignoreDuplicateSlashes: true },
+    ajv: { customOptions: { coerceTypes: 'array', useDefaults: true, removeAdditional: false, allErrors: false } },
+  }).withTypeProvider<TypeBoxTypeProvider>()
+
+  app.decorateRequest('caller', null)
+  app.addSchema(ErrorBody)
+
+  await app.register(swagger, {
+    openapi: {
+      openapi: '3.1.0',
+      info: { title: 'Catalog Platform', version: '2.0.0', description: 'Platform interface (/platform/v2, /product/v2) and stream interface' },
+      components: {
+        securitySchemes: {
+          xAuthToken: { type: 'apiKey', in: 'header', name: 'X-Auth-Token', description: '<client_id>:<client_secret>' },
+          bearer: { type: 'http', scheme: 'bearer', description: 'personal access token' },
+        },
+      },
+      security: [{ xAuthToken: [] }],
+    },
+  })
+  await app.register(swaggerUi, { routePrefix: '/docs' })
+  app.get('/openapi.json', { schema: { hide: true } }, async () => app.swagger())
+
+  await app.register(healthRoutes, { db })
+  await app.register(platformPlugin, { db, config })
+
+  app.setNotFoundHandler((request, reply) =>
+    reply.code(404).send({ success: false, message: `No route ${request.method} ${request.url.split('?')[0]}` }),
+  )
+  return app
+}

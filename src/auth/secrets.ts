@@ -1,0 +1,20 @@
+import { createHash, randomBytes } from 'node:crypto'
+
+// Secrets and tokens are shown once and stored only as SHA-256 hashes. They carry 192+ bits of
+// randomness, so a fast hash is enough: there is nothing to brute-force from the hash.
+export function hashSecret(secret: string): string {
+  return createHash('sha256').update(secret, 'utf8').digest('hex')
+}
+
+export function newClientId(): string {
+  return `cp_${randomBytes(12).toString('hex')}`
+}
+
+export function newClientSecret(): string {
+  return randomBytes(32).toString('base64url')
+}
+
+/** Personal access tokens carry a recognisable prefix so that leaked ones are easy to spot. */
+export function newAccessToken(): string {
+  return `cpat_${randomBytes(32).toString('base64url')}`
+}

@@ -1,0 +1,97 @@
+import { Command, InvalidArgumentError } from 'commander'
+import { createAccount, createToken, listAccounts, listTokens, revokeToken, rotateCredential } from '../accounts/accounts.js'
+import { migrateToLatest } from '../db/migrate.js'
+import { withDatabase } from './with-database.js'
+
+const print = (line: string): void => {
+  process.stdout.write(`${line}\n`)
+}
+const printJson = (value: unknown): void => print(JSON.stringify(value))
+
+function accountId(value: string): string {
+  if (!/^[1-9]\d*$/.test(value)) throw new InvalidArgumentError('must be a numeric account id')
+  return value
+}
+
+export function operatorCommands(program: Command): void {
+  program
+    .command('migrate')
+    .description('apply pending database migrations')
+    .action(async () => {
+      const applied = await withDatabase((db) => migrateToLatest(db))
+      print(applied.length > 0 ? `applied: ${applied.join(', ')}` : 'database is up to date')
+    })
+
+  const accounts = program.command('accounts').description('manage accounts')
+  accounts
+    .command('create')
+    .requiredOption('--name <name>', 'account name')
+    .option('--json', 'print one JSON object')
+    .description('create an account with its platform credential and a personal access token')
+    .action(async (options: { name: string; json?: boolean }) => {
+      const created = await withDatabase((db) => createAccount(db, options.name))
+      const { clientId, clientSecret, xAuthToken } = created.credential
+      if (options.json) {
+        printJson({ account_id: created.accountId, client_id: clientId, client_secret: clientSecret, x_auth_token: xAuthToken, token: created.token.token })
+        return
+      }
+      print(`account_id:    ${created.accountId}`)
+      print(`client_id:     ${clientId}`)
+      print(`client_secret: ${clientSecret}`)
+      print(`X-Auth-Token:  ${xAuthToken}`)
+      print(`token:         ${created.token.token}   (Authorization: Bearer ...)`)
+      print('The secret and the token are shown only now; they are stored as hashes.')
+    })
+  accounts
+    .command('list')
+    .option('--json', 'print JSON')
+    .action(async (options: { json?: boolean }) => {
+      const rows = await withDatabase((db) => listAccounts(db))
+      if (options.json) return printJson(rows.map((r) => ({ account_id: r.id, name: r.name, client_id: r.client_id, created_at: r.created_at.toISOString() })))
+      for (const r of rows) print(`${r.id}\t${r.name}\t${r.client_id ?? '-'}\t${r.created_at.toISOString()}`)
+    })
+
+  const tokens = program.command('tokens').description('manage personal access tokens (bearer)')
+  tokens
+    .command('create')
+    .requiredOption('--account <id>', 'account id', accountId)
+    .option('--name <name>', 'token name', 'token')
+    .option('--json', 'print one JSON object')
+    .action(async (options: { account: string; name: string; json?: boolean }) => {
+      const token = await withDatabase((db) => createToken(db, options.account, options.name))
+      if (options.json) return printJson({ token_id: token.id, name: token.name, token: token.token })
+      print(`token_id: ${token.id}`)
+      print(`token:    ${token.token}   (shown only now)`)
+    })
+  tokens
+    .command('list')
+    .requiredOption('--account <id>', 'account id', accountId)
+    .option('--json', 'print JSON')
+    .action(async (options: { account: string; json?: boolean }) => {
+      const rows = await withDatabase((db) => listTokens(db, options.account))
+      const view = rows.map((r) => ({ token_id: r.id, name: r.name, created_at: r.created_at.toISOString(), revoked_at: r.revoked_at?.toISOString() ?? null }))
+      if (options.json) return printJson(view)
+      for (const r of view) print(`${r.token_id}\t${r.name}\t${r.created_at}\t${r.revoked_at ? `revoked ${r.revoked_at}` : 'active'}`)
+    })
+  tokens
+    .command('revoke <tokenId>')
+    .action(async (tokenId: string) => {
+      await withDatabase((db) => revokeToken(db, tokenId))
+      print(`token ${tokenId} revoked`)
+    })
+
+  program
+    .command('credentials')
+    .description('manage the platform credential (X-Auth-Token)')
+    .command('rotate')
+    .requiredOption('--account <id>', 'account id', accountId)
+    .option('--json', 'print one JSON object')
+    .action(async (options: { account: string; json?: boolean }) => {
+      const credential = await withDatabase((db) => rotateCredential(db, options.account))
+      if (options.json) return printJson({ client_id: credential.clientId, client_secret: credential.clientSecret, x_auth_token: credential.xAuthToken })
+      print(`client_id:     ${credential.clientId}`)
+      print(`client_secret: ${credential.clientSecret}`)
+      print(`X-Auth-Token:  ${credential.xAuthToken}`)
+      print('The previous credential no longer works.')
+    })
+}

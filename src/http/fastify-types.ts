@@ -1,0 +1,11 @@
+import type { AuthScheme, Caller } from '../auth/authenticate.js'
+
+declare module 'fastify' {
+  interface FastifyContextConfig {
+    /** Credentials the route accepts; `none` for public routes. Platform routes default to x-auth-token. */
+    auth?: AuthScheme | 'none'
+  }
+  interface FastifyRequest {
+    caller: Caller | null
+  }
+}

@@ -1,0 +1,23 @@
+#!/usr/bin/env node
+import { Command } from 'commander'
+import { operatorCommands } from './cli/commands.js'
+import { serve } from './cli/serve.js'
+import { ConfigError } from './config.js'
+import { AppError } from './errors.js'
+
+const program = new Command()
+  .name('catalog-platform')
+  .description('Catalog Platform server and operator commands; configuration comes from the environment (see README)')
+  .showHelpAfterError()
+
+program.command('serve', { isDefault: true }).description('start the HTTP server').action(serve)
+operatorCommands(program)
+
+program.parseAsync(process.argv).catch((error: unknown) => {
+  if (error instanceof AppError || error instanceof ConfigError) {
+    console.error(`error: ${error.message}`)
+  } else {
+    console.error(error)
+  }
+  process.exit(1)
+})

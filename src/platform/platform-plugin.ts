@@ -1,0 +1,82 @@
+import type { FastifyInstance, FastifyPluginAsync } from 'fastify'
+import { authenticate } from '../auth/authenticate.js'
+import { BadRequestError, GoneError, UnauthorizedError } from '../errors.js'
+import { toClientError } from '../http/http-errors.js'
+import type { PlatformDeps } from './deps.js'
+import { projectRoutes } from './projects.js'
+import { siteRoutes } from './sites.js'
+import { tagRoutes } from './tags.js'
+
+/**
+ * The platform interface: `/platform/v2` and `/product/v2`, JSON bodies, X-Auth-Token (bearer
+ * where a route allows it), and `{success:false,message}` for every error.
+ */
+export const platformPlugin: FastifyPluginAsync<PlatformDeps> = async (app, deps) => {
+  // Clients send JSON with no Content-Type or a wrong one (COMPAT.md): every body is read as JSON.
+  app.removeAllContentTypeParsers()
+  app.addContentTypeParser('*', { parseAs: 'string' }, (_request, body, done) => {
+    const text = typeof body === 'string' ? body : body.toString('utf8')
+    if (text.trim() === '') return done(null, undefined)
+    try {
+      done(null, JSON.parse(text))
+    } catch (error) {
+      done(new BadRequestError(`Malformed JSON body: ${(error as Error).message}`), undefined)
+    }
+  })
+
+  app.addHook('onRequest', async (request) => {
+    const scheme = request.routeOptions.config.auth ?? 'x-auth-token'
+    if (request.is404 || scheme === 'none') return
+    const caller = await authenticate(deps.db, scheme, {
+      xAuthToken: request.headers['x-auth-token'],
+      authorization: request.headers.authorization,
+    })
+    if (!caller) throw new UnauthorizedError()
+    request.caller = caller
+  })
+
+  // A write without a body is validated as an empty object, so the message names the missing field.
+  app.addHook('preValidation', async (request) => {
+    if (request.body === undefined && ['POST', 'PUT', 'PATCH'].includes(request.method)) request.body = {}
+  })
+
+  app.setErrorHandler((thrown, request, reply) => {
+    const { statusCode, message } = toClientError(thrown)
+    if (statusCode >= 500) request.log.error({ err: thrown }, 'platform request failed')
+    return reply.code(statusCode).send({ success: false, message })
+  })
+
+  for (const prefix of ['/platform/v2', '/product/v2']) {
+    await app.register(
+      async (scope: FastifyInstance) => {
+        scope.setNotFoundHandler((request, reply) =>
+          reply.code(404).send({ success: false, message: `No route ${request.method} ${request.url.split('?')[0]}` }),
+        )
+      },
+      { prefix },
+    )
+  }
+
+  await app.register(projectRoutes, { prefix: '/platform/v2', ...deps })
+  await app.register(siteRoutes, { prefix: '/platform/v2', ...deps })
+  await app.register(tagRoutes, { prefix: '/platform/v2', ...deps })
+  await app.register(withdrawnProductWrites, { prefix: '/platform/v2' })
+}
+
+// The product write endpoints were withdrawn on 2025-03-31; old clients still call them (COMPAT.md).
+const withdrawnProductWrites: FastifyPluginAsync = async (app) => {
+  const gone = async () => {
+    throw new GoneError(
+      'The product write endpoints were withdrawn on 2025-03-31: upload product data through the stream interface (POST /streams/{streamId}/products)',
+    )
+  }
+  for (const step of ['upload', 'commit', 'discard']) {
+    app.route({
+      method: ['GET', 'POST', 'PUT', 'DELETE'],
+      url: `/sites/:siteId/products/:batchId/${step}`,
+      config: { auth: 'none' },
+      schema: { hide: true, response: { 410: { $ref: 'PlatformError#' } } },
+      handler: gone,
+    })
+  }
+}

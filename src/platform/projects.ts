@@ -1,0 +1,48 @@
+import { Type } from '@sinclair/typebox'
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
+import { createProject, deleteProject, getProject, listProjects, updateProject } from '../sites/projects.js'
+import { accountOf, baseOf, type PlatformDeps } from './deps.js'
+import { Envelope, NullableString, ProjectParams, SuccessBody, errorResponses } from './schemas.js'
+import { ProjectOut, projectView } from './views.js'
+
+const ProjectBody = Type.Object({
+  id: Type.Optional(NullableString()),
+  name: Type.Optional(NullableString()),
+  created_at: Type.Optional(NullableString()),
+})
+const Projects = Envelope('Projects', ProjectOut)
+const tags = ['projects']
+
+export const projectRoutes: FastifyPluginAsyncTypebox<PlatformDeps> = async (app, deps) => {
+  const { db } = deps
+
+  app.get('/projects', { schema: { tags, response: { 200: Projects, ...errorResponses } } }, async (request) => {
+    const projects = await listProjects(db, accountOf(request))
+    return { success: true as const, Projects: projects.map((p) => projectView(p, baseOf(request, deps))) }
+  })
+
+  app.post('/projects', { schema: { tags, body: ProjectBody, response: { 201: Projects, ...errorResponses } } }, async (request, reply) => {
+    const project = await createProject(db, accountOf(request), request.body)
+    return reply.code(201).send({ success: true as const, Projects: [projectView(project, baseOf(request, deps))] })
+  })
+
+  app.get('/projects/:projectId', { schema: { tags, params: ProjectParams, response: { 200: Projects, ...errorResponses } } }, async (request) => {
+    const project = await getProject(db, accountOf(request), request.params.projectId)
+    return { success: true as const, Projects: [projectView(project, baseOf(request, deps))] }
+  })
+
+  app.put(
+    '/projects/:projectId',
+    { schema: { tags, params: ProjectParams, body: ProjectBody, response: { 200: Projects, ...errorResponses } } },
+    async (request) => {
+      const project = await updateProject(db, accountOf(request), request.params.projectId, request.body)
+      return { success: true as const, Projects: [projectView(project, baseOf(request, deps))] }
+    },
+  )
+
+  // DELETE answers 200 with a body: clients read `success` from it (COMPAT.md).
+  app.delete('/projects/:projectId', { schema: { tags, params: ProjectParams, response: { 200: SuccessBody, ...errorResponses } } }, async (request) => {
+    await deleteProject(db, accountOf(request), request.params.projectId)
+    return { success: true as const }
+  })
+}

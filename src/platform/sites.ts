@@ -1,0 +1,104 @@
+import { Type } from '@sinclair/typebox'
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
+import type { FastifyRequest } from 'fastify'
+import type { Site } from '../db/schema.js'
+import { copySite } from '../sites/copy-site.js'
+import { projectIds } from '../sites/projects.js'
+import { createSite, deleteSite, findSites, getSite, listSites, updateSite } from '../sites/sites.js'
+import { NotFoundError } from '../errors.js'
+import { accountOf, baseOf, type PlatformDeps } from './deps.js'
+import { Envelope, NullableBoolean, NullableString, ProjectParams, ProjectSiteParams, SiteParams, SuccessBody, errorResponses } from './schemas.js'
+import { SiteOut, siteView } from './views.js'
+
+const SiteBody = Type.Object({
+  id: Type.Optional(NullableString()),
+  title: Type.Optional(NullableString()),
+  reference: Type.Optional(NullableString()),
+  project_id: Type.Optional(NullableString({ description: 'integer; a string of digits is accepted' })),
+  id_column: Type.Optional(NullableString()),
+  status: Type.Optional(NullableString({ enum: ['active', 'paused_upload', 'disabled', null] })),
+  import_schedule: Type.Optional(NullableString()),
+  created_at: Type.Optional(NullableString()),
+})
+const CopyBody = Type.Object({
+  site_name: Type.Optional(NullableString()),
+  project_id: Type.Optional(NullableString()),
+  copy_export: Type.Optional(NullableBoolean()),
+  copy_schedule_and_trigger: Type.Optional(NullableBoolean()),
+  copy_shared_setting: Type.Optional(NullableBoolean()),
+})
+const Sites = Envelope('Sites', SiteOut)
+const tags = ['sites']
+
+export const siteRoutes: FastifyPluginAsyncTypebox<PlatformDeps> = async (app, deps) => {
+  const { db } = deps
+  const envelope = async (request: FastifyRequest, sites: Site[]) => {
+    const available = await projectIds(db, accountOf(request))
+    return { success: true as const, Sites: sites.map((s) => siteView(s, baseOf(request, deps), available)) }
+  }
+
+  app.get('/sites', { schema: { tags, response: { 200: Sites, ...errorResponses } } }, async (request) =>
+    envelope(request, await listSites(db, accountOf(request))),
+  )
+
+  app.post('/sites', { schema: { tags, body: SiteBody, response: { 201: Sites, ...errorResponses } } }, async (request, reply) => {
+    const site = await createSite(db, accountOf(request), request.body)
+    return reply.code(201).send(await envelope(request, [site]))
+  })
+
+  // A numeric id names one site; `<tagName>:<tagValue>` every site carrying that tag.
+  app.get('/sites/:siteId', { schema: { tags, params: SiteParams, response: { 200: Sites, ...errorResponses } } }, async (request) => {
+    const sites = await findSites(db, accountOf(request), request.params.siteId)
+    if (sites.length === 0) throw new NotFoundError()
+    return envelope(request, sites)
+  })
+
+  app.put('/sites/:siteId', { schema: { tags, params: SiteParams, body: SiteBody, response: { 200: Sites, ...errorResponses } } }, async (request) =>
+    envelope(request, [await updateSite(db, accountOf(request), request.params.siteId, request.body)]),
+  )
+
+  app.delete('/sites/:siteId', { schema: { tags, params: SiteParams, response: { 200: SuccessBody, ...errorResponses } } }, async (request) => {
+    await deleteSite(db, accountOf(request), request.params.siteId)
+    return { success: true as const }
+  })
+
+  app.post(
+    '/sites/:siteId/copy',
+    { schema: { tags, params: SiteParams, body: CopyBody, response: { 201: Sites, ...errorResponses } } },
+    async (request, reply) => {
+      const site = await copySite(db, accountOf(request), request.params.siteId, request.body)
+      return reply.code(201).send(await envelope(request, [site]))
+    },
+  )
+
+  app.get('/projects/:projectId/sites', { schema: { tags, params: ProjectParams, response: { 200: Sites, ...errorResponses } } }, async (request) =>
+    envelope(request, await listSites(db, accountOf(request), request.params.projectId)),
+  )
+
+  app.post(
+    '/projects/:projectId/sites',
+    { schema: { tags, params: ProjectParams, body: SiteBody, response: { 201: Sites, ...errorResponses } } },
+    async (request, reply) => {
+      const site = await createSite(db, accountOf(request), request.body, request.params.projectId)
+      return reply.code(201).send(await envelope(request, [site]))
+    },
+  )
+
+  app.put(
+    '/projects/:projectId/sites/:siteId',
+    { schema: { tags, params: ProjectSiteParams, body: SiteBody, response: { 200: Sites, ...errorResponses } } },
+    async (request) =>
+      envelope(request, [await updateSite(db, accountOf(request), request.params.siteId, request.body, request.params.projectId)]),
+  )
+
+  // Reading one site of a project is not in SPEC.md, but its links make clients expect it.
+  app.get(
+    '/projects/:projectId/sites/:siteId',
+    { schema: { tags, params: ProjectSiteParams, response: { 200: Sites, ...errorResponses } } },
+    async (request) => {
+      const site = await getSite(db, accountOf(request), request.params.siteId)
+      if (site.project_id !== request.params.projectId) throw new NotFoundError()
+      return envelope(request, [site])
+    },
+  )
+}

@@ -1,0 +1,55 @@
+import type { Db } from '../db/database.js'
+import type { Site } from '../db/schema.js'
+import { BadRequestError } from '../errors.js'
+import { bodyId } from './ids.js'
+import { getSite, requireAccountProject } from './sites.js'
+
+export interface CopyInput {
+  site_name?: string | null
+  project_id?: string | number | null
+  copy_export?: boolean | null
+  copy_schedule_and_trigger?: boolean | null
+  copy_shared_setting?: boolean | null
+}
+
+/**
+ * Copies a site's configuration into a new site. Always copied: tags (not the reference, which is
+ * unique), id_column and status. `copy_schedule_and_trigger` adds the import schedule. Data sources
+ * (`copy_shared_setting`) and channels (`copy_export`) join as those features land.
+ */
+export async function copySite(db: Db, accountId: string, segment: string, input: CopyInput): Promise<Site> {
+  const source = await getSite(db, accountId, segment)
+  const title = input.site_name?.trim() ?? ''
+  if (title === '') throw new BadRequestError('site_name: is required and must not be empty')
+  const projectId = bodyId(input.project_id) ?? source.project_id
+  if (!/^[1-9]\d{0,18}$/.test(projectId)) throw new BadRequestError('project_id: must be a positive integer')
+
+  return db.transaction().execute(async (trx) => {
+    await requireAccountProject(trx, accountId, projectId)
+    const copy = await trx
+      .insertInto('site')
+      .values({
+        account_id: accountId,
+        project_id: projectId,
+        title,
+        status: source.status,
+        id_column: source.id_column,
+        import_schedule: input.copy_schedule_and_trigger ? source.import_schedule : '',
+      })
+      .returningAll()
+      .executeTakeFirstOrThrow()
+    await trx
+      .insertInto('site_tag')
+      .columns(['account_id', 'site_id', 'key', 'value', 'readonly'])
+      .expression((eb) =>
+        eb
+          .selectFrom('site_tag')
+          .select((s) => [s.val(accountId).as('account_id'), s.val(copy.id).as('site_id'), 'key', 'value', 'readonly'])
+          .where('account_id', '=', accountId)
+          .where('site_id', '=', source.id)
+          .where('is_reference', '=', false),
+      )
+      .execute()
+    return copy
+  })
+}

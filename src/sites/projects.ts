@@ -1,0 +1,70 @@
+import type { DbHandle } from '../db/database.js'
+import type { Project } from '../db/schema.js'
+import { BadRequestError, NotFoundError } from '../errors.js'
+import { bodyId, isId } from './ids.js'
+
+export interface ProjectInput {
+  id?: string | number | null
+  name?: string | null
+  created_at?: string | null
+}
+
+export async function listProjects(db: DbHandle, accountId: string): Promise<Project[]> {
+  return db.selectFrom('project').selectAll().where('account_id', '=', accountId).orderBy('id').execute()
+}
+
+export async function getProject(db: DbHandle, accountId: string, projectId: string): Promise<Project> {
+  const project = isId(projectId)
+    ? await db.selectFrom('project').selectAll().where('account_id', '=', accountId).where('id', '=', projectId).executeTakeFirst()
+    : undefined
+  if (!project) throw new NotFoundError()
+  return project
+}
+
+export async function createProject(db: DbHandle, accountId: string, input: ProjectInput): Promise<Project> {
+  if (bodyId(input.id) !== undefined) throw new BadRequestError('id: must be empty on create')
+  if (input.created_at) throw new BadRequestError('created_at: must be empty on create')
+  const name = requireName(input.name)
+  return db.insertInto('project').values({ account_id: accountId, name }).returningAll().executeTakeFirstOrThrow()
+}
+
+export async function updateProject(db: DbHandle, accountId: string, projectId: string, input: ProjectInput): Promise<Project> {
+  const project = await getProject(db, accountId, projectId)
+  const givenId = bodyId(input.id)
+  if (givenId !== undefined && givenId !== project.id) {
+    throw new BadRequestError(`id: must match the project in the path (${project.id})`)
+  }
+  if (input.name === null || input.name === undefined) return project
+  return db
+    .updateTable('project')
+    .set({ name: requireName(input.name) })
+    .where('account_id', '=', accountId)
+    .where('id', '=', project.id)
+    .returningAll()
+    .executeTakeFirstOrThrow()
+}
+
+export async function deleteProject(db: DbHandle, accountId: string, projectId: string): Promise<void> {
+  const project = await getProject(db, accountId, projectId)
+  const site = await db
+    .selectFrom('site')
+    .select('id')
+    .where('account_id', '=', accountId)
+    .where('project_id', '=', project.id)
+    .limit(1)
+    .executeTakeFirst()
+  if (site) throw new BadRequestError(`Project ${project.id} still has sites; delete or move them first`)
+  await db.deleteFrom('project').where('account_id', '=', accountId).where('id', '=', project.id).execute()
+}
+
+/** Ids of every project of the account, as sites show them in `availableProjectIds`. */
+export async function projectIds(db: DbHandle, accountId: string): Promise<string[]> {
+  const rows = await db.selectFrom('project').select('id').where('account_id', '=', accountId).orderBy('id').execute()
+  return rows.map((r) => r.id)
+}
+
+function requireName(name: string | null | undefined): string {
+  const trimmed = name?.trim() ?? ''
+  if (trimmed === '') throw new BadRequestError('name: is required and must not be empty')
+  return trimmed
+}

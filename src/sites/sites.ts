@@ -1,0 +1,142 @@
+import type { Db, DbHandle } from '../db/database.js'
+import type { Site } from '../db/schema.js'
+import { isUniqueViolation } from '../db/errors.js'
+import { BadRequestError, ConflictError, NotFoundError } from '../errors.js'
+import { bodyId, isId } from './ids.js'
+import { getProject } from './projects.js'
+import { parseReference, readReference, readSiteChanges, type Reference, type SiteInput } from './site-input.js'
+
+/** Every site a path segment names: a numeric id, or `<tagName>:<tagValue>` (a tag or a reference). */
+export async function findSites(db: DbHandle, accountId: string, segment: string): Promise<Site[]> {
+  const matches = await matchSites(db, accountId, segment)
+  return matches.map(({ is_reference: _, ...site }) => site)
+}
+
+/** The one site a path segment names; a reference wins over ordinary tags shared by several sites. */
+export async function getSite(db: DbHandle, accountId: string, segment: string): Promise<Site> {
+  const [first, second] = await matchSites(db, accountId, segment)
+  if (!first) throw new NotFoundError()
+  if (second && !first.is_reference) throw new BadRequestError(`Site "${segment}" is ambiguous: several sites carry this tag`)
+  const { is_reference: _, ...site } = first
+  return site
+}
+
+async function matchSites(db: DbHandle, accountId: string, segment: string): Promise<(Site & { is_reference: boolean })[]> {
+  if (isId(segment)) {
+    const site = await db.selectFrom('site').selectAll().where('account_id', '=', accountId).where('id', '=', segment).executeTakeFirst()
+    return site ? [{ ...site, is_reference: false }] : []
+  }
+  const reference = parseReference(segment)
+  if (!reference) return []
+  return db
+    .selectFrom('site')
+    .innerJoin('site_tag', 'site_tag.site_id', 'site.id')
+    .selectAll('site')
+    .select('site_tag.is_reference')
+    .where('site.account_id', '=', accountId)
+    .where('site_tag.account_id', '=', accountId)
+    .where('site_tag.key', '=', reference.key)
+    .where('site_tag.value', '=', reference.value)
+    .orderBy('site_tag.is_reference', 'desc')
+    .orderBy('site.id')
+    .execute()
+}
+
+export async function listSites(db: DbHandle, accountId: string, projectId?: string): Promise<Site[]> {
+  let query = db.selectFrom('site').selectAll().where('account_id', '=', accountId)
+  if (projectId !== undefined) query = query.where('project_id', '=', (await getProject(db, accountId, projectId)).id)
+  return query.orderBy('id').execute()
+}
+
+/** Creates a site; `pathProjectId` is the project of `/projects/{projectId}/sites`. */
+export async function createSite(db: Db, accountId: string, input: SiteInput, pathProjectId?: string): Promise<Site> {
+  if (bodyId(input.id) !== undefined) throw new BadRequestError('id: must be empty on create')
+  if (input.created_at) throw new BadRequestError('created_at: must be empty on create')
+  const changes = readSiteChanges(input)
+  if (changes.title === undefined) throw new BadRequestError('title: is required and must not be empty')
+  let projectId = changes.projectId
+  if (pathProjectId !== undefined) {
+    const project = await getProject(db, accountId, pathProjectId)
+    if (projectId !== undefined && projectId !== project.id) {
+      throw new BadRequestError(`project_id: must match the project in the path (${project.id})`)
+    }
+    projectId = project.id
+  }
+  if (projectId === undefined) throw new BadRequestError('project_id: is required')
+  const reference = readReference(input)
+
+  return db.transaction().execute(async (trx) => {
+    await requireAccountProject(trx, accountId, projectId)
+    const site = await trx
+      .insertInto('site')
+      .values({
+        account_id: accountId,
+        project_id: projectId,
+        title: changes.title ?? '',
+        status: changes.status ?? 'active',
+        import_schedule: changes.importSchedule ?? '',
+        id_column: changes.idColumn ?? 'id',
+      })
+      .returningAll()
+      .executeTakeFirstOrThrow()
+    if (reference) await addReference(trx, accountId, site.id, reference)
+    return site
+  })
+}
+
+export async function updateSite(db: DbHandle, accountId: string, segment: string, input: SiteInput, pathProjectId?: string): Promise<Site> {
+  const site = await getSite(db, accountId, segment)
+  if (pathProjectId !== undefined && (await getProject(db, accountId, pathProjectId)).id !== site.project_id) {
+    throw new NotFoundError()
+  }
+  const givenId = bodyId(input.id)
+  if (givenId !== undefined && givenId !== site.id) throw new BadRequestError(`id: must match the site in the path (${site.id})`)
+  const changes = readSiteChanges(input)
+  if (changes.projectId !== undefined) await requireAccountProject(db, accountId, changes.projectId)
+  return db
+    .updateTable('site')
+    .set({
+      title: changes.title,
+      project_id: changes.projectId,
+      id_column: changes.idColumn,
+      status: changes.status,
+      import_schedule: changes.importSchedule,
+      updated_at: new Date(),
+    })
+    .where('account_id', '=', accountId)
+    .where('id', '=', site.id)
+    .returningAll()
+    .executeTakeFirstOrThrow()
+}
+
+export async function deleteSite(db: DbHandle, accountId: string, segment: string): Promise<void> {
+  const site = await getSite(db, accountId, segment)
+  await db.deleteFrom('site').where('account_id', '=', accountId).where('id', '=', site.id).execute()
+}
+
+export async function requireAccountProject(db: DbHandle, accountId: string, projectId: string): Promise<void> {
+  const project = await db.selectFrom('project').select('id').where('account_id', '=', accountId).where('id', '=', projectId).executeTakeFirst()
+  if (!project) throw new BadRequestError(`project_id: no project ${projectId} in this account`)
+}
+
+/** A reference is taken when any site of the account already carries that tag. */
+async function addReference(db: DbHandle, accountId: string, siteId: string, reference: Reference): Promise<void> {
+  const taken = await db
+    .selectFrom('site_tag')
+    .select('site_id')
+    .where('account_id', '=', accountId)
+    .where('key', '=', reference.key)
+    .where('value', '=', reference.value)
+    .executeTakeFirst()
+  if (taken) throw new ConflictError(`reference: ${reference.key}:${reference.value} is already used by site ${taken.site_id}`)
+  try {
+    await db
+      .insertInto('site_tag')
+      .values({ account_id: accountId, site_id: siteId, key: reference.key, value: reference.value, readonly: true, is_reference: true })
+      .execute()
+  } catch (error) {
+    // Two creates racing for the same reference: the partial unique index decides.
+    if (isUniqueViolation(error)) throw new ConflictError(`reference: ${reference.key}:${reference.value} is already used by another site`)
+    throw error
+  }
+}

@@ -1,0 +1,73 @@
+import fs from 'node:fs/promises'
+import os from 'node:os'
+import path from 'node:path'
+import pg from 'pg'
+import type { TestProject } from 'vitest/node'
+import { createDb } from '../src/db/database.js'
+import { startEmbeddedCluster, type EmbeddedCluster } from '../src/db/embedded.js'
+import { migrateToLatest } from '../src/db/migrate.js'
+
+declare module 'vitest' {
+  export interface ProvidedContext {
+    /** Connection string of a database from which test databases are created (CREATE DATABASE needs one). */
+    adminUrl: string
+    templateDatabase: string
+  }
+}
+
+// TEST_DATABASE_URL when set (a real Postgres, e.g. in a container); otherwise a disposable embedded
+// cluster in a temp dir. Either way the schema is migrated once into a template database that every
+// test file clones.
+export default async function setup(project: TestProject) {
+  let cluster: EmbeddedCluster | undefined
+  let dataDir: string | undefined
+  let adminUrl = process.env.TEST_DATABASE_URL
+  if (!adminUrl) {
+    dataDir = await fs.mkdtemp(path.join(os.tmpdir(), 'catalog-test-'))
+    cluster = await startEmbeddedCluster(dataDir, { disposable: true })
+    adminUrl = cluster.urlFor('postgres')
+  }
+  const templateDatabase = `catalog_template_${process.pid}`
+  await adminQuery(adminUrl, `DROP DATABASE IF EXISTS ${templateDatabase}`)
+  await adminQuery(adminUrl, `CREATE DATABASE ${templateDatabase}`)
+  const template = createDb(withDatabase(adminUrl, templateDatabase), 2)
+  try {
+    await migrateToLatest(template)
+  } finally {
+    await template.destroy()
+  }
+  project.provide('adminUrl', adminUrl)
+  project.provide('templateDatabase', templateDatabase)
+
+  return async () => {
+    const client = new pg.Client({ connectionString: adminUrl })
+    await client.connect()
+    try {
+      const { rows } = await client.query<{ datname: string }>(
+        `SELECT datname FROM pg_database WHERE datname LIKE $1 OR datname = $2`,
+        [`catalog_test_${process.pid}_%`, templateDatabase],
+      )
+      for (const { datname } of rows) await client.query(`DROP DATABASE IF EXISTS ${client.escapeIdentifier(datname)} WITH (FORCE)`)
+    } finally {
+      await client.end()
+    }
+    await cluster?.stop()
+    if (dataDir) await fs.rm(dataDir, { recursive: true, force: true })
+  }
+}
+
+export function withDatabase(url: string, database: string): string {
+  const parsed = new URL(url)
+  parsed.pathname = `/${database}`
+  return parsed.toString()
+}
+
+async function adminQuery(url: string, statement: string): Promise<void> {
+  const client = new pg.Client({ connectionString: url })
+  await client.connect()
+  try {
+    await client.query(statement)
+  } finally {
+    await client.end()
+  }
+}

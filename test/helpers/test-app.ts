@@ -1,0 +1,58 @@
+import type { FastifyInstance, InjectOptions, LightMyRequestResponse } from 'fastify'
+import { afterAll, beforeAll } from 'vitest'
+import { createAccount } from '../../src/accounts/accounts.js'
+import { buildApp } from '../../src/app.js'
+import { loadConfig, type Config } from '../../src/config.js'
+import type { Db } from '../../src/db/database.js'
+import { createTestDatabase, type TestDatabase } from './test-database.js'
+
+export interface TestAccount {
+  accountId: string
+  xAuthToken: string
+  token: string
+  /** Headers for the platform interface. */
+  platform: Record<string, string>
+  /** Headers with the bearer token. */
+  bearer: Record<string, string>
+}
+
+export interface TestContext {
+  app: FastifyInstance
+  db: Db
+  database: TestDatabase
+  config: Config
+  account(name?: string): Promise<TestAccount>
+  /** app.inject that also parses the JSON body. */
+  request(options: InjectOptions): Promise<LightMyRequestResponse & { body: string; json: <T = Record<string, unknown>>() => T }>
+}
+
+/**
+ * Gives a test file its own database and a real app (every route and plugin) on it.
+ * Use at the top level of a file: `const t = useTestApp()`; fields are ready inside tests.
+ */
+export function useTestApp(env: Record<string, string> = {}): TestContext {
+  const context = {} as TestContext
+  beforeAll(async () => {
+    context.database = await createTestDatabase()
+    context.db = context.database.db
+    context.config = loadConfig({ LOG_LEVEL: 'silent', ...env })
+    context.app = await buildApp({ db: context.db, config: context.config, logger: false })
+    await context.app.ready()
+    context.account = async (name = 'Test account') => {
+      const created = await createAccount(context.db, name)
+      return {
+        accountId: created.accountId,
+        xAuthToken: created.credential.xAuthToken,
+        token: created.token.token,
+        platform: { 'x-auth-token': created.credential.xAuthToken, accept: 'application/json' },
+        bearer: { authorization: `Bearer ${created.token.token}` },
+      }
+    }
+    context.request = (options) => context.app.inject(options) as ReturnType<TestContext['request']>
+  })
+  afterAll(async () => {
+    await context.app?.close()
+    await context.database?.drop()
+  })
+  return context
+}
