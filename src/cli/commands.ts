@@ -1,4 +1,5 @@
-import { Command, InvalidArgumentError } from 'commander'
+import type { Command} from 'commander';
+import { InvalidArgumentError } from 'commander'
 import { createAccount, createToken, listAccounts, listTokens, revokeToken, rotateCredential } from '../accounts/accounts.js'
 import { migrateToLatest } from '../db/migrate.js'
 import { withDatabase } from './with-database.js'
