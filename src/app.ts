@@ -9,15 +9,20 @@ import { healthRoutes } from './http/health.js'
 import './http/fastify-types.js'
 import { ErrorBody } from './platform/schemas.js'
 import { platformPlugin } from './platform/platform-plugin.js'
+import { MemoryRateLimitStore, type RateLimitStore } from './stream/rate-limit.js'
+import { streamPlugin } from './stream/stream-plugin.js'
 
 export interface AppDeps {
   db: Db
   config: Config
+  /** The time as the app sees it; tests move it (name reservation, rate-limit windows). */
+  clock?: () => Date
+  rateLimits?: RateLimitStore
   /** Logger options; tests pass false. */
   logger?: FastifyServerOptions['logger']
 }
 
-export async function buildApp({ db, config, logger }: AppDeps): Promise<FastifyInstance> {
+export async function buildApp({ db, config, logger, clock = () => new Date(), rateLimits = new MemoryRateLimitStore() }: AppDeps): Promise<FastifyInstance> {
   const app = Fastify({
     logger: logger ?? {
       level: config.LOG_LEVEL,
@@ -52,6 +57,7 @@ export async function buildApp({ db, config, logger }: AppDeps): Promise<Fastify
 
   await app.register(healthRoutes, { db })
   await app.register(platformPlugin, { db, config })
+  await app.register(streamPlugin, { prefix: config.STREAM_PREFIX, db, config, clock, rateLimits })
 
   app.setNotFoundHandler((request, reply) =>
     reply.code(404).send({ success: false, message: `No route ${request.method} ${request.url.split('?')[0]}` }),

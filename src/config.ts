@@ -15,6 +15,12 @@ const ConfigSchema = Type.Object({
   PUBLIC_URL: Type.Optional(Type.String({ pattern: '^https?://' })),
   DEFAULT_TZ: Type.String({ minLength: 1, default: 'UTC' }),
   DB_POOL_SIZE: Type.Integer({ minimum: 1, maximum: 200, default: 10 }),
+  STREAM_PREFIX: Type.String({ pattern: '^(/[A-Za-z0-9._~-]+)*$', default: '' }),
+  MAX_UPLOAD_BYTES: Type.Integer({ minimum: 1, default: 200 * 1024 * 1024 }),
+  STREAM_REQUEST_TIMEOUT_MS: Type.Integer({ minimum: 1, default: 10_000 }),
+  RATE_LIMIT_PRODUCTS: Type.Integer({ minimum: 1, default: 30 }),
+  RATE_LIMIT_BATCHES: Type.Integer({ minimum: 1, default: 100 }),
+  RATE_LIMIT_OTHER: Type.Integer({ minimum: 1, default: 5 }),
 })
 
 export type Config = Omit<Static<typeof ConfigSchema>, 'DATA_DIR'> & { DATA_DIR: string }

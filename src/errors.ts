@@ -53,3 +53,33 @@ export class UnprocessableError extends AppError {
     super(422, message, 'unprocessable', meta)
   }
 }
+
+export class PayloadTooLargeError extends AppError {
+  constructor(message: string) {
+    super(413, message, 'payload_too_large')
+  }
+}
+
+export class UnsupportedMediaTypeError extends AppError {
+  constructor(message: string) {
+    super(415, message, 'unsupported_media_type')
+  }
+}
+
+export class LockedError extends AppError {
+  constructor(message: string) {
+    super(423, message, 'locked')
+  }
+}
+
+export class TooManyRequestsError extends AppError {
+  constructor(readonly retryAfterSeconds: number) {
+    super(429, 'Too Many Requests', 'too_many_requests')
+  }
+}
+
+export class RequestTimeoutError extends AppError {
+  constructor(limitMs: number) {
+    super(503, `The request took longer than ${limitMs} ms and was cancelled; nothing was written`, 'timeout')
+  }
+}

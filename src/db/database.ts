@@ -1,4 +1,4 @@
-import { Kysely, PostgresDialect, type Transaction } from 'kysely'
+import { Kysely, PostgresDialect, type CompiledQuery, type Transaction } from 'kysely'
 import pg from 'pg'
 import type { Database } from './schema.js'
 
@@ -6,9 +6,43 @@ export type Db = Kysely<Database>
 /** A handle that may or may not be inside a transaction: data access accepts either. */
 export type DbHandle = Kysely<Database> | Transaction<Database>
 
+// COPY needs the pg client itself, which Kysely does not expose: remember each handle's pool.
+const pools = new WeakMap<Db, pg.Pool>()
+
 export function createDb(connectionString: string, poolSize = 10): Db {
   const pool = new pg.Pool({ connectionString, max: poolSize })
   // An idle client losing its connection (database restart) must not crash the process.
   pool.on('error', () => {})
-  return new Kysely<Database>({ dialect: new PostgresDialect({ pool }) })
+  const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) })
+  pools.set(db, pool)
+  return db
+}
+
+/**
+ * Runs `work` in a transaction on a dedicated pg client, for statements Kysely cannot express
+ * (COPY). Queries are still built with Kysely and run through `run`. Commits when `work` resolves,
+ * rolls back when it throws; a client whose connection broke is discarded, not returned to the pool.
+ */
+export async function withRawTransaction<T>(
+  db: Db,
+  work: (client: pg.PoolClient, run: <R>(query: CompiledQuery<R>) => Promise<R[]>) => Promise<T>,
+): Promise<T> {
+  const pool = pools.get(db)
+  if (!pool) throw new Error('withRawTransaction needs a handle made by createDb')
+  const client = await pool.connect()
+  let broken: Error | undefined
+  const run = async <R>(query: CompiledQuery<R>) => (await client.query(query.sql, query.parameters as unknown[])).rows as R[]
+  try {
+    await client.query('BEGIN')
+    const result = await work(client, run)
+    await client.query('COMMIT')
+    return result
+  } catch (error) {
+    await client.query('ROLLBACK').catch((rollbackError: Error) => {
+      broken = rollbackError
+    })
+    throw error
+  } finally {
+    client.release(broken)
+  }
 }

@@ -61,6 +61,80 @@ export interface SiteTagTable {
   created_at: CreatedAt
 }
 
+export type StreamType = 'chunked' | 'referenced'
+export type StreamStatus = 'active' | 'disabled' | 'locked' | 'locked_upload' | 'locked_processing'
+
+export interface StreamTable {
+  id: Id
+  account_id: string
+  name: string
+  type: StreamType
+  status: Generated<StreamStatus>
+  content_type: string | null
+  created_at: Date
+  updated_at: Date
+  deleted_at: Date | null
+}
+
+export type BatchKind = 'upsert' | 'delete' | 'delete_all'
+export type BatchStatus = 'uploaded' | 'processed' | 'failed'
+
+export interface StageError {
+  message: string
+  occurrences: number
+  example: { lineNumber: number; value: string }
+}
+
+export interface BatchStage {
+  completedAt: string
+  status: 'success' | 'warning' | 'failure'
+  successCount: number
+  errorCount: number
+  errors: StageError[]
+}
+
+export interface BatchTable {
+  id: string
+  seq: Generated<string>
+  account_id: string
+  stream_id: string
+  kind: BatchKind
+  status: BatchStatus
+  content_type: string | null
+  upload_stage: ColumnType<BatchStage, string, string>
+  processing_stage: ColumnType<BatchStage | null, string | null, string | null>
+  error_count: Generated<number>
+  row_count: Generated<number>
+  created_at: Date
+}
+
+export interface BatchRowTable {
+  batch_id: string
+  line_no: number
+  account_id: string
+  product_id: string
+  data: string | null
+}
+
+export interface BatchPayloadTable {
+  batch_id: string
+  chunk_no: number
+  account_id: string
+  chunk: Buffer
+}
+
+export interface DataSourceTable {
+  id: Id
+  account_id: string
+  site_id: string
+  stream_id: string
+  import_type: number
+  description: Generated<string>
+  status: Generated<'active' | 'paused'>
+  import_empty: Generated<boolean>
+  created_at: CreatedAt
+}
+
 export interface Database {
   account: AccountTable
   platform_credential: PlatformCredentialTable
@@ -68,6 +142,11 @@ export interface Database {
   project: ProjectTable
   site: SiteTable
   site_tag: SiteTagTable
+  stream: StreamTable
+  batch: BatchTable
+  batch_row: BatchRowTable
+  batch_payload: BatchPayloadTable
+  data_source: DataSourceTable
 }
 
 export type Project = Selectable<ProjectTable>
@@ -75,3 +154,5 @@ export type Site = Selectable<SiteTable>
 export type SiteTag = Selectable<SiteTagTable>
 export type NewSite = Insertable<SiteTable>
 export type AccessToken = Selectable<AccessTokenTable>
+export type Stream = Selectable<StreamTable>
+export type Batch = Selectable<BatchTable>

@@ -1,7 +1,7 @@
 import type { Db } from '../db/database.js'
 import type { Site } from '../db/schema.js'
 import { BadRequestError } from '../errors.js'
-import { bodyId } from './ids.js'
+import { bodyId, isId } from './ids.js'
 import { getSite, requireAccountProject } from './sites.js'
 
 export interface CopyInput {
@@ -22,7 +22,7 @@ export async function copySite(db: Db, accountId: string, segment: string, input
   const title = input.site_name?.trim() ?? ''
   if (title === '') throw new BadRequestError('site_name: is required and must not be empty')
   const projectId = bodyId(input.project_id) ?? source.project_id
-  if (!/^[1-9]\d{0,18}$/.test(projectId)) throw new BadRequestError('project_id: must be a positive integer')
+  if (!isId(projectId)) throw new BadRequestError('project_id: must be a positive integer')
 
   return db.transaction().execute(async (trx) => {
     await requireAccountProject(trx, accountId, projectId)

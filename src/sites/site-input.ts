@@ -1,7 +1,7 @@
 import { ScheduleError, parseSchedule } from '../jobs/schedule.js'
 import type { SiteStatus } from '../db/schema.js'
 import { BadRequestError } from '../errors.js'
-import { bodyId } from './ids.js'
+import { bodyId, isId } from './ids.js'
 
 export const SITE_STATUSES: readonly SiteStatus[] = ['active', 'paused_upload', 'disabled']
 
@@ -33,7 +33,7 @@ export function readSiteChanges(input: SiteInput): SiteChanges {
   }
   const projectId = bodyId(input.project_id)
   if (projectId !== undefined) {
-    if (!/^[1-9]\d{0,18}$/.test(projectId)) throw new BadRequestError('project_id: must be a positive integer')
+    if (!isId(projectId)) throw new BadRequestError('project_id: must be a positive integer')
     changes.projectId = projectId
   }
   if (input.id_column !== null && input.id_column !== undefined) changes.idColumn = input.id_column.trim()

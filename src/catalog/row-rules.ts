@@ -1,0 +1,118 @@
+// Product row rules of the stream interface (SPEC.md "Product row rules" and section 7): one NDJSON
+// line in, either a row (product id + a flat JSON object whose values are all strings) or the exact
+// error message the specification names.
+
+export const RowError = {
+  emptyAttributes: 'Empty Product Attributes',
+  emptyLine: 'Empty Payload line',
+  missingId: 'Missing "id" attribute',
+  tooLarge: 'Product payload is too large',
+  controlCharacter: 'Control character error, possibly incorrectly encoded',
+  syntax: 'Syntax error',
+  notAnObject: 'Product row must be a JSON object',
+  nested: 'Nested objects and arrays are not supported; flatten or concatenate the value',
+} as const
+
+export const MAX_LINE_BYTES = 2_097_152
+
+export type RowResult = { productId: string; data: string } | { error: string }
+
+/** Validates one line (already known to be valid UTF-8 and at most MAX_LINE_BYTES long). */
+export function readRow(line: string): RowResult {
+  const text = line.trim()
+  if (text === '') return { error: RowError.emptyLine }
+  let parsed: unknown
+  try {
+    parsed = JSON.parse(text)
+  } catch (error) {
+    return { error: syntaxErrorMessage(error) }
+  }
+  if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) return { error: RowError.notAnObject }
+  const row = parsed as Record<string, unknown>
+  let allEmpty = true
+  let allStrings = true
+  for (const key in row) {
+    const value = row[key]
+    if (typeof value === 'string') {
+      if (value !== '') allEmpty = false
+    } else if (typeof value === 'object' && value !== null) {
+      return { error: RowError.nested }
+    } else {
+      allStrings = false
+      if (value === true || typeof value === 'number') allEmpty = false
+    }
+  }
+  if (allEmpty) return { error: RowError.emptyAttributes }
+  const id = row.id
+  if (id === undefined || id === null || id === '' || id === false) return { error: RowError.missingId }
+  // Postgres text and jsonb cannot hold NUL; the reference service treats it as an encoding error.
+  if (text.includes('\\u0000') && Object.values(row).some((v) => typeof v === 'string' && v.includes('\0'))) {
+    return { error: RowError.controlCharacter }
+  }
+  if (allStrings) return { productId: id as string, data: text }
+  const data = stringifyScalars(text)
+  if (typeof id === 'string') return { productId: id, data }
+  if (id === true) return { productId: '1', data }
+  // A numeric id keeps its digits as written, which only the rewritten text still has.
+  return { productId: (JSON.parse(data) as Record<string, string>).id ?? '', data }
+}
+
+// V8 names an unterminated string or a raw control character inside one; the reference service
+// reports both as the control-character error, and every other parse failure as a syntax error.
+function syntaxErrorMessage(error: unknown): string {
+  const message = error instanceof Error ? error.message : ''
+  return /Unterminated string|Bad control character|Bad escaped character/i.test(message) ? RowError.controlCharacter : RowError.syntax
+}
+
+/**
+ * Rewrites the scalar tokens of valid, flat JSON as strings: numbers keep the digits as written
+ * (`10.50` stays "10.50", which JSON.parse would turn into 10.5), true becomes "1", false and
+ * null become "". Strings are copied untouched. The input has already passed JSON.parse.
+ */
+export function stringifyScalars(json: string): string {
+  let out = ''
+  let copiedUpTo = 0
+  let i = 0
+  const length = json.length
+  while (i < length) {
+    const c = json.charCodeAt(i)
+    if (c === 34 /* " */) {
+      i++
+      while (i < length) {
+        const s = json.charCodeAt(i)
+        if (s === 92 /* \ */) i += 2
+        else if (s === 34) break
+        else i++
+      }
+      i++
+      continue
+    }
+    let replacement: string | undefined
+    let end = i
+    if (c === 116 /* t */) {
+      replacement = '"1"'
+      end = i + 4
+    } else if (c === 102 /* f */) {
+      replacement = '""'
+      end = i + 5
+    } else if (c === 110 /* n */) {
+      replacement = '""'
+      end = i + 4
+    } else if (c === 45 /* - */ || (c >= 48 && c <= 57)) {
+      while (end < length && isNumberChar(json.charCodeAt(end))) end++
+      replacement = `"${json.slice(i, end)}"`
+    }
+    if (replacement === undefined) {
+      i++
+      continue
+    }
+    out += json.slice(copiedUpTo, i) + replacement
+    copiedUpTo = end
+    i = end
+  }
+  return out + json.slice(copiedUpTo)
+}
+
+function isNumberChar(c: number): boolean {
+  return (c >= 48 && c <= 57) || c === 45 || c === 43 || c === 46 || c === 101 || c === 69
+}

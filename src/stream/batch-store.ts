@@ -1,0 +1,101 @@
+import { randomUUID } from 'node:crypto'
+import type { Db, DbHandle } from '../db/database.js'
+import type { Batch, BatchKind, BatchStage, BatchStatus, Stream } from '../db/schema.js'
+import { NotFoundError } from '../errors.js'
+import { getStream } from './streams.js'
+import { isoSeconds } from './upload-stage.js'
+
+// Batch statements are compiled with Kysely and run on the raw client of an upload's transaction
+// (withRawTransaction), next to the COPY that Kysely cannot express.
+
+export interface NewBatch {
+  batchId: string
+  stream: Stream
+  kind: BatchKind
+  contentType: string | null
+  now: Date
+}
+
+const PENDING_STAGE: BatchStage = { completedAt: '', status: 'success', successCount: 0, errorCount: 0, errors: [] }
+
+export function insertBatchQuery(db: Db, batch: NewBatch) {
+  return db
+    .insertInto('batch')
+    .values({
+      id: batch.batchId,
+      account_id: batch.stream.account_id,
+      stream_id: batch.stream.id,
+      kind: batch.kind,
+      status: 'uploaded',
+      content_type: batch.contentType,
+      upload_stage: JSON.stringify(PENDING_STAGE),
+      processing_stage: null,
+      created_at: batch.now,
+    })
+    .compile()
+}
+
+export function finishBatchQuery(db: Db, batchId: string, stage: BatchStage, status: BatchStatus) {
+  return db
+    .updateTable('batch')
+    .set({ upload_stage: JSON.stringify(stage), status, error_count: stage.errorCount, row_count: stage.successCount })
+    .where('id', '=', batchId)
+    .returningAll()
+    .compile()
+}
+
+/** A stream keeps the content type of its first upload. */
+export function setContentTypeQuery(db: Db, stream: Stream, contentType: string) {
+  return db.updateTable('stream').set({ content_type: contentType }).where('id', '=', stream.id).where('content_type', 'is', null).compile()
+}
+
+/** The document an empty upload answers with (COMPAT.md): a failed batch that is not stored. */
+export function emptyPayloadBatch(stream: Stream, now: Date): Batch {
+  const stage: BatchStage = {
+    completedAt: isoSeconds(now),
+    status: 'failure',
+    successCount: 0,
+    errorCount: 1,
+    errors: [{ message: 'Empty Payload', occurrences: 1, example: { lineNumber: 1, value: '' } }],
+  }
+  return {
+    id: randomUUID(),
+    seq: '0',
+    account_id: stream.account_id,
+    stream_id: stream.id,
+    kind: 'upsert',
+    status: 'failed',
+    content_type: null,
+    upload_stage: stage,
+    processing_stage: null,
+    error_count: 1,
+    row_count: 0,
+    created_at: now,
+  }
+}
+
+export async function getBatch(db: DbHandle, accountId: string, streamId: string, batchId: string): Promise<Batch> {
+  const stream = await getStream(db, accountId, streamId)
+  const batch = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i.test(batchId)
+    ? await db
+        .selectFrom('batch')
+        .selectAll()
+        .where('account_id', '=', accountId)
+        .where('stream_id', '=', stream.id)
+        .where('id', '=', batchId)
+        .executeTakeFirst()
+    : undefined
+  if (!batch) throw new NotFoundError(`Batch ${batchId} not found in stream ${stream.id}`)
+  return batch
+}
+
+/** Newest first. */
+export async function listBatches(db: DbHandle, accountId: string, streamId: string, offset: number, limit: number) {
+  const stream = await getStream(db, accountId, streamId)
+  const ofStream = db.selectFrom('batch').where('account_id', '=', accountId).where('stream_id', '=', stream.id)
+  const [batches, total] = await Promise.all([
+    ofStream.selectAll().orderBy('seq', 'desc').offset(offset).limit(limit).execute(),
+    ofStream.select((eb) => eb.fn.countAll<string>().as('count')).executeTakeFirstOrThrow(),
+  ])
+  return { batches, total: Number(total.count) }
+}

@@ -1,0 +1,65 @@
+import { MAX_LINE_BYTES } from '../catalog/row-rules.js'
+
+export type SplitItem = { block: Buffer } | { oversizedHead: Buffer }
+
+const NEWLINE = 10
+const HEAD_BYTES = 1000
+
+/**
+ * Splits a byte stream into blocks of whole lines (a block holds one or more lines joined by \n),
+ * so that callers decode and check UTF-8 once per block instead of once per line. A line that grows
+ * past MAX_LINE_BYTES before its newline arrives is not kept: only its first bytes are, for the
+ * error example, and the rest is skipped up to the next newline. Memory stays bounded by one
+ * maximal line plus one chunk, whatever the body size.
+ */
+export class LineSplitter {
+  private pending: Buffer[] = []
+  private pendingBytes = 0
+  private skipping: Buffer | undefined
+
+  push(chunk: Buffer, emit: (item: SplitItem) => void): void {
+    let start = 0
+    if (this.skipping) {
+      const newline = chunk.indexOf(NEWLINE)
+      if (newline === -1) return
+      emit({ oversizedHead: this.skipping })
+      this.skipping = undefined
+      start = newline + 1
+    }
+    const lastNewline = chunk.lastIndexOf(NEWLINE)
+    if (lastNewline < start) {
+      this.keep(chunk.subarray(start))
+      return
+    }
+    const complete = chunk.subarray(start, lastNewline)
+    const block = this.pendingBytes > 0 ? Buffer.concat([...this.pending, complete]) : complete
+    this.pending = []
+    this.pendingBytes = 0
+    emit({ block })
+    this.keep(chunk.subarray(lastNewline + 1))
+  }
+
+  /** The last line when the body does not end with a newline. */
+  end(emit: (item: SplitItem) => void): void {
+    if (this.skipping) emit({ oversizedHead: this.skipping })
+    else if (this.pendingBytes > 0) {
+      const last = Buffer.concat(this.pending)
+      // Blanks after the final newline are serializer padding, not an empty line (COMPAT.md).
+      if (last.toString('latin1').trim() !== '') emit({ block: last })
+    }
+    this.pending = []
+    this.pendingBytes = 0
+    this.skipping = undefined
+  }
+
+  private keep(part: Buffer): void {
+    if (part.length === 0) return
+    this.pending.push(part)
+    this.pendingBytes += part.length
+    if (this.pendingBytes > MAX_LINE_BYTES) {
+      this.skipping = Buffer.concat(this.pending).subarray(0, HEAD_BYTES)
+      this.pending = []
+      this.pendingBytes = 0
+    }
+  }
+}

@@ -1,0 +1,72 @@
+import { Type } from '@sinclair/typebox'
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
+import type { FastifyRequest } from 'fastify'
+import { accountOf } from '../platform/deps.js'
+import { BatchResource, JsonApiError, batchResource } from './json-api.js'
+import type { StreamDeps } from './stream-plugin.js'
+import { deleteProducts, uploadProducts } from './uploads.js'
+
+const StreamParams = Type.Object({ streamId: Type.String() })
+const BatchDoc = Type.Object({ data: BatchResource })
+const errors = {
+  400: JsonApiError, 401: JsonApiError, 403: JsonApiError, 404: JsonApiError, 413: JsonApiError,
+  415: JsonApiError, 423: JsonApiError, 429: JsonApiError, 500: JsonApiError, 503: JsonApiError,
+}
+// An empty payload answers 422 with a failed batch document (COMPAT.md); other 422s are errors.
+const uploadResponses = { 202: BatchDoc, 422: Type.Union([BatchDoc, JsonApiError]), ...errors }
+const tags = ['products']
+
+export const productRoutes: FastifyPluginAsyncTypebox<StreamDeps> = async (app, { db, config, clock }) => {
+  const prefix = config.STREAM_PREFIX
+  // Bodies are read as streams by the upload itself, never buffered by a parser.
+  app.removeAllContentTypeParsers()
+  app.addContentTypeParser('*', (_request, _payload, done) => done(null, undefined))
+
+  const upload = (kind: 'upsert' | 'delete') => async (request: FastifyRequest, streamId: string) =>
+    uploadProducts(db, {
+      accountId: accountOf(request),
+      streamId,
+      kind,
+      contentType: request.headers['content-type'],
+      contentEncoding: request.headers['content-encoding'],
+      body: request.raw,
+      signal: AbortSignal.timeout(config.STREAM_REQUEST_TIMEOUT_MS),
+      timeoutMs: config.STREAM_REQUEST_TIMEOUT_MS,
+      maxBytes: config.MAX_UPLOAD_BYTES,
+      now: clock,
+    })
+
+  const uploadProductsRoute = upload('upsert')
+  app.route({
+    method: ['POST', 'PUT', 'PATCH'],
+    url: '/streams/:streamId/products',
+    schema: { tags, params: StreamParams, response: uploadResponses },
+    handler: async (request, reply) => {
+      const result = await uploadProductsRoute(request, request.params.streamId)
+      return reply.code(result.statusCode).send({ data: batchResource(result.batch, prefix) })
+    },
+  })
+
+  const deleteLines = upload('delete')
+  app.delete(
+    '/streams/:streamId/products',
+    { schema: { tags, params: StreamParams, querystring: Type.Object({ all: Type.Optional(Type.Boolean()) }), response: uploadResponses } },
+    async (request, reply) => {
+      if (request.query.all === true) {
+        const batch = await deleteProducts(db, accountOf(request), request.params.streamId, undefined, clock())
+        return reply.code(202).send({ data: batchResource(batch, prefix) })
+      }
+      const result = await deleteLines(request, request.params.streamId)
+      return reply.code(result.statusCode).send({ data: batchResource(result.batch, prefix) })
+    },
+  )
+
+  app.delete(
+    '/streams/:streamId/products/:productId',
+    { schema: { tags, params: Type.Object({ streamId: Type.String(), productId: Type.String() }), response: { 202: BatchDoc, ...errors } } },
+    async (request, reply) => {
+      const batch = await deleteProducts(db, accountOf(request), request.params.streamId, request.params.productId, clock())
+      return reply.code(202).send({ data: batchResource(batch, prefix) })
+    },
+  )
+}

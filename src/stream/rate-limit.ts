@@ -1,0 +1,66 @@
+// Fixed one-second windows per key (token + endpoint), as SPEC.md section 8 describes. Counters live
+// in this process; a shared store (Postgres, Redis) can implement RateLimitStore later without
+// touching the callers.
+
+export interface RateLimitOutcome {
+  limit: number
+  observed: number
+  remaining: number
+  /** Unix time (seconds) at which the window resets. */
+  reset: number
+  allowed: boolean
+}
+
+export interface RateLimitStore {
+  hit(key: string, limit: number, now: Date): RateLimitOutcome
+}
+
+const WINDOW_MS = 1000
+
+export class MemoryRateLimitStore implements RateLimitStore {
+  private windows = new Map<string, { start: number; count: number }>()
+  private lastSweep = 0
+
+  hit(key: string, limit: number, now: Date): RateLimitOutcome {
+    const time = now.getTime()
+    const start = time - (time % WINDOW_MS)
+    this.sweep(start)
+    let window = this.windows.get(key)
+    if (!window || window.start !== start) {
+      window = { start, count: 0 }
+      this.windows.set(key, window)
+    }
+    window.count++
+    const allowed = window.count <= limit
+    return {
+      limit,
+      observed: window.count,
+      remaining: Math.max(0, limit - window.count),
+      reset: Math.ceil((start + WINDOW_MS) / 1000),
+      allowed,
+    }
+  }
+
+  // Drop finished windows now and then, so that the map does not grow with every key ever seen.
+  private sweep(currentStart: number): void {
+    if (currentStart - this.lastSweep < 10 * WINDOW_MS) return
+    this.lastSweep = currentStart
+    for (const [key, window] of this.windows) if (window.start < currentStart) this.windows.delete(key)
+  }
+}
+
+export interface RateLimits {
+  products: number
+  batches: number
+  other: number
+}
+
+/**
+ * Which counter a request uses: products and batches endpoints count per stream id, every other
+ * endpoint counts on its own (method and route).
+ */
+export function rateLimitBucket(method: string, routeUrl: string, streamId: string | undefined, limits: RateLimits) {
+  if (streamId !== undefined && /\/products(\/|$)/.test(routeUrl)) return { key: `products:${streamId}`, limit: limits.products }
+  if (streamId !== undefined && /\/batches(\/|$)/.test(routeUrl)) return { key: `batches:${streamId}`, limit: limits.batches }
+  return { key: `${method} ${routeUrl}`, limit: limits.other }
+}

@@ -1,0 +1,78 @@
+import type { FastifyInstance, FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify'
+import { authenticate } from '../auth/authenticate.js'
+import { hashSecret } from '../auth/secrets.js'
+import type { Config } from '../config.js'
+import type { Db } from '../db/database.js'
+import { AppError, TooManyRequestsError, UnauthorizedError } from '../errors.js'
+import { toClientError } from '../http/http-errors.js'
+import { batchRoutes } from './batch-routes.js'
+import { JSON_API } from './json-api.js'
+import { productRoutes } from './product-routes.js'
+import { rateLimitBucket, type RateLimitStore } from './rate-limit.js'
+import { streamRoutes } from './stream-routes.js'
+
+export interface StreamDeps {
+  db: Db
+  config: Config
+  clock: () => Date
+  rateLimits: RateLimitStore
+}
+
+const TITLES: Record<number, string> = {
+  400: 'Bad Request',
+  401: 'Unauthorized',
+  403: 'Forbidden',
+  404: 'Not Found',
+  409: 'Conflict',
+  413: 'Payload Too Large',
+  415: 'Unsupported Media Type',
+  422: 'Unprocessable Entity',
+  423: 'Locked',
+  429: 'Too Many Requests',
+  500: 'Internal Server Error',
+  503: 'Service Unavailable',
+}
+
+/** The stream interface (JSON:API, bearer tokens), mounted at STREAM_PREFIX. */
+export const streamPlugin: FastifyPluginAsync<StreamDeps> = async (app, deps) => {
+  const limits = { products: deps.config.RATE_LIMIT_PRODUCTS, batches: deps.config.RATE_LIMIT_BATCHES, other: deps.config.RATE_LIMIT_OTHER }
+
+  app.addHook('onRequest', async (request, reply) => {
+    reply.type(JSON_API)
+    // Counted before authentication, so that guessing tokens is rate-limited too.
+    const authorization = request.headers.authorization
+    const who = authorization ? hashSecret(authorization) : `ip:${request.ip}`
+    const streamId = (request.params as { streamId?: string } | undefined)?.streamId
+    const bucket = rateLimitBucket(request.method, request.routeOptions.url ?? request.url, streamId, limits)
+    const outcome = deps.rateLimits.hit(`${who} ${bucket.key}`, bucket.limit, deps.clock())
+    reply.header('ratelimit-limit', outcome.limit)
+    reply.header('ratelimit-observed', outcome.observed)
+    reply.header('ratelimit-remaining', outcome.remaining)
+    reply.header('ratelimit-reset', outcome.reset)
+    if (!outcome.allowed) throw new TooManyRequestsError(Math.max(1, outcome.reset - Math.floor(deps.clock().getTime() / 1000)))
+    if (request.is404) return
+    const caller = await authenticate(deps.db, 'bearer', { authorization })
+    if (!caller) throw new UnauthorizedError('A valid personal access token is required: Authorization: Bearer <token>')
+    request.caller = caller
+  })
+
+  app.setErrorHandler((thrown, request, reply) => sendError(thrown, request, reply))
+
+  await app.register(async (scope: FastifyInstance) => {
+    scope.setNotFoundHandler((request, reply) =>
+      sendError(new AppError(404, `No route ${request.method} ${request.url.split('?')[0]}`, 'not_found'), request, reply),
+    )
+  }, { prefix: '/streams' })
+  await app.register(streamRoutes, deps)
+  await app.register(productRoutes, deps)
+  await app.register(batchRoutes, deps)
+}
+
+function sendError(thrown: unknown, request: FastifyRequest, reply: FastifyReply) {
+  const { statusCode, message, error } = toClientError(thrown)
+  if (statusCode >= 500 && statusCode !== 503) request.log.error({ err: thrown }, 'stream request failed')
+  if (thrown instanceof TooManyRequestsError) reply.header('retry-after', thrown.retryAfterSeconds)
+  const title = TITLES[statusCode] ?? 'Error'
+  const body = statusCode === 429 ? { status: '429', title } : { status: String(statusCode), title, detail: message, ...(error?.meta ? { meta: error.meta } : {}) }
+  return reply.code(statusCode).type(JSON_API).send({ errors: [body] })
+}

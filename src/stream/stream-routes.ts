@@ -1,0 +1,91 @@
+import { Type } from '@sinclair/typebox'
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
+import { BadRequestError, UnsupportedMediaTypeError } from '../errors.js'
+import { accountOf } from '../platform/deps.js'
+import { JsonApiError, PageLinks, StreamResource, pageLinks, streamResource } from './json-api.js'
+import type { StreamDeps } from './stream-plugin.js'
+import { createStream, deleteStream, getStream, listStreams, renameStream, type StreamInput } from './streams.js'
+
+const StreamDocumentBody = Type.Object({
+  data: Type.Object({
+    type: Type.Optional(Type.String()),
+    id: Type.Optional(Type.Union([Type.String(), Type.Integer()])),
+    attributes: Type.Optional(Type.Record(Type.String(), Type.Unknown())),
+    relationships: Type.Optional(Type.Unknown()),
+  }),
+  relationships: Type.Optional(Type.Unknown()),
+})
+type StreamDocument = typeof StreamDocumentBody.static
+
+const StreamParams = Type.Object({ streamId: Type.String() })
+export const PageQuery = Type.Object({
+  'page[offset]': Type.Optional(Type.Integer({ minimum: 0, default: 0 })),
+  'page[limit]': Type.Optional(Type.Integer({ minimum: 1, default: 10 })),
+})
+export const MAX_PAGE = 10
+const errors = { 400: JsonApiError, 401: JsonApiError, 404: JsonApiError, 409: JsonApiError, 415: JsonApiError, 422: JsonApiError, 429: JsonApiError, 500: JsonApiError }
+const tags = ['streams']
+const StreamDoc = Type.Object({ data: StreamResource })
+
+export const streamRoutes: FastifyPluginAsyncTypebox<StreamDeps> = async (app, { db, config, clock }) => {
+  const prefix = config.STREAM_PREFIX
+  // Management bodies are JSON:API documents; application/json is accepted too. A body-less DELETE
+  // with a JSON:API Content-Type is fine (COMPAT.md).
+  app.removeAllContentTypeParsers()
+  app.addContentTypeParser('*', { parseAs: 'string', bodyLimit: 1024 * 1024 }, (request, body, done) => {
+    const text = typeof body === 'string' ? body : body.toString('utf8')
+    if (text.trim() === '') return done(null, undefined)
+    const type = request.headers['content-type']?.split(';')[0]?.trim().toLowerCase()
+    if (type !== 'application/vnd.api+json' && type !== 'application/json') {
+      return done(new UnsupportedMediaTypeError('Send JSON:API documents as application/vnd.api+json (or application/json)'), undefined)
+    }
+    try {
+      done(null, JSON.parse(text))
+    } catch (error) {
+      done(new BadRequestError(`Malformed JSON body: ${(error as Error).message}`), undefined)
+    }
+  })
+
+  app.post('/streams', { schema: { tags, body: StreamDocumentBody, response: { 201: StreamDoc, ...errors } } }, async (request, reply) => {
+    const stream = await createStream(db, accountOf(request), streamInput(request.body), clock())
+    return reply.code(201).header('location', `${prefix}/streams/${stream.id}`).send({ data: streamResource(stream, prefix) })
+  })
+
+  app.get(
+    '/streams',
+    { schema: { tags, querystring: PageQuery, response: { 200: Type.Object({ data: Type.Array(StreamResource), links: PageLinks, meta: Type.Object({ total: Type.Integer() }) }), ...errors } } },
+    async (request) => {
+      const offset = request.query['page[offset]'] ?? 0
+      const limit = Math.min(request.query['page[limit]'] ?? MAX_PAGE, MAX_PAGE)
+      const { streams, total } = await listStreams(db, accountOf(request), offset, limit)
+      return { data: streams.map((s) => streamResource(s, prefix)), links: pageLinks(`${prefix}/streams`, offset, limit, total), meta: { total } }
+    },
+  )
+
+  app.get('/streams/:streamId', { schema: { tags, params: StreamParams, response: { 200: StreamDoc, ...errors } } }, async (request) => ({
+    data: streamResource(await getStream(db, accountOf(request), request.params.streamId), prefix),
+  }))
+
+  app.patch('/streams/:streamId', { schema: { tags, params: StreamParams, body: StreamDocumentBody, response: { 200: StreamDoc, ...errors } } }, async (request) => {
+    const input = { ...streamInput(request.body), id: request.body.data.id }
+    return { data: streamResource(await renameStream(db, accountOf(request), request.params.streamId, input, clock()), prefix) }
+  })
+
+  app.delete('/streams/:streamId', { schema: { tags, params: StreamParams, response: { 204: Type.Null(), ...errors } } }, async (request, reply) => {
+    await deleteStream(db, accountOf(request), request.params.streamId, clock())
+    return reply.code(204).send(null)
+  })
+}
+
+/** Reads a stream document; the account may be named in data.relationships or top-level relationships. */
+function streamInput(document: StreamDocument): StreamInput {
+  const { data } = document
+  if (data.type !== undefined && data.type !== 'stream') throw new BadRequestError(`data.type: must be "stream" (got "${data.type}")`)
+  const account = accountRelationship(data.relationships) ?? accountRelationship(document.relationships)
+  return { name: data.attributes?.name, type: data.attributes?.type, accountId: account }
+}
+
+function accountRelationship(relationships: unknown): string | undefined {
+  const id = (relationships as { account?: { data?: { id?: unknown } } } | undefined)?.account?.data?.id
+  return id === undefined || id === null ? undefined : String(id)
+}

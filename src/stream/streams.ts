@@ -1,0 +1,172 @@
+import { sql } from 'kysely'
+import type { Db, DbHandle } from '../db/database.js'
+import { isUniqueViolation } from '../db/errors.js'
+import type { Stream, StreamStatus, StreamType } from '../db/schema.js'
+import { ConflictError, NotFoundError, UnprocessableError } from '../errors.js'
+import { isId } from '../sites/ids.js'
+
+export const MAX_STREAMS_PER_ACCOUNT = 100
+export const NAME_RESERVATION_DAYS = 7
+export const STREAM_STATUSES: readonly StreamStatus[] = ['active', 'disabled', 'locked', 'locked_upload', 'locked_processing']
+const STREAM_TYPES: readonly StreamType[] = ['chunked', 'referenced']
+
+export interface StreamInput {
+  name?: unknown
+  type?: unknown
+  /** The account named by the document's relationship, when it names one. */
+  accountId?: string
+}
+
+export async function createStream(db: Db, accountId: string, input: StreamInput, now: Date): Promise<Stream> {
+  const name = readName(input.name)
+  const type = input.type === undefined || input.type === null ? 'chunked' : input.type
+  if (!STREAM_TYPES.includes(type as StreamType)) throw new UnprocessableError(`type: must be one of ${STREAM_TYPES.join(', ')}`)
+  checkAccount(accountId, input.accountId)
+
+  return db.transaction().execute(async (trx) => {
+    // One creator at a time per account, so that the 100-stream limit cannot be raced past.
+    await trx.selectFrom('account').select('id').where('id', '=', accountId).forUpdate().executeTakeFirst()
+    await purgeDeletedStreams(trx, now, accountId)
+    const live = await trx
+      .selectFrom('stream')
+      .select((eb) => eb.fn.countAll<string>().as('count'))
+      .where('account_id', '=', accountId)
+      .where('deleted_at', 'is', null)
+      .executeTakeFirstOrThrow()
+    if (Number(live.count) >= MAX_STREAMS_PER_ACCOUNT) {
+      throw new UnprocessableError(`An account can have at most ${MAX_STREAMS_PER_ACCOUNT} streams; delete one before creating another`)
+    }
+    await assertNameFree(trx, accountId, name)
+    try {
+      return await trx
+        .insertInto('stream')
+        .values({ account_id: accountId, name, type: type as StreamType, content_type: null, created_at: now, updated_at: now, deleted_at: null })
+        .returningAll()
+        .executeTakeFirstOrThrow()
+    } catch (error) {
+      if (isUniqueViolation(error)) await assertNameFree(trx, accountId, name)
+      throw error
+    }
+  })
+}
+
+export async function getStream(db: DbHandle, accountId: string, streamId: string): Promise<Stream> {
+  const stream = isId(streamId)
+    ? await db
+        .selectFrom('stream')
+        .selectAll()
+        .where('account_id', '=', accountId)
+        .where('id', '=', streamId)
+        .where('deleted_at', 'is', null)
+        .executeTakeFirst()
+    : undefined
+  if (!stream) throw new NotFoundError(`Stream ${streamId} not found`)
+  return stream
+}
+
+export async function listStreams(db: DbHandle, accountId: string, offset: number, limit: number) {
+  const live = db.selectFrom('stream').where('account_id', '=', accountId).where('deleted_at', 'is', null)
+  const [streams, total] = await Promise.all([
+    live.selectAll().orderBy('id').offset(offset).limit(limit).execute(),
+    live.select((eb) => eb.fn.countAll<string>().as('count')).executeTakeFirstOrThrow(),
+  ])
+  return { streams, total: Number(total.count) }
+}
+
+export async function renameStream(db: Db, accountId: string, streamId: string, input: StreamInput & { id?: unknown }, now: Date): Promise<Stream> {
+  const stream = await getStream(db, accountId, streamId)
+  if (input.id !== undefined && String(input.id) !== stream.id) {
+    throw new ConflictError(`data.id ${String(input.id)} does not match the stream in the path (${stream.id})`)
+  }
+  if (input.type !== undefined && input.type !== stream.type) {
+    throw new UnprocessableError("A stream's type cannot be changed; create a new stream of the other type and send the full catalog to it")
+  }
+  if (input.accountId !== undefined && input.accountId !== accountId) {
+    throw new UnprocessableError('A stream cannot be moved to another account; create a new stream there')
+  }
+  if (input.name === undefined) return stream
+  const name = readName(input.name)
+  if (name === stream.name) return stream
+  return db.transaction().execute(async (trx) => {
+    await purgeDeletedStreams(trx, now, accountId)
+    await assertNameFree(trx, accountId, name)
+    return trx
+      .updateTable('stream')
+      .set({ name, updated_at: now })
+      .where('account_id', '=', accountId)
+      .where('id', '=', stream.id)
+      .returningAll()
+      .executeTakeFirstOrThrow()
+  })
+}
+
+/** The stream and its data disappear from every read at once; the row keeps the name for 7 days. */
+export async function deleteStream(db: DbHandle, accountId: string, streamId: string, now: Date): Promise<void> {
+  const stream = await getStream(db, accountId, streamId)
+  await db.updateTable('stream').set({ deleted_at: now, updated_at: now }).where('account_id', '=', accountId).where('id', '=', stream.id).execute()
+}
+
+/** Removes streams deleted more than 7 days ago, with everything they held. */
+export async function purgeDeletedStreams(db: DbHandle, now: Date, accountId?: string): Promise<number> {
+  const cutoff = new Date(now.getTime() - NAME_RESERVATION_DAYS * 86_400_000)
+  let query = db.deleteFrom('stream').where('deleted_at', '<', cutoff)
+  if (accountId !== undefined) query = query.where('account_id', '=', accountId)
+  const result = await query.executeTakeFirst()
+  return Number(result.numDeletedRows)
+}
+
+/** Operators lock and unlock streams (SPEC.md section 3); not reachable through the API. */
+export async function setStreamStatus(db: DbHandle, streamId: string, status: string, now: Date): Promise<Stream> {
+  if (!STREAM_STATUSES.includes(status as StreamStatus)) throw new UnprocessableError(`status: must be one of ${STREAM_STATUSES.join(', ')}`)
+  const updated = isId(streamId)
+    ? await db
+        .updateTable('stream')
+        .set({ status: status as StreamStatus, updated_at: now })
+        .where('id', '=', streamId)
+        .where('deleted_at', 'is', null)
+        .returningAll()
+        .executeTakeFirst()
+    : undefined
+  if (!updated) throw new NotFoundError(`Stream ${streamId} not found`)
+  return updated
+}
+
+function readName(name: unknown): string {
+  if (typeof name !== 'string') throw new UnprocessableError('name: is required and must be a string')
+  const length = [...name].length
+  if (length < 3 || length > 255) throw new UnprocessableError(`name: must be 3 to 255 characters long (got ${length})`)
+  return name
+}
+
+function checkAccount(callerAccountId: string, documentAccountId: string | undefined): void {
+  if (documentAccountId !== undefined && documentAccountId !== callerAccountId) {
+    throw new NotFoundError(`Account ${documentAccountId} not found or not accessible with this token`)
+  }
+}
+
+async function assertNameFree(db: DbHandle, accountId: string, name: string): Promise<void> {
+  const taken = await db
+    .selectFrom('stream')
+    .select(['id', 'deleted_at'])
+    .where('account_id', '=', accountId)
+    .where('name', '=', name)
+    .executeTakeFirst()
+  if (!taken) return
+  const detail = taken.deleted_at
+    ? `A stream named "${name}" was deleted less than ${NAME_RESERVATION_DAYS} days ago; its name stays reserved until then`
+    : `A stream named "${name}" already exists`
+  throw new ConflictError(detail, { duplicate: { type: 'stream', id: taken.id, links: { self: `/streams/${taken.id}` } } })
+}
+
+/** A stream feeding a disabled site accepts no data (DESIGN.md 5.5). */
+export async function feedsDisabledSite(db: DbHandle, accountId: string, streamId: string): Promise<boolean> {
+  const row = await db
+    .selectFrom('data_source')
+    .innerJoin('site', 'site.id', 'data_source.site_id')
+    .select(sql<number>`1`.as('one'))
+    .where('data_source.account_id', '=', accountId)
+    .where('data_source.stream_id', '=', streamId)
+    .where('site.status', '=', 'disabled')
+    .executeTakeFirst()
+  return row !== undefined
+}

@@ -1,0 +1,172 @@
+import { randomUUID } from 'node:crypto'
+import { isUtf8 } from 'node:buffer'
+import type { Readable } from 'node:stream'
+import { MAX_LINE_BYTES, RowError, readRow } from '../catalog/row-rules.js'
+import { withRawTransaction, type Db } from '../db/database.js'
+import type { Batch, BatchKind, Stream } from '../db/schema.js'
+import { ForbiddenError, LockedError, RequestTimeoutError, UnsupportedMediaTypeError } from '../errors.js'
+import { copyText, CopyWriter } from './copy-writer.js'
+import { decodedBody } from './body-source.js'
+import { LineSplitter, type SplitItem } from './line-splitter.js'
+import { saveReferencedPayload } from './referenced-payload.js'
+import { feedsDisabledSite, getStream } from './streams.js'
+import { StageCollector } from './upload-stage.js'
+import { emptyPayloadBatch, finishBatchQuery, insertBatchQuery, setContentTypeQuery } from './batch-store.js'
+
+export interface UploadRequest {
+  accountId: string
+  streamId: string
+  kind: 'upsert' | 'delete'
+  contentType: string | undefined
+  contentEncoding: string | undefined
+  body: Readable
+  /** Aborts when the request runs past its time limit. */
+  signal: AbortSignal
+  timeoutMs: number
+  maxBytes: number
+  now: () => Date
+}
+
+export interface UploadResult {
+  /** 202 for a stored batch; 422 for an empty payload, which stores nothing. */
+  statusCode: 202 | 422
+  batch: Batch
+}
+
+const NDJSON = 'application/x-ndjson'
+const JSON_TYPE = 'application/json'
+
+/** Uploads (kind `upsert`) and NDJSON deletes (kind `delete`) become one batch each. */
+export async function uploadProducts(db: Db, request: UploadRequest): Promise<UploadResult> {
+  const stream = await uploadableStream(db, request.accountId, request.streamId)
+  const mediaType = request.contentType?.split(';')[0]?.trim().toLowerCase() ?? ''
+  checkMediaType(stream, request.kind, mediaType)
+  const chunks = decodedBody(request.body, request.contentEncoding, request)
+  if (stream.type === 'referenced' && request.kind === 'upsert') {
+    return saveReferencedPayload(db, { stream, mediaType, chunks, signal: request.signal, timeoutMs: request.timeoutMs, now: request.now })
+  }
+  return saveChunkedRows(db, stream, request, mediaType, chunks)
+}
+
+/** Deletes of one product or of every product: a batch without a body. */
+export async function deleteProducts(db: Db, accountId: string, streamId: string, productId: string | undefined, now: Date): Promise<Batch> {
+  const stream = await uploadableStream(db, accountId, streamId)
+  const kind: BatchKind = productId === undefined ? 'delete_all' : 'delete'
+  const collector = new StageCollector()
+  collector.success()
+  const batchId = randomUUID()
+  return withRawTransaction(db, async (client, run) => {
+    await run(insertBatchQuery(db, { batchId, stream, kind, contentType: null, now }))
+    if (productId !== undefined) {
+      await client.query('INSERT INTO batch_row (batch_id, line_no, account_id, product_id, data) VALUES ($1, 1, $2, $3, NULL)', [batchId, accountId, productId])
+    }
+    const [batch] = await run(finishBatchQuery(db, batchId, collector.stage(now), 'uploaded'))
+    return batch as Batch
+  })
+}
+
+export async function uploadableStream(db: Db, accountId: string, streamId: string): Promise<Stream> {
+  const stream = await getStream(db, accountId, streamId)
+  if (stream.status === 'disabled') throw new ForbiddenError(`Stream ${stream.id} is disabled and accepts no data`)
+  if (stream.status === 'locked' || stream.status === 'locked_upload') {
+    throw new LockedError(`Stream ${stream.id} is ${stream.status} and accepts no uploads`)
+  }
+  if (await feedsDisabledSite(db, accountId, stream.id)) {
+    throw new ForbiddenError(`Stream ${stream.id} feeds a disabled site and accepts no data`)
+  }
+  return stream
+}
+
+function checkMediaType(stream: Stream, kind: UploadRequest['kind'], mediaType: string): void {
+  const accepted = kind === 'delete' || stream.type === 'chunked' ? [NDJSON] : [JSON_TYPE, NDJSON]
+  if (!accepted.includes(mediaType)) {
+    const sent = mediaType === '' ? 'no Content-Type' : `Content-Type ${mediaType}`
+    throw new UnsupportedMediaTypeError(`A ${stream.type} stream accepts ${accepted.join(' or ')} here; the request has ${sent}`)
+  }
+  if (kind === 'upsert' && stream.content_type !== null && stream.content_type !== mediaType) {
+    throw new UnsupportedMediaTypeError(
+      `Stream ${stream.id} receives ${stream.content_type}; content types cannot be mixed within one stream (create a new stream instead)`,
+    )
+  }
+}
+
+async function saveChunkedRows(db: Db, stream: Stream, request: UploadRequest, mediaType: string, chunks: AsyncGenerator<Buffer>): Promise<UploadResult> {
+  const batchId = randomUUID()
+  const collector = new StageCollector()
+  const kind: BatchKind = request.kind === 'delete' ? 'delete' : 'upsert'
+  let lineNumber = 0
+  const outcome = await withRawTransaction(db, async (client, run) => {
+    await run(insertBatchQuery(db, { batchId, stream, kind, contentType: kind === 'upsert' ? mediaType : null, now: request.now() }))
+    const copy = new CopyWriter(client, 'COPY batch_row (batch_id, line_no, account_id, product_id, data) FROM STDIN')
+    const prefix = `${batchId}\t`
+    const accountField = `\t${stream.account_id}\t`
+    const handleLine = (line: string) => {
+      lineNumber++
+      if (line.length > MAX_LINE_BYTES / 4 && Buffer.byteLength(line) > MAX_LINE_BYTES) {
+        return collector.error(RowError.tooLarge, lineNumber, line)
+      }
+      const row = readRow(line)
+      if ('error' in row) return collector.error(row.error, lineNumber, line)
+      collector.success()
+      copy.row(`${prefix}${lineNumber}${accountField}${copyText(row.productId)}\t${kind === 'upsert' ? copyText(row.data) : '\\N'}\n`)
+    }
+    const handle = (item: SplitItem) => {
+      if ('oversizedHead' in item) {
+        lineNumber++
+        return collector.error(RowError.tooLarge, lineNumber, item.oversizedHead.toString('utf8'))
+      }
+      if (isUtf8(item.block)) {
+        for (const line of item.block.toString('utf8').split('\n')) handleLine(line)
+        return
+      }
+      for (const line of splitBuffer(item.block)) {
+        if (isUtf8(line)) handleLine(line.toString('utf8'))
+        else collector.error(RowError.controlCharacter, ++lineNumber, line.toString('utf8'))
+      }
+    }
+    const splitter = new LineSplitter()
+    try {
+      for await (const chunk of chunks) {
+        splitter.push(chunk, handle)
+        await copy.flushIfFull()
+      }
+      splitter.end(handle)
+      await copy.finish()
+    } catch (error) {
+      copy.abort(error as Error)
+      throw error
+    }
+    // An empty payload stores nothing: throwing rolls back the batch row inserted above.
+    if (isEmptyPayload(collector)) throw EMPTY
+    const status = collector.successCount === 0 ? 'failed' : 'uploaded'
+    const [batch] = await run(finishBatchQuery(db, batchId, collector.stage(request.now()), status))
+    if (kind === 'upsert' && stream.content_type === null) await run(setContentTypeQuery(db, stream, mediaType))
+    // Whatever was written must not commit once the client has been told the request timed out.
+    if (request.signal.aborted) throw new RequestTimeoutError(request.timeoutMs)
+    return batch as Batch
+  }).catch((error: unknown) => {
+    if (error === EMPTY) return 'empty' as const
+    throw error
+  })
+  if (outcome === 'empty') return { statusCode: 422, batch: emptyPayloadBatch(stream, request.now()) }
+  return { statusCode: 202, batch: outcome }
+}
+
+const EMPTY = Symbol('empty payload')
+
+/** A body with no line that holds anything (nothing, or only newlines and blanks) is an empty payload. */
+function isEmptyPayload(collector: StageCollector): boolean {
+  return collector.successCount === 0 && collector.errorCount === collector.countOf(RowError.emptyLine)
+}
+
+function splitBuffer(block: Buffer): Buffer[] {
+  const lines: Buffer[] = []
+  let start = 0
+  for (let newline = block.indexOf(10); newline !== -1; newline = block.indexOf(10, start)) {
+    lines.push(block.subarray(start, newline))
+    start = newline + 1
+  }
+  lines.push(block.subarray(start))
+  return lines
+}
+
