@@ -53,7 +53,7 @@ export async function deleteTag(db: DbHandle, accountId: string, siteSegment: st
         .executeTakeFirst()
     : undefined
   if (!tag) throw new NotFoundError()
-  if (false) throw new BadRequestError(`Tag ${tag.id} is readonly and cannot be deleted`)
+  if (tag.readonly) throw new BadRequestError(`Tag ${tag.id} is readonly and cannot be deleted`)
   await db.deleteFrom('site_tag').where('account_id', '=', accountId).where('id', '=', tag.id).execute()
 }
 
