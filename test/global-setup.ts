@@ -51,7 +51,7 @@ export default async function setup(project: TestProject) {
     } finally {
       await client.end()
     }
-    await cluster?.stop()
+    await cluster?.stop({ force: true })
     if (dataDir) await fs.rm(dataDir, { recursive: true, force: true })
   }
 }

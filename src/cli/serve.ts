@@ -5,7 +5,17 @@ const DRAIN_TIMEOUT_MS = 30_000
 
 /** Runs the server until SIGINT/SIGTERM: stop accepting, drain, stop the database, exit 0. */
 export async function serve(): Promise<void> {
+  // A signal during start-up is remembered and honoured once the server is up, so that an embedded
+  // Postgres started a moment ago is stopped too, not left running.
+  let pendingSignal: NodeJS.Signals | undefined
+  const early = (signal: NodeJS.Signals) => {
+    pendingSignal = signal
+  }
+  process.on('SIGINT', early)
+  process.on('SIGTERM', early)
   const server = await startServer(loadConfig())
+  process.off('SIGINT', early)
+  process.off('SIGTERM', early)
   let closing = false
   const shutdown = (signal: NodeJS.Signals) => {
     if (closing) {
@@ -29,4 +39,5 @@ export async function serve(): Promise<void> {
   }
   process.on('SIGINT', shutdown)
   process.on('SIGTERM', shutdown)
+  if (pendingSignal) shutdown(pendingSignal)
 }

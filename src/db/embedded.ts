@@ -23,9 +23,8 @@ interface PostgresBinaries {
 export interface EmbeddedCluster {
   /** Connection string for a database of the cluster. */
   urlFor(database: string): string
-  /** True when this process started the cluster and so must stop it. */
-  readonly owned: boolean
-  stop(): Promise<void>
+  /** Stops the cluster unless another process still uses it; `force` stops it regardless (tests). */
+  stop(options?: { force?: boolean }): Promise<void>
 }
 
 export interface EmbeddedOptions {
@@ -49,9 +48,16 @@ export async function startEmbeddedCluster(dataDir: string, options: EmbeddedOpt
   const urlFor = (port: number) => (database: string) =>
     `postgres://${SUPERUSER}:${encodeURIComponent(password)}@127.0.0.1:${port}/${database}`
 
+  // The last process to leave a shared cluster stops it, whoever started it: a CLI command must not
+  // stop the cluster under a server that attached meanwhile, nor a server leave it running forever.
+  const stopIfLastClient = async (port: number, options?: { force?: boolean }) => {
+    if (!options?.force && (await otherClientCount(urlFor(port)('postgres'))) > 0) return
+    await run(binaries.pg_ctl, ['stop', '-w', '-m', 'fast', '-D', clusterDir], runAs).catch(() => {})
+  }
+
   const runningPort = await runningClusterPort(clusterDir)
   if (runningPort !== undefined) {
-    return { urlFor: urlFor(runningPort), owned: false, stop: async () => {} }
+    return { urlFor: urlFor(runningPort), stop: (options) => stopIfLastClient(runningPort, options) }
   }
 
   const port = await freePort()
@@ -62,16 +68,29 @@ export async function startEmbeddedCluster(dataDir: string, options: EmbeddedOpt
   } catch (error) {
     // Another process may have started the same cluster a moment before us: attach to it.
     const port = await runningClusterPort(clusterDir)
-    if (port !== undefined) return { urlFor: urlFor(port), owned: false, stop: async () => {} }
+    if (port !== undefined) return { urlFor: urlFor(port), stop: (options) => stopIfLastClient(port, options) }
     throw error
   }
   options.log?.(`embedded Postgres started on 127.0.0.1:${port}`)
   return {
     urlFor: urlFor(port),
-    owned: true,
-    stop: async () => {
-      await run(binaries.pg_ctl, ['stop', '-w', '-m', 'fast', '-D', clusterDir], runAs)
-    },
+    stop: (options) => stopIfLastClient(port, options),
+  }
+}
+
+/** Client sessions other than the asking one: another server or CLI still using the cluster. */
+async function otherClientCount(url: string): Promise<number> {
+  const client = new pg.Client({ connectionString: url })
+  try {
+    await client.connect()
+    const { rows } = await client.query<{ count: string }>(
+      "SELECT count(*) AS count FROM pg_stat_activity WHERE backend_type = 'client backend' AND pid <> pg_backend_pid()",
+    )
+    return Number(rows[0]?.count ?? 0)
+  } catch {
+    return 0
+  } finally {
+    await client.end().catch(() => {})
   }
 }
 
@@ -170,7 +189,24 @@ async function runningClusterPort(clusterDir: string): Promise<number | undefine
     // EPERM: the process exists but belongs to the postgres user.
     if ((error as NodeJS.ErrnoException).code !== 'EPERM') return undefined
   }
-  return port
+  // A pid from a stale lock file may belong to an unrelated process by now: ask the port too.
+  return (await portAnswers(port)) ? port : undefined
+}
+
+function portAnswers(port: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const socket = net.connect({ port, host: '127.0.0.1' })
+    socket.setTimeout(1000)
+    socket.once('connect', () => {
+      socket.destroy()
+      resolve(true)
+    })
+    socket.once('error', () => resolve(false))
+    socket.once('timeout', () => {
+      socket.destroy()
+      resolve(false)
+    })
+  })
 }
 
 function freePort(): Promise<number> {

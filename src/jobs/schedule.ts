@@ -33,7 +33,7 @@ export function parseSchedule(text: string): ParsedSchedule {
     if (fields.length !== 5) {
       throw new ScheduleError(`line ${lineNumber} "${line}": a cron line needs exactly five fields (minute hour day month weekday)`)
     }
-    if (fields.slice(1).some((f) => /h/i.test(f))) {
+    if (fields.slice(1).some((f) => /(^|[,/-])H([,/-]|$)/i.test(f))) {
       throw new ScheduleError(`line ${lineNumber} "${line}": H is only allowed in the minute field`)
     }
     try {

@@ -1,0 +1,56 @@
+import { createWriteStream } from 'node:fs'
+import { once } from 'node:events'
+
+const COLORS = ['black', 'white', 'red', 'blue', 'green', 'grey', 'navy', 'beige']
+const BRANDS = ['Acme', 'Globex', 'Initech', 'Umbrella', 'Hooli', 'Stark', 'Wayne', 'Wonka']
+const WORDS = ['organic', 'cotton', 'shirt', 'classic', 'fit', 'soft', 'durable', 'premium', 'everyday', 'summer', 'winter', 'slim']
+
+function words(seed: number, count: number): string {
+  const out: string[] = []
+  for (let i = 0; i < count; i++) out.push(WORDS[(seed * 7 + i * 13) % WORDS.length] ?? 'item')
+  return out.join(' ')
+}
+
+/**
+ * A realistic feed row: 15 attributes, about 500 bytes, mostly strings with a few numbers and a
+ * boolean as integrators send them. No backslashes or tabs, so the same file is valid input for a
+ * bare one-column COPY.
+ */
+export function productRow(i: number, version = 0): string {
+  const row = {
+    id: `SKU-${String(i).padStart(8, '0')}`,
+    gtin: String(4006381000000 + i),
+    title: `${BRANDS[i % BRANDS.length]} ${words(i, 4)} ${i}`,
+    description: `${words(i + 3, 18)} ${words(i + 5, 12)}`,
+    brand: BRANDS[i % BRANDS.length],
+    color: COLORS[i % COLORS.length],
+    size: ['XS', 'S', 'M', 'L', 'XL'][i % 5],
+    price: Number(((i % 9000) / 100 + 9.5 + version).toFixed(2)),
+    sale_price: `${((i % 7000) / 100 + 5).toFixed(2)} EUR`,
+    availability: i % 11 === 0 ? 'out of stock' : 'in stock',
+    stock: i % 97,
+    link: `https://shop.example.com/p/${i}`,
+    image_link: `https://cdn.example.com/img/${i % 1000}/${i}.jpg`,
+    category: `Apparel > ${words(i, 1)} > ${words(i + 1, 1)}`,
+    on_sale: i % 3 === 0,
+  }
+  return JSON.stringify(row)
+}
+
+export async function writeNdjson(file: string, rows: number, version = 0): Promise<number> {
+  const out = createWriteStream(file)
+  let bytes = 0
+  let buffer = ''
+  for (let i = 0; i < rows; i++) {
+    buffer += `${productRow(i, version)}\n`
+    if (buffer.length > 1 << 20) {
+      bytes += buffer.length
+      if (!out.write(buffer)) await once(out, 'drain')
+      buffer = ''
+    }
+  }
+  bytes += buffer.length
+  out.end(buffer)
+  await once(out, 'finish')
+  return bytes
+}

@@ -1,0 +1,250 @@
+import { spawn, type ChildProcess } from 'node:child_process'
+import { existsSync } from 'node:fs'
+import fs from 'node:fs/promises'
+import net from 'node:net'
+import os from 'node:os'
+import path from 'node:path'
+import { setTimeout as sleep } from 'node:timers/promises'
+import { fileURLToPath } from 'node:url'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { buildApp } from '../../src/app.js'
+import { loadConfig } from '../../src/config.js'
+import { createDb } from '../../src/db/database.js'
+
+// The server as a user runs it: no DATABASE_URL, so the embedded Postgres keeps its data in
+// DATA_DIR; the CLI beside it on the same DATA_DIR; a restart that finds the data again.
+
+const repoRoot = fileURLToPath(new URL('../..', import.meta.url))
+const START_TIMEOUT_MS = 90_000
+const STOP_TIMEOUT_MS = 45_000
+const CLI_TIMEOUT_MS = 60_000
+
+interface Exit {
+  code: number | null
+  signal: NodeJS.Signals | null
+}
+
+interface Child {
+  process: ChildProcess
+  /** stdout and stderr as they arrive. */
+  output: () => string
+  exited: Promise<Exit>
+}
+
+const children = new Set<ChildProcess>()
+
+function start(args: string[], env: NodeJS.ProcessEnv): Child {
+  const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts', ...args], { cwd: repoRoot, env, stdio: ['ignore', 'pipe', 'pipe'] })
+  children.add(child)
+  let output = ''
+  child.stdout?.setEncoding('utf8').on('data', (chunk: string) => (output += chunk))
+  child.stderr?.setEncoding('utf8').on('data', (chunk: string) => (output += chunk))
+  const exited = new Promise<Exit>((resolve) => {
+    child.on('close', (code, signal) => {
+      children.delete(child)
+      resolve({ code, signal })
+    })
+    child.on('error', (error) => {
+      children.delete(child)
+      output += `\nspawn failed: ${error.message}`
+      resolve({ code: null, signal: null })
+    })
+  })
+  return { process: child, output: () => output, exited }
+}
+
+/** Waits for the child to exit on its own; kills it and fails after the bound. */
+async function exitOf(child: Child, boundMs: number, what: string): Promise<Exit> {
+  const timeout = sleep(boundMs, 'timeout' as const)
+  const outcome = await Promise.race([child.exited, timeout])
+  if (outcome === 'timeout') {
+    child.process.kill('SIGKILL')
+    throw new Error(`${what} did not exit within ${boundMs} ms; output:\n${child.output()}`)
+  }
+  return outcome
+}
+
+async function runCli(args: string[], env: NodeJS.ProcessEnv): Promise<Exit & { stdout: string; stderr: string }> {
+  const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts', ...args], { cwd: repoRoot, env, stdio: ['ignore', 'pipe', 'pipe'] })
+  children.add(child)
+  let stdout = ''
+  let stderr = ''
+  child.stdout?.setEncoding('utf8').on('data', (chunk: string) => (stdout += chunk))
+  child.stderr?.setEncoding('utf8').on('data', (chunk: string) => (stderr += chunk))
+  const exited = new Promise<Exit>((resolve, reject) => {
+    child.on('close', (code, signal) => {
+      children.delete(child)
+      resolve({ code, signal })
+    })
+    child.on('error', reject)
+  })
+  const exit = await exitOf({ process: child, output: () => stderr, exited }, CLI_TIMEOUT_MS, `catalog-platform ${args.join(' ')}`)
+  return { ...exit, stdout, stderr }
+}
+
+/** Polls GET /healthz until 200; fails if the server exits first or the bound passes. */
+async function waitUntilHealthy(server: Child, baseUrl: string): Promise<void> {
+  let exited = false
+  void server.exited.then(() => (exited = true))
+  const deadline = Date.now() + START_TIMEOUT_MS
+  while (Date.now() < deadline) {
+    if (exited) throw new Error(`the server exited during start-up; output:\n${server.output()}`)
+    try {
+      const response = await fetch(`${baseUrl}/healthz`, { signal: AbortSignal.timeout(2_000) })
+      if (response.status === 200) return
+    } catch {
+      // not listening yet
+    }
+    await sleep(250)
+  }
+  throw new Error(`the server did not answer GET /healthz with 200 within ${START_TIMEOUT_MS} ms; output:\n${server.output()}`)
+}
+
+function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const probe = net.createServer()
+    probe.on('error', reject)
+    probe.listen(0, '127.0.0.1', () => {
+      const address = probe.address()
+      probe.close(() => (typeof address === 'object' && address ? resolve(address.port) : reject(new Error('no free port'))))
+    })
+  })
+}
+
+/** The embedded cluster's postmaster pid, from the lock file Postgres keeps in its data directory. */
+async function postmasterPid(dataDir: string): Promise<number | undefined> {
+  const lockFile = path.join(dataDir, 'pg', 'postmaster.pid')
+  if (!existsSync(lockFile)) return undefined
+  const pid = Number((await fs.readFile(lockFile, 'utf8')).split('\n')[0])
+  return Number.isInteger(pid) && pid > 0 ? pid : undefined
+}
+
+function isAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0)
+    return true
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code === 'EPERM'
+  }
+}
+
+describe('server lifecycle with the embedded Postgres', { timeout: 180_000 }, () => {
+  let dataDir = ''
+  let baseUrl = ''
+  let env: NodeJS.ProcessEnv = {}
+  let server: Child | undefined
+  let xAuthToken = ''
+  let projectId = ''
+  let siteId = ''
+  let postmaster: number | undefined
+
+  const platform = (method: string, url: string, body?: unknown) =>
+    fetch(`${baseUrl}${url}`, {
+      method,
+      headers: { 'x-auth-token': xAuthToken, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
+      body: body === undefined ? null : JSON.stringify(body),
+      signal: AbortSignal.timeout(10_000),
+    })
+
+  beforeAll(async () => {
+    dataDir = await fs.mkdtemp(path.join(os.tmpdir(), 'catalog-lifecycle-'))
+    // When we are root, Postgres runs as the `postgres` user, which must be able to enter the directory.
+    await fs.chmod(dataDir, 0o755)
+    const port = await freePort()
+    baseUrl = `http://127.0.0.1:${port}`
+    env = { ...process.env, DATA_DIR: dataDir, PORT: String(port), HOST: '127.0.0.1', LOG_LEVEL: 'info' }
+    delete env.DATABASE_URL
+    delete env.TEST_DATABASE_URL
+  })
+
+  afterAll(async () => {
+    for (const child of children) child.kill('SIGKILL')
+    // A server killed above cannot stop its Postgres: stop that one (and only that one) by its pid.
+    const pid = dataDir ? await postmasterPid(dataDir) : undefined
+    if (pid !== undefined && isAlive(pid)) {
+      process.kill(pid, 'SIGQUIT')
+      for (let i = 0; i < 100 && isAlive(pid); i++) await sleep(100)
+    }
+    if (dataDir) await fs.rm(dataDir, { recursive: true, force: true })
+  })
+
+  it('starts on an empty DATA_DIR and logs where the data lives', async () => {
+    server = start(['serve'], env)
+    await waitUntilHealthy(server, baseUrl)
+    const lines = server.output().split('\n')
+    expect(lines.filter((line) => line.includes(dataDir) && line.includes('DATABASE_URL'))).toHaveLength(1)
+    postmaster = await postmasterPid(dataDir)
+    expect(postmaster).toBeDefined()
+  })
+
+  it('runs the CLI against the running server’s database', async () => {
+    const result = await runCli(['accounts', 'create', '--name', 'Lifecycle', '--json'], { ...env, LOG_LEVEL: 'silent' })
+    expect(result.code, result.stderr).toBe(0)
+    expect(result.stdout.trimEnd().split('\n')).toHaveLength(1)
+    xAuthToken = (JSON.parse(result.stdout) as { x_auth_token: string }).x_auth_token
+
+    // The CLI attached to the server's cluster and left it running when it finished.
+    expect((await fetch(`${baseUrl}/healthz`)).status).toBe(200)
+    expect(await postmasterPid(dataDir)).toBe(postmaster)
+  })
+
+  it('creates a project and a site over HTTP', async () => {
+    const project = await platform('POST', '/platform/v2/projects', { name: 'Webshop' })
+    expect(project.status).toBe(201)
+    projectId = ((await project.json()) as { Projects: { id: string }[] }).Projects[0]?.id ?? ''
+    expect(projectId).toMatch(/^\d+$/)
+
+    const site = await platform('POST', '/platform/v2/sites', { title: 'Webshop DE', project_id: projectId })
+    expect(site.status).toBe(201)
+    siteId = ((await site.json()) as { Sites: { id: string }[] }).Sites[0]?.id ?? ''
+    expect(siteId).toMatch(/^\d+$/)
+  })
+
+  it('SIGTERM: exits 0 and stops the embedded Postgres', async () => {
+    const running = server
+    if (!running) throw new Error('the server did not start')
+    running.process.kill('SIGTERM')
+    expect(await exitOf(running, STOP_TIMEOUT_MS, 'the server after SIGTERM')).toEqual({ code: 0, signal: null })
+    // Postgres removes its lock file once it has shut down (what `pg_ctl stop -w` waits for).
+    expect(await postmasterPid(dataDir)).toBeUndefined()
+  })
+
+  it('runs the CLI while no server is running', async () => {
+    const result = await runCli(['accounts', 'list', '--json'], { ...env, LOG_LEVEL: 'silent' })
+    expect(result.code, result.stderr).toBe(0)
+    expect((JSON.parse(result.stdout) as { name: string }[]).map((a) => a.name)).toEqual(['Lifecycle'])
+    // It started a cluster for itself and stopped it again.
+    expect(await postmasterPid(dataDir)).toBeUndefined()
+  })
+
+  it('finds the project and the site again after a restart; SIGINT exits 0', async () => {
+    server = start(['serve'], env)
+    await waitUntilHealthy(server, baseUrl)
+
+    const project = await platform('GET', `/platform/v2/projects/${projectId}`)
+    expect(project.status).toBe(200)
+    expect(await project.json()).toMatchObject({ success: true, Projects: [{ id: projectId, name: 'Webshop' }] })
+    const site = await platform('GET', `/platform/v2/sites/${siteId}`)
+    expect(site.status).toBe(200)
+    expect(await site.json()).toMatchObject({ success: true, Sites: [{ id: siteId, title: 'Webshop DE', project_id: projectId }] })
+
+    server.process.kill('SIGINT')
+    expect(await exitOf(server, STOP_TIMEOUT_MS, 'the server after SIGINT')).toEqual({ code: 0, signal: null })
+    expect(await postmasterPid(dataDir)).toBeUndefined()
+  })
+})
+
+describe('GET /healthz', () => {
+  it('answers 503 when the database is unreachable', async () => {
+    const db = createDb('postgres://u:p@127.0.0.1:1/x', 1)
+    const app = await buildApp({ db, config: loadConfig({ LOG_LEVEL: 'silent' }), logger: false })
+    try {
+      const response = await app.inject({ method: 'GET', url: '/healthz' })
+      expect(response.statusCode).toBe(503)
+      expect(response.json()).toEqual({ status: 'unavailable', database: 'down' })
+    } finally {
+      await app.close()
+      await db.destroy()
+    }
+  })
+})
