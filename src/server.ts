@@ -3,6 +3,10 @@ import { buildApp } from './app.js'
 import type { Config } from './config.js'
 import { connect, type Connection } from './db/connect.js'
 import { migrateToLatest } from './db/migrate.js'
+import { purgeDeletedStreams } from './stream/streams.js'
+
+// Deleted streams are purged 7 days after deletion; any server process may do it (it is idempotent).
+const PURGE_INTERVAL_MS = 60 * 60 * 1000
 
 export interface RunningServer {
   app: FastifyInstance
@@ -32,10 +36,15 @@ export async function startServer(config: Config): Promise<RunningServer> {
     throw error
   }
   const listening = app
+  const purge = setInterval(() => {
+    purgeDeletedStreams(connection.db, new Date()).catch((error: unknown) => listening.log.warn({ err: error }, 'stream purge failed'))
+  }, PURGE_INTERVAL_MS)
+  purge.unref()
   return {
     app: listening,
     connection,
     close: async () => {
+      clearInterval(purge)
       // Stop accepting, let in-flight requests finish, then release the database.
       await listening.close()
       await connection.close()

@@ -2,6 +2,7 @@ import type { Command} from 'commander';
 import { InvalidArgumentError } from 'commander'
 import { createAccount, createToken, listAccounts, listTokens, revokeToken, rotateCredential } from '../accounts/accounts.js'
 import { migrateToLatest } from '../db/migrate.js'
+import { purgeDeletedStreams, setStreamStatus, STREAM_STATUSES } from '../stream/streams.js'
 import { withDatabase } from './with-database.js'
 
 const print = (line: string): void => {
@@ -79,6 +80,22 @@ export function operatorCommands(program: Command): void {
     .action(async (tokenId: string) => {
       await withDatabase((db) => revokeToken(db, tokenId))
       print(`token ${tokenId} revoked`)
+    })
+
+  const streams = program.command('streams').description('operate streams')
+  streams
+    .command('set-status <streamId> <status>')
+    .description(`set a stream's status: ${STREAM_STATUSES.join(', ')}`)
+    .action(async (streamId: string, status: string) => {
+      const stream = await withDatabase((db) => setStreamStatus(db, streamId, status, new Date()))
+      print(`stream ${stream.id} (${stream.name}) is now ${stream.status}`)
+    })
+  streams
+    .command('purge')
+    .description('remove streams deleted more than 7 days ago, with their data (the server also does this hourly)')
+    .action(async () => {
+      const purged = await withDatabase((db) => purgeDeletedStreams(db, new Date()))
+      print(`purged ${purged} stream(s)`)
     })
 
   program

@@ -16,7 +16,15 @@ export interface TestAccount {
   bearer: Record<string, string>
 }
 
+/** A clock the test moves by hand (name reservation, rate-limit windows); starts at the real time. */
+export interface TestClock {
+  now(): Date
+  set(date: Date): void
+  advance(ms: number): void
+}
+
 export interface TestContext {
+  clock: TestClock
   app: FastifyInstance
   db: Db
   database: TestDatabase
@@ -32,11 +40,21 @@ export interface TestContext {
  */
 export function useTestApp(env: Record<string, string> = {}): TestContext {
   const context = {} as TestContext
+  let current = new Date()
+  context.clock = {
+    now: () => new Date(current),
+    set: (date) => {
+      current = new Date(date)
+    },
+    advance: (ms) => {
+      current = new Date(current.getTime() + ms)
+    },
+  }
   beforeAll(async () => {
     context.database = await createTestDatabase()
     context.db = context.database.db
     context.config = loadConfig({ LOG_LEVEL: 'silent', ...env })
-    context.app = await buildApp({ db: context.db, config: context.config, logger: false })
+    context.app = await buildApp({ db: context.db, config: context.config, logger: false, clock: context.clock.now })
     await context.app.ready()
     context.account = async (name = 'Test account') => {
       const created = await createAccount(context.db, name)
