@@ -28,7 +28,7 @@ const gzipBytes = (await fs.stat(gzipFile)).size
 console.log(`${ROWS} rows, ${(bytes / 1e6).toFixed(1)} MB (${(gzipBytes / 1e6).toFixed(1)} MB gzip)`)
 
 const database = await benchDatabase()
-const server = await startServerProcess(database.url)
+const server = await startServerProcess(database.url, process.env.BENCH_NODE_OPTIONS ? { NODE_OPTIONS: process.env.BENCH_NODE_OPTIONS } : {})
 const account = await createAccount(database.db, 'bench')
 const { token } = account.token
 const stream = await post(`${server.baseUrl}/streams`, 'application/vnd.api+json', JSON.stringify({ data: { type: 'stream', attributes: { name: 'bench' } } }))
@@ -78,7 +78,7 @@ for (let run = 0; run < RUNS; run++) {
   copyTimes.push(await bareCopy())
   plain.push(await upload(plainFile))
   gzip.push(await upload(gzipFile, 'gzip'))
-  console.log(`run ${run + 1}: copy ${copyTimes.at(-1)?.toFixed(2)} s, upload ${plain.at(-1)?.seconds.toFixed(2)} s, gzip ${gzip.at(-1)?.seconds.toFixed(2)} s`)
+  console.log(`run ${run + 1}: copy ${copyTimes.at(-1)?.toFixed(2)} s, upload ${plain.at(-1)?.seconds.toFixed(2)} s (${plain.at(-1)?.peakMb.toFixed(0)} MB), gzip ${gzip.at(-1)?.seconds.toFixed(2)} s (${gzip.at(-1)?.peakMb.toFixed(0)} MB)`)
 }
 
 const bigBytes = await writeNdjson(bigFile, BIG_ROWS)

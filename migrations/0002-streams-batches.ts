@@ -38,15 +38,18 @@ export async function up(db: Kysely<unknown>): Promise<void> {
     CREATE INDEX batch_stream_idx ON batch (stream_id, seq);
 
     -- Validated rows of a chunked upload (data: a flat JSON object, every value a string), or the
-    -- ids of a delete batch (data NULL). Written with COPY in the transaction that creates the batch.
+    -- ids of a delete batch (data NULL). Written with COPY in the transaction that creates the batch,
+    -- and only ever read a whole batch at a time. No primary key and no foreign key: together they
+    -- cost more than the rest of the COPY (bench/results/upload.md); rows arrive clustered by batch,
+    -- so a BRIN index finds a batch's rows, and whoever deletes batches deletes their rows.
     CREATE TABLE batch_row (
-      batch_id uuid NOT NULL REFERENCES batch (id) ON DELETE CASCADE,
+      batch_id uuid NOT NULL,
       line_no integer NOT NULL,
       account_id bigint NOT NULL,
       product_id text NOT NULL,
-      data text,
-      PRIMARY KEY (batch_id, line_no)
+      data text
     );
+    CREATE INDEX batch_row_batch_idx ON batch_row USING brin (batch_id);
 
     -- A referenced upload is kept as received (decompressed) and parsed when an import reads it.
     -- Kept in Postgres so that it commits with its batch and every server process can read it.

@@ -77,14 +77,10 @@ export function stringifyScalars(json: string): string {
   while (i < length) {
     const c = json.charCodeAt(i)
     if (c === 34 /* " */) {
-      i++
-      while (i < length) {
-        const s = json.charCodeAt(i)
-        if (s === 92 /* \ */) i += 2
-        else if (s === 34) break
-        else i++
-      }
-      i++
+      // Jump to the closing quote natively; a quote preceded by an odd run of backslashes is escaped.
+      let close = json.indexOf('"', i + 1)
+      while (close !== -1 && isEscaped(json, close)) close = json.indexOf('"', close + 1)
+      i = close === -1 ? length : close + 1
       continue
     }
     let replacement: string | undefined
@@ -111,6 +107,12 @@ export function stringifyScalars(json: string): string {
     i = end
   }
   return out + json.slice(copiedUpTo)
+}
+
+function isEscaped(text: string, quote: number): boolean {
+  let backslashes = 0
+  for (let k = quote - 1; text.charCodeAt(k) === 92; k--) backslashes++
+  return backslashes % 2 === 1
 }
 
 function isNumberChar(c: number): boolean {

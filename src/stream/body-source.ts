@@ -1,11 +1,7 @@
-import type { Readable } from 'node:stream'
+import { PassThrough, type Readable, type Transform } from 'node:stream'
 import { createGunzip } from 'node:zlib'
 import { BadRequestError, PayloadTooLargeError, RequestTimeoutError, UnsupportedMediaTypeError } from '../errors.js'
 
-/**
- * The request body as decoded chunks: gunzipped as a stream when announced, and cut off with a 413
- * once more than `maxBytes` have come out, so that neither a large body nor a gzip bomb can pass.
- */
 export interface BodyLimits {
   maxBytes: number
   /** Fires at the request's deadline: reading stops, but the socket stays open for the 503. */
@@ -13,41 +9,50 @@ export interface BodyLimits {
   timeoutMs: number
 }
 
+/**
+ * The request body as decoded chunks: gunzipped as a stream when announced, and cut off with a 413
+ * once more than `maxBytes` have come out, so that neither a large body nor a gzip bomb can pass.
+ */
 export async function* decodedBody(raw: Readable, contentEncoding: string | undefined, limits: BodyLimits): AsyncGenerator<Buffer> {
-  const { maxBytes, signal, timeoutMs } = limits
   const encoding = (contentEncoding ?? 'identity').trim().toLowerCase()
-  let source: Readable = raw
-  if (encoding === 'gzip' || encoding === 'x-gzip') {
-    const gunzip = createGunzip()
-    raw.on('error', (error) => gunzip.destroy(error))
-    raw.pipe(gunzip)
-    source = gunzip
-  } else if (encoding !== 'identity' && encoding !== '') {
+  const gzipped = encoding === 'gzip' || encoding === 'x-gzip'
+  if (!gzipped && encoding !== 'identity' && encoding !== '') {
     throw new UnsupportedMediaTypeError(`Content-Encoding ${encoding} is not supported; send gzip or an uncompressed body`)
   }
+  // The body is read through a stream of our own, piped from the request: at the deadline it is
+  // unpiped and destroyed, which ends the loop below while the socket stays usable for the answer.
+  const source: Transform = gzipped ? createGunzip() : new PassThrough()
+  const fail = (error: Error) => {
+    raw.unpipe(source)
+    source.destroy(error)
+  }
+  const onTimeout = () => fail(new RequestTimeoutError(limits.timeoutMs))
+  const onRequestError = (error: Error) => fail(error)
+  if (limits.signal.aborted) onTimeout()
+  limits.signal.addEventListener('abort', onTimeout, { once: true })
+  raw.on('error', onRequestError)
+  // A client that goes away mid-body: Node closes the request without an error in some versions.
+  const onAborted = () => fail(new Error('The client closed the connection before the body was complete'))
+  raw.on('aborted', onAborted)
+  raw.pipe(source)
+
   let total = 0
-  const deadline = new Promise<never>((_, reject) => {
-    const fire = () => reject(new RequestTimeoutError(timeoutMs))
-    if (signal.aborted) fire()
-    else signal.addEventListener('abort', fire, { once: true })
-  })
-  deadline.catch(() => {})
-  const chunks = source.iterator({ destroyOnReturn: false })
   try {
-    for (;;) {
-      const next = await Promise.race([chunks.next(), deadline])
-      if (next.done) break
-      const buffer = next.value as Buffer
+    for await (const chunk of source) {
+      const buffer = chunk as Buffer
       total += buffer.length
-      if (total > maxBytes) throw new PayloadTooLargeError(`The body is larger than ${maxBytes} bytes (after decompression)`)
+      if (total > limits.maxBytes) throw new PayloadTooLargeError(`The body is larger than ${limits.maxBytes} bytes (after decompression)`)
       yield buffer
     }
   } catch (error) {
-    if (source !== raw && isZlibError(error)) throw new BadRequestError(`The gzip body is corrupt: ${(error as Error).message}`)
+    if (gzipped && isZlibError(error)) throw new BadRequestError(`The gzip body is corrupt: ${(error as Error).message}`)
     throw error
   } finally {
-    // Stop reading; an unread rest of the body is discarded when the response has been sent.
-    source.pause()
+    limits.signal.removeEventListener('abort', onTimeout)
+    raw.off('error', onRequestError)
+    raw.off('aborted', onAborted)
+    raw.unpipe(source)
+    source.destroy()
   }
 }
 

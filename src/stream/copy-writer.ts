@@ -50,7 +50,8 @@ export class CopyWriter {
     const chunk = this.buffer.join('')
     this.buffer = []
     this.bufferedChars = 0
-    if (!this.stream.write(chunk)) await Promise.race([once(this.stream, 'drain'), this.done])
+    // once() also rejects when the stream emits 'error', so a failed COPY cannot leave us waiting.
+    if (!this.stream.write(chunk)) await once(this.stream, 'drain')
   }
 }
 

@@ -109,9 +109,14 @@ export async function deleteStream(db: DbHandle, accountId: string, streamId: st
 /** Removes streams deleted more than 7 days ago, with everything they held. */
 export async function purgeDeletedStreams(db: DbHandle, now: Date, accountId?: string): Promise<number> {
   const cutoff = new Date(now.getTime() - NAME_RESERVATION_DAYS * 86_400_000)
-  let query = db.deleteFrom('stream').where('deleted_at', '<', cutoff)
-  if (accountId !== undefined) query = query.where('account_id', '=', accountId)
-  const result = await query.executeTakeFirst()
+  let expired = db.selectFrom('stream').select('id').where('deleted_at', '<', cutoff)
+  if (accountId !== undefined) expired = expired.where('account_id', '=', accountId)
+  // batch_row has no foreign key (it would slow every upload): its rows go first, explicitly.
+  await db
+    .deleteFrom('batch_row')
+    .where('batch_id', 'in', db.selectFrom('batch').select('id').where('stream_id', 'in', expired))
+    .execute()
+  const result = await db.deleteFrom('stream').where('id', 'in', expired).executeTakeFirst()
   return Number(result.numDeletedRows)
 }
 
