@@ -37,6 +37,7 @@ export async function buildApp({ db, config, logger, clock = () => new Date(), r
   }).withTypeProvider<TypeBoxTypeProvider>()
 
   app.decorateRequest('caller', null)
+  app.decorateRequest('deadline', null)
   app.addSchema(ErrorBody)
 
   await app.register(swagger, {

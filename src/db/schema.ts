@@ -156,3 +156,4 @@ export type NewSite = Insertable<SiteTable>
 export type AccessToken = Selectable<AccessTokenTable>
 export type Stream = Selectable<StreamTable>
 export type Batch = Selectable<BatchTable>
+export type DataSource = Selectable<DataSourceTable>

@@ -4,8 +4,12 @@ declare module 'fastify' {
   interface FastifyContextConfig {
     /** Credentials the route accepts; `none` for public routes. Platform routes default to x-auth-token. */
     auth?: AuthScheme | 'none'
+    /** The route answers its own deadline (uploads roll back first, then answer 503). */
+    ownsDeadline?: boolean
   }
   interface FastifyRequest {
     caller: Caller | null
+    /** Aborts when a stream request runs past STREAM_REQUEST_TIMEOUT_MS. */
+    deadline: AbortSignal | null
   }
 }

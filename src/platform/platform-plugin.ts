@@ -3,6 +3,7 @@ import { authenticate } from '../auth/authenticate.js'
 import { BadRequestError, GoneError, UnauthorizedError } from '../errors.js'
 import { toClientError } from '../http/http-errors.js'
 import type { PlatformDeps } from './deps.js'
+import { dataSourceRoutes } from './data-sources.js'
 import { projectRoutes } from './projects.js'
 import { siteRoutes } from './sites.js'
 import { tagRoutes } from './tags.js'
@@ -60,6 +61,7 @@ export const platformPlugin: FastifyPluginAsync<PlatformDeps> = async (app, deps
   await app.register(projectRoutes, { prefix: '/platform/v2', ...deps })
   await app.register(siteRoutes, { prefix: '/platform/v2', ...deps })
   await app.register(tagRoutes, { prefix: '/platform/v2', ...deps })
+  await app.register(dataSourceRoutes, { prefix: '/platform/v2', ...deps })
   await app.register(withdrawnProductWrites, { prefix: '/platform/v2' })
 }
 

@@ -14,8 +14,8 @@ export interface CopyInput {
 
 /**
  * Copies a site's configuration into a new site. Always copied: tags (not the reference, which is
- * unique), id_column and status. `copy_schedule_and_trigger` adds the import schedule. Data sources
- * (`copy_shared_setting`) and channels (`copy_export`) join as those features land.
+ * unique), id_column and status. `copy_schedule_and_trigger` adds the import schedule,
+ * `copy_shared_setting` the data sources (the data flow). Channels (`copy_export`) join with channels.
  */
 export async function copySite(db: Db, accountId: string, segment: string, input: CopyInput): Promise<Site> {
   const source = await getSite(db, accountId, segment)
@@ -50,6 +50,20 @@ export async function copySite(db: Db, accountId: string, segment: string, input
           .where('is_reference', '=', false),
       )
       .execute()
+    if (input.copy_shared_setting) {
+      await trx
+        .insertInto('data_source')
+        .columns(['account_id', 'site_id', 'stream_id', 'import_type', 'description', 'status', 'import_empty'])
+        .expression((eb) =>
+          eb
+            .selectFrom('data_source')
+            .select((s) => [s.val(accountId).as('account_id'), s.val(copy.id).as('site_id'), 'stream_id', 'import_type', 'description', 'status', 'import_empty'])
+            .where('account_id', '=', accountId)
+            .where('site_id', '=', source.id)
+            .orderBy('id'),
+        )
+        .execute()
+    }
     return copy
   })
 }

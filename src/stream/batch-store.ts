@@ -1,7 +1,8 @@
 import { randomUUID } from 'node:crypto'
+import type { CompiledQuery } from 'kysely'
 import type { Db, DbHandle } from '../db/database.js'
 import type { Batch, BatchKind, BatchStage, BatchStatus, Stream } from '../db/schema.js'
-import { NotFoundError } from '../errors.js'
+import { NotFoundError, UnsupportedMediaTypeError } from '../errors.js'
 import { getStream } from './streams.js'
 import { isoSeconds } from './upload-stage.js'
 
@@ -44,9 +45,27 @@ export function finishBatchQuery(db: Db, batchId: string, stage: BatchStage, sta
     .compile()
 }
 
-/** A stream keeps the content type of its first upload. */
-export function setContentTypeQuery(db: Db, stream: Stream, contentType: string) {
-  return db.updateTable('stream').set({ content_type: contentType }).where('id', '=', stream.id).where('content_type', 'is', null).compile()
+/**
+ * A stream keeps the content type of its first upload. The first upload claims it at the start of
+ * its transaction: a racing first upload blocks on the row lock, then finds the claimed type.
+ */
+export async function claimContentType(
+  db: Db,
+  run: <R>(query: CompiledQuery<R>) => Promise<R[]>,
+  stream: Stream,
+  contentType: string,
+): Promise<void> {
+  if (stream.content_type === contentType) return
+  const claimed = await run(
+    db.updateTable('stream').set({ content_type: contentType }).where('id', '=', stream.id).where('content_type', 'is', null).returning('id').compile(),
+  )
+  if (claimed.length > 0) return
+  const [current] = await run(db.selectFrom('stream').select('content_type').where('id', '=', stream.id).compile())
+  if (current?.content_type !== contentType) {
+    throw new UnsupportedMediaTypeError(
+      `Stream ${stream.id} receives ${current?.content_type ?? 'another content type'}; content types cannot be mixed within one stream (create a new stream instead)`,
+    )
+  }
 }
 
 /** The document an empty upload answers with (COMPAT.md): a failed batch that is not stored. */

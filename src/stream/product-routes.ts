@@ -1,6 +1,7 @@
 import { Type } from '@sinclair/typebox'
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import type { FastifyRequest } from 'fastify'
+import { BadRequestError } from '../errors.js'
 import { accountOf } from '../platform/deps.js'
 import { BatchResource, JsonApiError, batchResource } from './json-api.js'
 import type { StreamDeps } from './stream-plugin.js'
@@ -16,6 +17,11 @@ const errors = {
 const uploadResponses = { 202: BatchDoc, 422: Type.Union([BatchDoc, JsonApiError]), ...errors }
 const tags = ['products']
 
+function hasBody(request: FastifyRequest): boolean {
+  const length = request.headers['content-length']
+  return (length !== undefined && length !== '0') || request.headers['transfer-encoding'] !== undefined
+}
+
 export const productRoutes: FastifyPluginAsyncTypebox<StreamDeps> = async (app, { db, config, clock }) => {
   const prefix = config.STREAM_PREFIX
   // Bodies are read as streams by the upload itself, never buffered by a parser.
@@ -30,16 +36,18 @@ export const productRoutes: FastifyPluginAsyncTypebox<StreamDeps> = async (app, 
       contentType: request.headers['content-type'],
       contentEncoding: request.headers['content-encoding'],
       body: request.raw,
-      signal: AbortSignal.timeout(config.STREAM_REQUEST_TIMEOUT_MS),
+      signal: request.deadline ?? AbortSignal.timeout(config.STREAM_REQUEST_TIMEOUT_MS),
       timeoutMs: config.STREAM_REQUEST_TIMEOUT_MS,
       maxBytes: config.MAX_UPLOAD_BYTES,
       now: clock,
     })
 
   const uploadProductsRoute = upload('upsert')
+  const ownsDeadline = { ownsDeadline: true }
   app.route({
     method: ['POST', 'PUT', 'PATCH'],
     url: '/streams/:streamId/products',
+    config: ownsDeadline,
     schema: { tags, params: StreamParams, response: uploadResponses },
     handler: async (request, reply) => {
       const result = await uploadProductsRoute(request, request.params.streamId)
@@ -50,9 +58,10 @@ export const productRoutes: FastifyPluginAsyncTypebox<StreamDeps> = async (app, 
   const deleteLines = upload('delete')
   app.delete(
     '/streams/:streamId/products',
-    { schema: { tags, params: StreamParams, querystring: Type.Object({ all: Type.Optional(Type.Boolean()) }), response: uploadResponses } },
+    { config: ownsDeadline, schema: { tags, params: StreamParams, querystring: Type.Object({ all: Type.Optional(Type.Boolean()) }), response: uploadResponses } },
     async (request, reply) => {
       if (request.query.all === true) {
+        if (hasBody(request)) throw new BadRequestError('?all=true deletes every row and takes no body; send either ids or all=true')
         const batch = await deleteProducts(db, accountOf(request), request.params.streamId, undefined, clock())
         return reply.code(202).send({ data: batchResource(batch, prefix) })
       }

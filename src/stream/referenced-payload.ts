@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto'
 import { withRawTransaction, type Db } from '../db/database.js'
 import type { Batch, Stream } from '../db/schema.js'
 import { RequestTimeoutError } from '../errors.js'
-import { emptyPayloadBatch, finishBatchQuery, insertBatchQuery, setContentTypeQuery } from './batch-store.js'
+import { claimContentType, emptyPayloadBatch, finishBatchQuery, insertBatchQuery } from './batch-store.js'
 import { CopyWriter } from './copy-writer.js'
 import { StageCollector } from './upload-stage.js'
 
@@ -31,6 +31,7 @@ export async function saveReferencedPayload(db: Db, upload: ReferencedUpload): P
   const batchId = randomUUID()
   try {
     const batch = await withRawTransaction(db, async (client, run) => {
+      await claimContentType(db, run, stream, upload.mediaType)
       await run(insertBatchQuery(db, { batchId, stream, kind: 'upsert', contentType: upload.mediaType, now: upload.now() }))
       const copy = new CopyWriter(client, 'COPY batch_payload (batch_id, chunk_no, account_id, chunk) FROM STDIN')
       let pending: Buffer[] = []
@@ -59,7 +60,6 @@ export async function saveReferencedPayload(db: Db, upload: ReferencedUpload): P
       if (!hasContent) throw ROLLBACK_EMPTY
       const collector = new StageCollector()
       const [saved] = await run(finishBatchQuery(db, batchId, collector.stage(upload.now()), 'uploaded'))
-      if (stream.content_type === null) await run(setContentTypeQuery(db, stream, upload.mediaType))
       if (upload.signal.aborted) throw new RequestTimeoutError(upload.timeoutMs)
       return saved as Batch
     })

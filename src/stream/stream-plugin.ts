@@ -3,7 +3,7 @@ import { authenticate } from '../auth/authenticate.js'
 import { hashSecret } from '../auth/secrets.js'
 import type { Config } from '../config.js'
 import type { Db } from '../db/database.js'
-import { AppError, TooManyRequestsError, UnauthorizedError } from '../errors.js'
+import { AppError, RequestTimeoutError, TooManyRequestsError, UnauthorizedError } from '../errors.js'
 import { toClientError } from '../http/http-errors.js'
 import { batchRoutes } from './batch-routes.js'
 import { JSON_API } from './json-api.js'
@@ -39,6 +39,7 @@ export const streamPlugin: FastifyPluginAsync<StreamDeps> = async (app, deps) =>
 
   app.addHook('onRequest', async (request, reply) => {
     reply.type(JSON_API)
+    armDeadline(request, reply, deps.config.STREAM_REQUEST_TIMEOUT_MS)
     // Counted before authentication, so that guessing tokens is rate-limited too.
     const authorization = request.headers.authorization
     const who = authorization ? hashSecret(authorization) : `ip:${request.ip}`
@@ -56,7 +57,16 @@ export const streamPlugin: FastifyPluginAsync<StreamDeps> = async (app, deps) =>
     request.caller = caller
   })
 
-  app.setErrorHandler((thrown, request, reply) => sendError(thrown, request, reply))
+  // A request whose deadline passed while its body was still arriving has had its 503 already.
+  app.addHook('preHandler', async (request, reply) => {
+    if (reply.sent) return reply
+    handlerStarted.add(request)
+  })
+
+  app.setErrorHandler((thrown, request, reply) => {
+    if (reply.sent) return
+    return sendError(thrown, request, reply)
+  })
 
   await app.register(async (scope: FastifyInstance) => {
     scope.setNotFoundHandler((request, reply) =>
@@ -67,6 +77,26 @@ export const streamPlugin: FastifyPluginAsync<StreamDeps> = async (app, deps) =>
   await app.register(productRoutes, deps)
   await app.register(batchRoutes, deps)
 }
+
+/**
+ * Every stream request gets a deadline. Uploads watch it themselves (they roll back, then answer).
+ * Any other request still waiting for its body when the deadline passes is answered 503 here; its
+ * handler never runs, so nothing is written. A handler that has started is one short transaction
+ * and is left to finish.
+ */
+function armDeadline(request: FastifyRequest, reply: FastifyReply, timeoutMs: number): void {
+  const controller = new AbortController()
+  request.deadline = controller.signal
+  const timer = setTimeout(() => {
+    controller.abort()
+    if (request.routeOptions.config.ownsDeadline || reply.sent || handlerStarted.has(request)) return
+    void sendError(new RequestTimeoutError(timeoutMs), request, reply)
+  }, timeoutMs)
+  timer.unref()
+  reply.raw.once('close', () => clearTimeout(timer))
+}
+
+const handlerStarted = new WeakSet<FastifyRequest>()
 
 function sendError(thrown: unknown, request: FastifyRequest, reply: FastifyReply) {
   const { statusCode, message, error } = toClientError(thrown)

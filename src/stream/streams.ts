@@ -90,13 +90,19 @@ export async function renameStream(db: Db, accountId: string, streamId: string, 
   return db.transaction().execute(async (trx) => {
     await purgeDeletedStreams(trx, now, accountId)
     await assertNameFree(trx, accountId, name)
-    return trx
-      .updateTable('stream')
-      .set({ name, updated_at: now })
-      .where('account_id', '=', accountId)
-      .where('id', '=', stream.id)
-      .returningAll()
-      .executeTakeFirstOrThrow()
+    try {
+      return await trx
+        .updateTable('stream')
+        .set({ name, updated_at: now })
+        .where('account_id', '=', accountId)
+        .where('id', '=', stream.id)
+        .returningAll()
+        .executeTakeFirstOrThrow()
+    } catch (error) {
+      // Another request took the name between the check and the update.
+      if (isUniqueViolation(error)) throw new ConflictError(`A stream named "${name}" already exists`)
+      throw error
+    }
   })
 }
 
@@ -157,10 +163,13 @@ async function assertNameFree(db: DbHandle, accountId: string, name: string): Pr
     .where('name', '=', name)
     .executeTakeFirst()
   if (!taken) return
-  const detail = taken.deleted_at
-    ? `A stream named "${name}" was deleted less than ${NAME_RESERVATION_DAYS} days ago; its name stays reserved until then`
-    : `A stream named "${name}" already exists`
-  throw new ConflictError(detail, { duplicate: { type: 'stream', id: taken.id, links: { self: `/streams/${taken.id}` } } })
+  if (taken.deleted_at) {
+    // The reserving stream is gone from every read, so there is nothing to point at.
+    throw new ConflictError(`A stream named "${name}" was deleted less than ${NAME_RESERVATION_DAYS} days ago; its name stays reserved until then`)
+  }
+  throw new ConflictError(`A stream named "${name}" already exists`, {
+    duplicate: { type: 'stream', id: taken.id, links: { self: `/streams/${taken.id}` } },
+  })
 }
 
 /** A stream feeding a disabled site accepts no data (DESIGN.md 5.5). */

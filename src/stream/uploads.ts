@@ -11,7 +11,7 @@ import { LineSplitter, type SplitItem } from './line-splitter.js'
 import { saveReferencedPayload } from './referenced-payload.js'
 import { feedsDisabledSite, getStream } from './streams.js'
 import { StageCollector } from './upload-stage.js'
-import { emptyPayloadBatch, finishBatchQuery, insertBatchQuery, setContentTypeQuery } from './batch-store.js'
+import { claimContentType, emptyPayloadBatch, finishBatchQuery, insertBatchQuery } from './batch-store.js'
 
 export interface UploadRequest {
   accountId: string
@@ -96,6 +96,7 @@ async function saveChunkedRows(db: Db, stream: Stream, request: UploadRequest, m
   const kind: BatchKind = request.kind === 'delete' ? 'delete' : 'upsert'
   let lineNumber = 0
   const outcome = await withRawTransaction(db, async (client, run) => {
+    if (kind === 'upsert') await claimContentType(db, run, stream, mediaType)
     await run(insertBatchQuery(db, { batchId, stream, kind, contentType: kind === 'upsert' ? mediaType : null, now: request.now() }))
     const copy = new CopyWriter(client, 'COPY batch_row (batch_id, line_no, account_id, product_id, data) FROM STDIN')
     const prefix = `${batchId}\t`
@@ -140,7 +141,6 @@ async function saveChunkedRows(db: Db, stream: Stream, request: UploadRequest, m
     if (isEmptyPayload(collector)) throw EMPTY
     const status = collector.successCount === 0 ? 'failed' : 'uploaded'
     const [batch] = await run(finishBatchQuery(db, batchId, collector.stage(request.now()), status))
-    if (kind === 'upsert' && stream.content_type === null) await run(setContentTypeQuery(db, stream, mediaType))
     // Whatever was written must not commit once the client has been told the request timed out.
     if (request.signal.aborted) throw new RequestTimeoutError(request.timeoutMs)
     return batch as Batch

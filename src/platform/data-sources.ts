@@ -1,0 +1,90 @@
+import { Type } from '@sinclair/typebox'
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
+import type { DataSource } from '../db/schema.js'
+import { createDataSource, deleteDataSource, getDataSource, listDataSources, updateDataSource } from '../sites/data-sources.js'
+import { accountOf, type PlatformDeps } from './deps.js'
+import { NullableBoolean, NullableString, SiteParams, errorResponses } from './schemas.js'
+
+// Site stream data sources (SPEC.md "site stream data sources"): X-Auth-Token or bearer. Ids are
+// integers here, as SPEC.md types them.
+const SourceOut = Type.Object({
+  id: Type.Integer(),
+  site_id: Type.Integer(),
+  description: Type.String(),
+  source: Type.String(),
+  import_type: Type.Integer(),
+  import_id: Type.Integer(),
+  status: Type.String(),
+  settings: Type.Array(Type.String()),
+  stream_id: Type.Integer(),
+  import_empty: Type.Boolean(),
+})
+const Meta = Type.Object({
+  cursor: Type.Object({ current: Type.Integer(), prev: Type.Integer(), next: Type.Integer(), count: Type.Integer() }),
+})
+const Sources = Type.Object({ success: Type.Literal(true), Sources: Type.Array(SourceOut), meta: Meta })
+const SourceBody = Type.Object({
+  import_type: Type.Optional(NullableString({ description: '1 = main data feed, 2 = additional data feed' })),
+  description: Type.Optional(NullableString()),
+  stream_id: Type.Optional(NullableString({ description: 'id of a stream of the account' })),
+  status: Type.Optional(NullableString({ enum: ['active', 'paused', null] })),
+  import_empty: Type.Optional(NullableBoolean()),
+})
+const SourceParams = Type.Object({ siteId: Type.String(), streamId: Type.String({ description: 'id of the data source' }) })
+const PageQuery = Type.Object({
+  limit: Type.Integer({ minimum: 1, maximum: 1000, default: 100 }),
+  cursor: Type.Integer({ minimum: 0, default: 0 }),
+  previous: Type.Integer({ minimum: 0, default: 0 }),
+})
+const tags = ['data sources']
+const config = { auth: 'x-auth-token-or-bearer' as const }
+
+function sourceView(source: DataSource) {
+  return {
+    id: Number(source.id),
+    site_id: Number(source.site_id),
+    description: source.description,
+    source: 'stream',
+    import_type: source.import_type,
+    import_id: Number(source.id),
+    status: source.status,
+    settings: [`stream : ${source.stream_id}`],
+    stream_id: Number(source.stream_id),
+    import_empty: source.import_empty,
+  }
+}
+
+const single = (source: DataSource) => ({
+  success: true as const,
+  Sources: [sourceView(source)],
+  meta: { cursor: { current: 0, prev: 0, next: 0, count: 1 } },
+})
+
+export const dataSourceRoutes: FastifyPluginAsyncTypebox<PlatformDeps> = async (app, { db }) => {
+  app.get('/sites/:siteId/streams', { config, schema: { tags, params: SiteParams, querystring: PageQuery, response: { 200: Sources, ...errorResponses } } }, async (request) => {
+    const page = await listDataSources(db, accountOf(request), request.params.siteId, request.query)
+    return { success: true as const, Sources: page.sources.map(sourceView), meta: { cursor: page.cursor } }
+  })
+
+  app.post('/sites/:siteId/streams', { config, schema: { tags, params: SiteParams, body: SourceBody, response: { 201: Sources, ...errorResponses } } }, async (request, reply) =>
+    reply.code(201).send(single(await createDataSource(db, accountOf(request), request.params.siteId, request.body))),
+  )
+
+  app.get('/sites/:siteId/streams/:streamId', { config, schema: { tags, params: SourceParams, response: { 200: Sources, ...errorResponses } } }, async (request) =>
+    single(await getDataSource(db, accountOf(request), request.params.siteId, request.params.streamId)),
+  )
+
+  app.put('/sites/:siteId/streams/:streamId', { config, schema: { tags, params: SourceParams, body: SourceBody, response: { 200: Sources, ...errorResponses } } }, async (request) =>
+    single(await updateDataSource(db, accountOf(request), request.params.siteId, request.params.streamId, request.body)),
+  )
+
+  // 200 with a body, like every platform DELETE (COMPAT.md).
+  app.delete(
+    '/sites/:siteId/streams/:streamId',
+    { config, schema: { tags, params: SourceParams, response: { 200: Type.Object({ success: Type.Literal(true), message: Type.String() }), ...errorResponses } } },
+    async (request) => {
+      const source = await deleteDataSource(db, accountOf(request), request.params.siteId, request.params.streamId)
+      return { success: true as const, message: `Data source ${source.id} deleted` }
+    },
+  )
+}

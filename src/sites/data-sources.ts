@@ -1,0 +1,141 @@
+import type { DbHandle } from '../db/database.js'
+import type { DataSource } from '../db/schema.js'
+import { BadRequestError, NotFoundError } from '../errors.js'
+import { bodyId, isId } from './ids.js'
+import { getSite } from './sites.js'
+
+export interface DataSourceInput {
+  import_type?: string | number | null
+  description?: string | null
+  stream_id?: string | number | null
+  status?: string | null
+  import_empty?: boolean | null
+}
+
+export interface SourcePage {
+  sources: DataSource[]
+  cursor: { current: number; prev: number; next: number; count: number }
+}
+
+const STATUSES = ['active', 'paused'] as const
+
+/**
+ * Cursor paging (SPEC.md): `cursor` returns the sources whose ids come after it, `previous` the
+ * page that ends before that id. `next` is the cursor of the following page (0 when none), `prev`
+ * the value of `previous` that returns the page before this one (0 when none).
+ */
+export async function listDataSources(db: DbHandle, accountId: string, siteSegment: string, page: { limit: number; cursor: number; previous: number }): Promise<SourcePage> {
+  const site = await getSite(db, accountId, siteSegment)
+  const ofSite = db.selectFrom('data_source').selectAll().where('account_id', '=', accountId).where('site_id', '=', site.id)
+  let rows: DataSource[]
+  if (page.previous > 0) {
+    rows = (await ofSite.where('id', '<', String(page.previous)).orderBy('id', 'desc').limit(page.limit + 1).execute()).reverse()
+    if (rows.length > page.limit) rows = rows.slice(1)
+  } else {
+    rows = await ofSite.where('id', '>', String(page.cursor)).orderBy('id').limit(page.limit + 1).execute()
+  }
+  const hasMore = page.previous > 0 ? true : rows.length > page.limit
+  const sources = rows.slice(0, page.limit)
+  const first = sources[0]
+  const before = first ? await ofSite.where('id', '<', first.id).select('id as before').limit(1).executeTakeFirst() : undefined
+  return {
+    sources,
+    cursor: {
+      current: page.previous > 0 ? Number(sources.at(-1)?.id ?? 0) : page.cursor,
+      prev: before && first ? Number(first.id) : 0,
+      next: hasMore && sources.length > 0 ? Number(sources.at(-1)?.id) : 0,
+      count: sources.length,
+    },
+  }
+}
+
+export async function getDataSource(db: DbHandle, accountId: string, siteSegment: string, sourceId: string): Promise<DataSource> {
+  const site = await getSite(db, accountId, siteSegment)
+  const source = isId(sourceId)
+    ? await db
+        .selectFrom('data_source')
+        .selectAll()
+        .where('account_id', '=', accountId)
+        .where('site_id', '=', site.id)
+        .where('id', '=', sourceId)
+        .executeTakeFirst()
+    : undefined
+  if (!source) throw new NotFoundError()
+  return source
+}
+
+export async function createDataSource(db: DbHandle, accountId: string, siteSegment: string, input: DataSourceInput): Promise<DataSource> {
+  const site = await getSite(db, accountId, siteSegment)
+  const importType = readImportType(input.import_type, true)
+  const status = readStatus(input.status, true)
+  if (input.description === null || input.description === undefined) throw new BadRequestError('description: is required')
+  const streamId = bodyId(input.stream_id)
+  if (streamId === undefined) throw new BadRequestError('stream_id: is required')
+  if (!isId(streamId)) throw new BadRequestError('stream_id: must be a positive integer')
+  const stream = await db
+    .selectFrom('stream')
+    .select('id')
+    .where('account_id', '=', accountId)
+    .where('id', '=', streamId)
+    .where('deleted_at', 'is', null)
+    .executeTakeFirst()
+  if (!stream) throw new BadRequestError(`stream_id: no stream ${streamId} in this account`)
+  return db
+    .insertInto('data_source')
+    .values({
+      account_id: accountId,
+      site_id: site.id,
+      stream_id: stream.id,
+      import_type: importType ?? 1,
+      description: input.description,
+      status: status ?? 'active',
+      import_empty: input.import_empty ?? false,
+    })
+    .returningAll()
+    .executeTakeFirstOrThrow()
+}
+
+export async function updateDataSource(db: DbHandle, accountId: string, siteSegment: string, sourceId: string, input: DataSourceInput): Promise<DataSource> {
+  const source = await getDataSource(db, accountId, siteSegment, sourceId)
+  const streamId = bodyId(input.stream_id)
+  if (streamId !== undefined && streamId !== source.stream_id) {
+    throw new BadRequestError('stream_id: cannot be changed; create a new data source for another stream')
+  }
+  return db
+    .updateTable('data_source')
+    .set({
+      import_type: readImportType(input.import_type, false),
+      description: input.description ?? undefined,
+      status: readStatus(input.status, false),
+      import_empty: input.import_empty ?? undefined,
+    })
+    .where('account_id', '=', accountId)
+    .where('id', '=', source.id)
+    .returningAll()
+    .executeTakeFirstOrThrow()
+}
+
+export async function deleteDataSource(db: DbHandle, accountId: string, siteSegment: string, sourceId: string): Promise<DataSource> {
+  const source = await getDataSource(db, accountId, siteSegment, sourceId)
+  await db.deleteFrom('data_source').where('account_id', '=', accountId).where('id', '=', source.id).execute()
+  return source
+}
+
+function readImportType(value: DataSourceInput['import_type'], required: boolean): number | undefined {
+  if (value === null || value === undefined || value === '') {
+    if (required) throw new BadRequestError('import_type: is required (1 = main data feed, 2 = additional data feed)')
+    return undefined
+  }
+  const type = Number(value)
+  if (type !== 1 && type !== 2) throw new BadRequestError('import_type: must be 1 (main data feed) or 2 (additional data feed)')
+  return type
+}
+
+function readStatus(value: string | null | undefined, required: boolean): 'active' | 'paused' | undefined {
+  if (value === null || value === undefined) {
+    if (required) throw new BadRequestError('status: is required (active or paused)')
+    return undefined
+  }
+  if (!(STATUSES as readonly string[]).includes(value)) throw new BadRequestError('status: must be one of active, paused')
+  return value as 'active' | 'paused'
+}

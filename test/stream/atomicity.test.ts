@@ -1,0 +1,105 @@
+import type { AddressInfo } from 'node:net'
+import { gzipSync } from 'node:zlib'
+import { beforeAll, describe, expect, it } from 'vitest'
+import { useTestApp } from '../helpers/test-app.js'
+import { RawConnection, openTransactions, uploadHead, waitUntil } from './raw-http.js'
+import { HIGH_LIMITS, expectBatch, expectNothingStored, storedCounts, streamClient } from './stream-fixtures.js'
+
+const t = useTestApp(HIGH_LIMITS)
+let port = 0
+
+beforeAll(async () => {
+  await t.app.listen({ port: 0, host: '127.0.0.1' })
+  port = (t.app.server.address() as AddressInfo).port
+})
+
+const TEN_MB = 10 * 1024 * 1024
+
+/** About `bytes` of valid NDJSON rows (more than one COPY flush, so rows reach the database before the cut). */
+function validLines(bytes: number): string {
+  const lines: string[] = []
+  let size = 0
+  for (let i = 0; size < bytes; i++) {
+    const line = `{"id":"SKU-${i}","title":"Product ${i}","description":"${'d'.repeat(60)}"}\n`
+    lines.push(line)
+    size += line.length
+  }
+  return lines.join('')
+}
+
+/** Waits until the server holds an upload transaction open in the database (it has begun writing). */
+async function uploadInProgress(): Promise<void> {
+  await waitUntil('an upload transaction in the database', async () =>
+    (await openTransactions(t)).some((tx) => /COPY batch_(row|payload)/.test(tx.query) && tx.state === 'active'),
+  )
+}
+
+/** Waits until no transaction of the server is open: whatever it did with the upload has finished. */
+async function serverSettled(): Promise<void> {
+  await waitUntil('the upload transaction to end', async () => (await openTransactions(t)).length === 0)
+}
+
+describe('a cut-off upload leaves nothing behind', () => {
+  it.each([
+    ['chunked', 'application/x-ndjson', 1024 * 1024],
+    ['referenced', 'application/x-ndjson', 3 * 1024 * 1024],
+    ['referenced', 'application/json', 3 * 1024 * 1024],
+  ])('%s stream, %s body', async (type, contentType, sentBytes) => {
+    const c = await streamClient(t)
+    const stream = await c.createStream(undefined, type)
+    const partial = contentType === 'application/json' ? `[${validLines(sentBytes).trim().split('\n').join(',')},` : validLines(sentBytes)
+    const connection = await RawConnection.open(port)
+    try {
+      await connection.write(uploadHead(stream.id, c.account.token, TEN_MB, contentType))
+      await connection.write(partial)
+      await uploadInProgress()
+    } finally {
+      connection.destroy()
+    }
+    await serverSettled()
+    await expectNothingStored(t, c, stream.id)
+
+    // The stream takes the next upload as if nothing had happened.
+    const batch = expectBatch(await c.upload(stream.id, '{"id":"after"}\n'))
+    expect((await c.batches(stream.id)).map((b) => b.id)).toEqual([batch.id])
+  })
+
+  it('a gzip body cut off mid-way leaves nothing behind', async () => {
+    const c = await streamClient(t)
+    const stream = await c.createStream()
+    const gz = gzipSync(validLines(4 * 1024 * 1024), { level: 1 })
+    const connection = await RawConnection.open(port)
+    try {
+      const head = uploadHead(stream.id, c.account.token, gz.length).replace('\r\n\r\n', '\r\nContent-Encoding: gzip\r\n\r\n')
+      await connection.write(head)
+      await connection.write(gz.subarray(0, Math.floor(gz.length / 2)))
+      await uploadInProgress()
+    } finally {
+      connection.destroy()
+    }
+    await serverSettled()
+    await expectNothingStored(t, c, stream.id)
+  })
+
+  it('the same upload sent in full over a socket is stored (the procedure above can see a batch)', async () => {
+    const c = await streamClient(t)
+    const stream = await c.createStream()
+    const body = validLines(1024 * 1024)
+    const count = body.split('\n').length - 1
+    const connection = await RawConnection.open(port)
+    try {
+      await connection.write(uploadHead(stream.id, c.account.token, Buffer.byteLength(body)))
+      await connection.write(body)
+      const response = await connection.response()
+      expect(response.statusCode, response.body).toBe(202)
+      expect(response.headers['content-type']).toMatch(/^application\/vnd\.api\+json/)
+    } finally {
+      connection.destroy()
+    }
+    await serverSettled()
+    const batches = await c.batches(stream.id)
+    expect(batches).toHaveLength(1)
+    expect(batches[0]?.attributes.stages.upload).toMatchObject({ status: 'success', successCount: count })
+    expect(await storedCounts(t, stream.id)).toEqual({ batches: 1, rows: count, payloadChunks: 0 })
+  })
+})

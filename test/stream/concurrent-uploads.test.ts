@@ -1,0 +1,54 @@
+import type { AddressInfo } from 'node:net'
+import { beforeAll, describe, expect, it } from 'vitest'
+import { useTestApp } from '../helpers/test-app.js'
+import { RawConnection, openTransactions, uploadHead, waitUntil } from './raw-http.js'
+import { HIGH_LIMITS, JSON_BODY, NDJSON, ndjson, streamClient } from './stream-fixtures.js'
+
+const t = useTestApp(HIGH_LIMITS)
+let port = 0
+
+beforeAll(async () => {
+  await t.app.listen({ port: 0, host: '127.0.0.1' })
+  port = (t.app.server.address() as AddressInfo).port
+})
+
+// Two uploads overlap deterministically: the first is held open mid-body (its transaction is seen
+// in the database), the second runs to the end, then the first one's body is completed.
+describe('overlapping uploads', () => {
+  it('keep the content type of a referenced stream: the second type is refused even while the first upload runs', async () => {
+    const c = await streamClient(t)
+    const stream = await c.createStream(undefined, 'referenced')
+    const body = JSON.stringify(Array.from({ length: 20_000 }, (_, i) => ({ id: `SKU-${i}`, title: `Product ${i}` })))
+    const half = Math.floor(body.length / 2)
+    const connection = await RawConnection.open(port)
+    const statuses: number[] = []
+    try {
+      await connection.write(uploadHead(stream.id, c.account.token, Buffer.byteLength(body), 'application/json'))
+      await connection.write(body.slice(0, half))
+      await waitUntil('the JSON upload to be writing', async () => (await openTransactions(t)).some((tx) => tx.query.includes('COPY batch_payload')))
+
+      // The second upload either finishes, or waits for the first (a lock): both are fine.
+      let finished = false
+      const ndjsonUpload = c.upload(stream.id, ndjson([{ id: 'other' }]), NDJSON).finally(() => {
+        finished = true
+      })
+      await waitUntil('the NDJSON upload to finish or to wait for the JSON upload', async () =>
+        finished || (await openTransactions(t)).some((tx) => tx.waitEventType === 'Lock'),
+      )
+
+      await connection.write(body.slice(half))
+      const jsonUpload = await connection.response()
+      statuses.push(jsonUpload.statusCode, (await ndjsonUpload).statusCode)
+    } finally {
+      connection.destroy()
+    }
+    // One of the two may win, but not both: a stream's batches all have one content type.
+    expect(statuses.sort((x, y) => x - y)).toEqual([202, 415])
+    const types = await t.db.selectFrom('batch').select('content_type').distinct().where('stream_id', '=', stream.id).execute()
+    expect(types).toHaveLength(1)
+
+    const later = await c.upload(stream.id, '[{"id":"x"}]', JSON_BODY)
+    const laterNdjson = await c.upload(stream.id, '{"id":"x"}\n', NDJSON)
+    expect([later.statusCode, laterNdjson.statusCode].sort((x, y) => x - y)).toEqual([202, 415])
+  })
+})

@@ -1,0 +1,122 @@
+import net from 'node:net'
+import { sql } from 'kysely'
+import type { TestContext } from '../helpers/test-app.js'
+
+// Raw HTTP/1.1 over a socket, for what app.inject cannot do: a body cut off mid-way, or sent slowly.
+
+export interface RawResponse {
+  statusCode: number
+  headers: Record<string, string>
+  body: string
+}
+
+export class RawConnection {
+  private received = Buffer.alloc(0)
+  private closed = false
+  private readonly waiters = new Set<() => void>()
+
+  private constructor(private readonly socket: net.Socket) {
+    socket.on('data', (chunk: Buffer) => {
+      this.received = Buffer.concat([this.received, chunk])
+      this.wake()
+    })
+    const close = () => {
+      this.closed = true
+      this.wake()
+    }
+    socket.on('close', close)
+    // A server that answers early may reset the connection while we still write: not a test failure.
+    socket.on('error', close)
+  }
+
+  static open(port: number): Promise<RawConnection> {
+    return new Promise((resolve, reject) => {
+      const socket = net.connect({ port, host: '127.0.0.1' }, () => resolve(new RawConnection(socket)))
+      socket.once('error', reject)
+    })
+  }
+
+  /** Writes and waits until the data is handed to the kernel (or the socket is gone). */
+  write(data: string | Buffer): Promise<void> {
+    if (this.closed || this.socket.destroyed) return Promise.resolve()
+    return new Promise((resolve) => this.socket.write(data, () => resolve()))
+  }
+
+  destroy(): void {
+    this.socket.destroy()
+  }
+
+  /** The first complete response (Content-Length framed); rejects after `timeoutMs`. */
+  async response(timeoutMs = 5000): Promise<RawResponse> {
+    const deadline = Date.now() + timeoutMs
+    for (;;) {
+      const parsed = parseResponse(this.received)
+      if (parsed) return parsed
+      if (this.closed) throw new Error(`connection closed before a complete response: ${JSON.stringify(this.received.toString('utf8'))}`)
+      const left = deadline - Date.now()
+      if (left <= 0) throw new Error(`no complete response within ${timeoutMs} ms: ${JSON.stringify(this.received.toString('utf8'))}`)
+      await new Promise<void>((resolve) => {
+        const timer = setTimeout(done, left)
+        function done() {
+          clearTimeout(timer)
+          resolve()
+        }
+        this.waiters.add(done)
+      })
+    }
+  }
+
+  private wake(): void {
+    for (const waiter of this.waiters) waiter()
+    this.waiters.clear()
+  }
+}
+
+function parseResponse(data: Buffer): RawResponse | undefined {
+  const end = data.indexOf('\r\n\r\n')
+  if (end === -1) return undefined
+  const [statusLine = '', ...lines] = data.subarray(0, end).toString('latin1').split('\r\n')
+  const headers: Record<string, string> = {}
+  for (const line of lines) {
+    const colon = line.indexOf(':')
+    headers[line.slice(0, colon).trim().toLowerCase()] = line.slice(colon + 1).trim()
+  }
+  const length = Number(headers['content-length'] ?? 0)
+  if (data.length < end + 4 + length) return undefined
+  return { statusCode: Number(statusLine.split(' ')[1]), headers, body: data.subarray(end + 4, end + 4 + length).toString('utf8') }
+}
+
+/** The head of a stream upload request. */
+export function uploadHead(streamId: string, token: string, contentLength: number, contentType = 'application/x-ndjson'): string {
+  return [
+    `POST /streams/${streamId}/products HTTP/1.1`,
+    'Host: 127.0.0.1',
+    `Authorization: Bearer ${token}`,
+    `Content-Type: ${contentType}`,
+    `Content-Length: ${contentLength}`,
+    '',
+    '',
+  ].join('\r\n')
+}
+
+/** Other backends of the test database that are inside a transaction, with what they run. */
+export async function openTransactions(t: TestContext): Promise<{ state: string; query: string; waitEventType: string | null }[]> {
+  const { rows } = await sql<{ state: string; query: string; waitEventType: string | null }>`
+    SELECT state, query, wait_event_type AS "waitEventType" FROM pg_stat_activity
+    WHERE datname = current_database() AND pid <> pg_backend_pid() AND xact_start IS NOT NULL
+  `.execute(t.db)
+  return rows
+}
+
+/** Polls (bounded) until `check` holds; throws with `what` when it never does. */
+export async function waitUntil(what: string, check: () => Promise<boolean>, attempts = 100, intervalMs = 50): Promise<void> {
+  for (let i = 0; i < attempts; i++) {
+    if (await check()) return
+    await sleep(intervalMs)
+  }
+  throw new Error(`gave up waiting: ${what}`)
+}
+
+export function sleep(ms: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, ms))
+}

@@ -1,0 +1,79 @@
+import type { AddressInfo } from 'node:net'
+import { beforeAll, describe, expect, it } from 'vitest'
+import { useTestApp } from '../helpers/test-app.js'
+import { RawConnection, openTransactions, sleep, uploadHead, waitUntil } from './raw-http.js'
+import { HIGH_LIMITS, expectBatch, expectNothingStored, ndjson, streamClient, type ErrorJson } from './stream-fixtures.js'
+
+const TIMEOUT_MS = 300
+const t = useTestApp({ ...HIGH_LIMITS, STREAM_REQUEST_TIMEOUT_MS: String(TIMEOUT_MS) })
+let port = 0
+
+beforeAll(async () => {
+  await t.app.listen({ port: 0, host: '127.0.0.1' })
+  port = (t.app.server.address() as AddressInfo).port
+})
+
+describe('STREAM_REQUEST_TIMEOUT_MS', () => {
+  it.each([
+    ['chunked', 'application/x-ndjson'],
+    ['referenced', 'application/json'],
+  ])('answers a slow %s upload with a 503 JSON:API error and stores nothing', async (type, contentType) => {
+    const c = await streamClient(t)
+    const stream = await c.createStream(undefined, type)
+    const rows = Array.from({ length: 200 }, (_, i) => ({ id: `SKU-${i}`, title: `Product ${i}` }))
+    const body = contentType === 'application/json' ? JSON.stringify(rows) : ndjson(rows)
+    const half = Math.floor(body.length / 2)
+    const connection = await RawConnection.open(port)
+    try {
+      await connection.write(uploadHead(stream.id, c.account.token, Buffer.byteLength(body), contentType))
+      await connection.write(body.slice(0, half))
+      const answer = connection.response()
+      answer.catch(() => {})
+      // Twice the time limit passes before the rest of the body is sent.
+      await sleep(2 * TIMEOUT_MS)
+      await connection.write(body.slice(half))
+      const response = await answer
+      expect(response.statusCode, response.body).toBe(503)
+      expect(response.headers['content-type']).toMatch(/^application\/vnd\.api\+json/)
+      const { errors } = JSON.parse(response.body) as { errors: ErrorJson[] }
+      expect(errors).toHaveLength(1)
+      expect(errors[0]).toMatchObject({ status: '503', title: expect.any(String), detail: expect.any(String) })
+    } finally {
+      connection.destroy()
+    }
+    await waitUntil('the upload transaction to end', async () => (await openTransactions(t)).length === 0)
+    await expectNothingStored(t, c, stream.id)
+  })
+
+  it('answers a slow stream-management request with a 503 JSON:API error and creates nothing', async () => {
+    const c = await streamClient(t)
+    const body = JSON.stringify({ data: { type: 'stream', attributes: { name: 'Slow stream' } } })
+    const half = Math.floor(body.length / 2)
+    const head = ['POST /streams HTTP/1.1', 'Host: 127.0.0.1', `Authorization: Bearer ${c.account.token}`,
+      'Content-Type: application/vnd.api+json', `Content-Length: ${Buffer.byteLength(body)}`, '', ''].join('\r\n')
+    const connection = await RawConnection.open(port)
+    try {
+      await connection.write(head)
+      await connection.write(body.slice(0, half))
+      const answer = connection.response()
+      answer.catch(() => {})
+      await sleep(2 * TIMEOUT_MS)
+      await connection.write(body.slice(half))
+      const response = await answer
+      expect(response.statusCode, response.body).toBe(503)
+      expect(response.headers['content-type']).toMatch(/^application\/vnd\.api\+json/)
+    } finally {
+      connection.destroy()
+    }
+    const list = await c.send('GET', '/streams')
+    expect(list.json<{ data: unknown[] }>().data).toEqual([])
+  })
+
+  it('lets an upload that finishes in time through', async () => {
+    const c = await streamClient(t)
+    const stream = await c.createStream()
+    const batch = expectBatch(await c.upload(stream.id, ndjson([{ id: '1' }, { id: '2' }])))
+    expect(batch.attributes.stages.upload).toMatchObject({ status: 'success', successCount: 2 })
+    expect((await c.batches(stream.id)).map((b) => b.id)).toEqual([batch.id])
+  })
+})
