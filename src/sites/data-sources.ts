@@ -37,12 +37,22 @@ export async function listDataSources(db: DbHandle, accountId: string, siteSegme
   const hasMore = page.previous > 0 ? true : rows.length > page.limit
   const sources = rows.slice(0, page.limit)
   const first = sources[0]
-  const before = first ? await ofSite.where('id', '<', first.id).select('id as before').limit(1).executeTakeFirst() : undefined
+  const before = first
+    ? await db
+        .selectFrom('data_source')
+        .select((eb) => eb.fn.max('id').as('id'))
+        .where('account_id', '=', accountId)
+        .where('site_id', '=', site.id)
+        .where('id', '<', first.id)
+        .executeTakeFirst()
+    : undefined
+  const beforeId = Number(before?.id ?? 0)
   return {
     sources,
     cursor: {
-      current: page.previous > 0 ? Number(sources.at(-1)?.id ?? 0) : page.cursor,
-      prev: before && first ? Number(first.id) : 0,
+      // The cursor that returns this page, however it was reached.
+      current: first ? beforeId : page.cursor,
+      prev: beforeId > 0 && first ? Number(first.id) : 0,
       next: hasMore && sources.length > 0 ? Number(sources.at(-1)?.id) : 0,
       count: sources.length,
     },
@@ -101,14 +111,17 @@ export async function updateDataSource(db: DbHandle, accountId: string, siteSegm
   if (streamId !== undefined && streamId !== source.stream_id) {
     throw new BadRequestError('stream_id: cannot be changed; create a new data source for another stream')
   }
+  const changes = {
+    import_type: readImportType(input.import_type, false),
+    description: input.description ?? undefined,
+    status: readStatus(input.status, false),
+    import_empty: input.import_empty ?? undefined,
+  }
+  // Clients send every field, null for unset ones (COMPAT.md): nothing given means nothing to change.
+  if (Object.values(changes).every((value) => value === undefined)) return source
   return db
     .updateTable('data_source')
-    .set({
-      import_type: readImportType(input.import_type, false),
-      description: input.description ?? undefined,
-      status: readStatus(input.status, false),
-      import_empty: input.import_empty ?? undefined,
-    })
+    .set(changes)
     .where('account_id', '=', accountId)
     .where('id', '=', source.id)
     .returningAll()
