@@ -1,12 +1,12 @@
 import { spawn, type ChildProcess } from 'node:child_process'
 import { readFileSync } from 'node:fs'
 import fs from 'node:fs/promises'
-import net from 'node:net'
 import os from 'node:os'
 import path from 'node:path'
 import { createDb, type Db } from '../src/db/database.js'
 import { ensureDatabase, startEmbeddedCluster, type EmbeddedCluster } from '../src/db/embedded.js'
 import { migrateToLatest } from '../src/db/migrate.js'
+import { freePort } from '../src/net/free-port.js'
 
 export interface BenchDatabase {
   db: Db
@@ -106,15 +106,4 @@ export async function writeResult(name: string, markdown: string): Promise<void>
 
 export function machineLine(): string {
   return `${os.cpus().length} cores (${os.cpus()[0]?.model ?? 'unknown'}), ${Math.round(os.totalmem() / 2 ** 30)} GiB, Node ${process.version}`
-}
-
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = net.createServer()
-    server.on('error', reject)
-    server.listen(0, '127.0.0.1', () => {
-      const address = server.address()
-      server.close(() => (typeof address === 'object' && address ? resolve(address.port) : reject(new Error('no port'))))
-    })
-  })
 }

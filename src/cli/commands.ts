@@ -3,6 +3,7 @@ import { InvalidArgumentError } from 'commander'
 import { createAccount, createToken, listAccounts, listTokens, revokeToken, rotateCredential } from '../accounts/accounts.js'
 import { migrateToLatest } from '../db/migrate.js'
 import { purgeDeletedStreams, setStreamStatus, STREAM_STATUSES } from '../stream/streams.js'
+import { isId } from '../sites/ids.js'
 import { withDatabase } from './with-database.js'
 
 const print = (line: string): void => {
@@ -11,7 +12,7 @@ const print = (line: string): void => {
 const printJson = (value: unknown): void => print(JSON.stringify(value))
 
 function accountId(value: string): string {
-  if (!/^[1-9]\d*$/.test(value)) throw new InvalidArgumentError('must be a numeric account id')
+  if (!isId(value)) throw new InvalidArgumentError('must be a numeric account id')
   return value
 }
 

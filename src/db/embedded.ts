@@ -7,6 +7,7 @@ import os from 'node:os'
 import path from 'node:path'
 import { promisify } from 'node:util'
 import pg from 'pg'
+import { freePort } from '../net/free-port.js'
 
 const run = promisify(execFile)
 
@@ -205,18 +206,6 @@ function portAnswers(port: number): Promise<boolean> {
     socket.once('timeout', () => {
       socket.destroy()
       resolve(false)
-    })
-  })
-}
-
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = net.createServer()
-    server.unref()
-    server.on('error', reject)
-    server.listen(0, '127.0.0.1', () => {
-      const address = server.address()
-      server.close(() => (typeof address === 'object' && address ? resolve(address.port) : reject(new Error('no port'))))
     })
   })
 }

@@ -1,7 +1,6 @@
 import { spawn, type ChildProcess } from 'node:child_process'
 import { existsSync } from 'node:fs'
 import fs from 'node:fs/promises'
-import net from 'node:net'
 import os from 'node:os'
 import path from 'node:path'
 import { setTimeout as sleep } from 'node:timers/promises'
@@ -10,6 +9,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { buildApp } from '../../src/app.js'
 import { loadConfig } from '../../src/config.js'
 import { createDb } from '../../src/db/database.js'
+import { freePort } from '../../src/net/free-port.js'
 
 // The server as a user runs it: no DATABASE_URL, so the embedded Postgres keeps its data in
 // DATA_DIR; the CLI beside it on the same DATA_DIR; a restart that finds the data again.
@@ -100,16 +100,6 @@ async function waitUntilHealthy(server: Child, baseUrl: string): Promise<void> {
   throw new Error(`the server did not answer GET /healthz with 200 within ${START_TIMEOUT_MS} ms; output:\n${server.output()}`)
 }
 
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const probe = net.createServer()
-    probe.on('error', reject)
-    probe.listen(0, '127.0.0.1', () => {
-      const address = probe.address()
-      probe.close(() => (typeof address === 'object' && address ? resolve(address.port) : reject(new Error('no free port'))))
-    })
-  })
-}
 
 /** The embedded cluster's postmaster pid, from the lock file Postgres keeps in its data directory. */
 async function postmasterPid(dataDir: string): Promise<number | undefined> {
