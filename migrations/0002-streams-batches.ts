@@ -33,6 +33,9 @@ export async function up(db: Kysely<unknown>): Promise<void> {
       processing_stage jsonb,
       error_count integer NOT NULL DEFAULT 0,
       row_count integer NOT NULL DEFAULT 0,
+      -- Attribute names of the accepted rows in first-seen order: the stage's column order comes from
+      -- here, since jsonb does not keep the order of keys.
+      columns text[] NOT NULL DEFAULT '{}',
       created_at timestamptz NOT NULL
     );
     CREATE INDEX batch_stream_idx ON batch (stream_id, seq);

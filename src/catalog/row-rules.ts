@@ -15,7 +15,7 @@ export const RowError = {
 
 export const MAX_LINE_BYTES = 2_097_152
 
-export type RowResult = { productId: string; data: string } | { error: string }
+export type RowResult = { productId: string; data: string; attributes: Record<string, unknown> } | { error: string }
 
 /** Validates one line (already known to be valid UTF-8 and at most MAX_LINE_BYTES long). */
 export function readRow(line: string): RowResult {
@@ -49,12 +49,12 @@ export function readRow(line: string): RowResult {
   if (text.includes('\\u0000') && Object.values(row).some((v) => typeof v === 'string' && v.includes('\0'))) {
     return { error: RowError.controlCharacter }
   }
-  if (allStrings) return { productId: id as string, data: text }
+  if (allStrings) return { productId: id as string, data: text, attributes: row }
   const data = stringifyScalars(text)
-  if (typeof id === 'string') return { productId: id, data }
-  if (id === true) return { productId: '1', data }
+  if (typeof id === 'string') return { productId: id, data, attributes: row }
+  if (id === true) return { productId: '1', data, attributes: row }
   // A numeric id keeps its digits as written, which only the rewritten text still has.
-  return { productId: (JSON.parse(data) as Record<string, string>).id ?? '', data }
+  return { productId: (JSON.parse(data) as Record<string, string>).id ?? '', data, attributes: row }
 }
 
 // V8 names an unterminated string or a raw control character inside one; the reference service

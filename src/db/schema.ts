@@ -105,6 +105,7 @@ export interface BatchTable {
   processing_stage: ColumnType<BatchStage | null, string | null, string | null>
   error_count: Generated<number>
   row_count: Generated<number>
+  columns: Generated<string[]>
   created_at: Date
 }
 

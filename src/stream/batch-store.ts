@@ -36,10 +36,10 @@ export function insertBatchQuery(db: Db, batch: NewBatch) {
     .compile()
 }
 
-export function finishBatchQuery(db: Db, batchId: string, stage: BatchStage, status: BatchStatus) {
+export function finishBatchQuery(db: Db, batchId: string, stage: BatchStage, status: BatchStatus, columns: string[] = []) {
   return db
     .updateTable('batch')
-    .set({ upload_stage: JSON.stringify(stage), status, error_count: stage.errorCount, row_count: stage.successCount })
+    .set({ upload_stage: JSON.stringify(stage), status, error_count: stage.errorCount, row_count: stage.successCount, columns })
     .where('id', '=', batchId)
     .returningAll()
     .compile()
@@ -89,6 +89,7 @@ export function emptyPayloadBatch(stream: Stream, now: Date): Batch {
     processing_stage: null,
     error_count: 1,
     row_count: 0,
+    columns: [],
     created_at: now,
   }
 }

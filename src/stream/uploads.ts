@@ -95,6 +95,8 @@ async function saveChunkedRows(db: Db, stream: Stream, request: UploadRequest, m
   const collector = new StageCollector()
   const kind: BatchKind = request.kind === 'delete' ? 'delete' : 'upsert'
   let lineNumber = 0
+  // A Set keeps insertion order: the batch's attribute names in first-seen order.
+  const seenColumns = new Set<string>()
   const outcome = await withRawTransaction(db, async (client, run) => {
     if (kind === 'upsert') await claimContentType(db, run, stream, mediaType)
     await run(insertBatchQuery(db, { batchId, stream, kind, contentType: kind === 'upsert' ? mediaType : null, now: request.now() }))
@@ -109,6 +111,7 @@ async function saveChunkedRows(db: Db, stream: Stream, request: UploadRequest, m
       const row = readRow(line)
       if ('error' in row) return collector.error(row.error, lineNumber, line)
       collector.success()
+      for (const key in row.attributes) seenColumns.add(key)
       copy.row(`${prefix}${lineNumber}${accountField}${copyText(row.productId)}\t${kind === 'upsert' ? copyText(row.data) : '\\N'}\n`)
     }
     const handle = (item: SplitItem) => {
@@ -140,7 +143,8 @@ async function saveChunkedRows(db: Db, stream: Stream, request: UploadRequest, m
     // An empty payload stores nothing: throwing rolls back the batch row inserted above.
     if (isEmptyPayload(collector)) throw EMPTY
     const status = collector.successCount === 0 ? 'failed' : 'uploaded'
-    const [batch] = await run(finishBatchQuery(db, batchId, collector.stage(request.now()), status))
+    const columns = kind === 'upsert' ? [...seenColumns] : []
+    const [batch] = await run(finishBatchQuery(db, batchId, collector.stage(request.now()), status, columns))
     // Whatever was written must not commit once the client has been told the request timed out.
     if (request.signal.aborted) throw new RequestTimeoutError(request.timeoutMs)
     return batch as Batch

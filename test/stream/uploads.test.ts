@@ -178,6 +178,15 @@ describe('row rules (SPEC.md "Product row rules")', () => {
     ])
   })
 
+  it('records the attribute names of the accepted rows in first-seen order (jsonb does not keep it)', async () => {
+    const c = await streamClient(t)
+    const stream = await c.createStream()
+    const body = ['{"id":"1","zeta":"z","alpha":"a"}', '{"broken":', '{"id":"2","alpha":"b","mid":"m"}', '{"id":"3","zeta":"y"}'].join('\n')
+    const batch = expectBatch(await c.upload(stream.id, body))
+    const row = await t.db.selectFrom('batch').select('columns').where('id', '=', batch.id).executeTakeFirstOrThrow()
+    expect(row.columns).toEqual(['id', 'zeta', 'alpha', 'mid'])
+  })
+
   it.each(['POST', 'PUT', 'PATCH'] as const)('%s behaves like every other upload method', async (method) => {
     const c = await streamClient(t)
     const stream = await c.createStream()
