@@ -46,7 +46,7 @@ export function readRow(line: string): RowResult {
   const id = row.id
   if (id === undefined || id === null || id === '' || id === false) return { error: RowError.missingId }
   // Postgres text and jsonb cannot hold NUL; the reference service treats it as an encoding error.
-  if (text.includes('\\u0000') && Object.values(row).some((v) => typeof v === 'string' && v.includes('\0'))) {
+  if (text.includes('\\u0000') && Object.entries(row).some(([k, v]) => k.includes('\0') || (typeof v === 'string' && v.includes('\0')))) {
     return { error: RowError.controlCharacter }
   }
   if (allStrings) return { productId: id as string, data: text, attributes: row }

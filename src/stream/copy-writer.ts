@@ -50,8 +50,9 @@ export class CopyWriter {
     const chunk = this.buffer.join('')
     this.buffer = []
     this.bufferedChars = 0
-    // once() also rejects when the stream emits 'error', so a failed COPY cannot leave us waiting.
-    if (!this.stream.write(chunk)) await once(this.stream, 'drain')
+    // Racing `done` (which holds no data) ends the wait when the COPY failed earlier, while
+    // nothing was listening for the stream's 'error'.
+    if (!this.stream.write(chunk)) await Promise.race([once(this.stream, 'drain'), this.done])
   }
 }
 

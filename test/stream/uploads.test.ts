@@ -1,3 +1,4 @@
+import { sql } from 'kysely'
 import { Readable } from 'node:stream'
 import { describe, expect, it } from 'vitest'
 import { useTestApp } from '../helpers/test-app.js'
@@ -47,9 +48,20 @@ describe('chunked validation messages (SPEC.md section 7)', () => {
     ['a missing comma', '{"id":"1" "name":"Shoe"}', MESSAGES.syntax],
     ['a nested object', '{"id":"1","size":{"eu":"42"}}', /nested/i],
     ['an array value', '{"id":"1","tags":["a","b"]}', /nested|array/i],
+    ['a NUL character in a value', '{"id":"1","name":"a\\u0000b"}', MESSAGES.control],
+    ['a NUL character in an attribute name', '{"id":"1","na\\u0000me":"b"}', MESSAGES.control],
   ])('refuses %s', async (_case, line, message) => {
     const batch = await refusedLine(line, message)
     expect(batch.attributes.stages.upload.errors[0]?.example.value).toBe(line)
+  })
+
+  it('keeps a value that only spells \\u0000 with an escaped backslash, and Postgres can read it as jsonb', async () => {
+    const c = await streamClient(t)
+    const stream = await c.createStream()
+    expectBatch(await c.upload(stream.id, '{"id":"1","path":"C:\\\\u0000x"}\n'))
+    const row = await t.db.selectFrom('batch_row').innerJoin('batch', 'batch.id', 'batch_row.batch_id')
+      .select(sql<Record<string, string>>`batch_row.data::jsonb`.as('json')).where('batch.stream_id', '=', stream.id).executeTakeFirstOrThrow()
+    expect(row.json).toEqual({ id: '1', path: 'C:\\u0000x' })
   })
 
   it('refuses invalid UTF-8 bytes as a control character error', async () => {
