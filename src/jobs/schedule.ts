@@ -62,7 +62,11 @@ export function nextRunAt(text: string, siteId: string, defaultTimeZone: string,
   let next: Date | null = null
   for (const line of schedule.lines) {
     const cron = new Cron(withMinute(line, hashedMinute(siteId)), { paused: true, timezone })
-    const candidate = cron.nextRun(after)
+    let candidate = cron.nextRun(after)
+    // In a repeated hour (DST fall-back) croner can answer an instant at or before `after`; asking
+    // again from that answer moves past it. Bounded, so that a croner surprise cannot spin.
+    for (let attempt = 0; candidate && candidate <= after && attempt < 5; attempt++) candidate = cron.nextRun(candidate)
+    if (candidate && candidate <= after) candidate = null
     if (candidate && (next === null || candidate < next)) next = candidate
   }
   return next
