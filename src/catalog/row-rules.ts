@@ -15,6 +15,18 @@ export const RowError = {
 
 export const MAX_LINE_BYTES = 2_097_152
 
+// `\u0000`, or a `\uD800`..`\uDFFF` escape (paired or not; the decoded text decides).
+const UNSTORABLE_ESCAPE = /\\u(?:0000|[dD][89a-fA-F])/
+
+/** NUL or an unpaired surrogate: Postgres stores neither in text or jsonb. */
+export function hasUnstorableCharacter(value: string): boolean {
+  return value.includes('\0') || /\p{Cs}/u.test(value)
+}
+
+function isUnstorableString(value: unknown): boolean {
+  return typeof value === 'string' && hasUnstorableCharacter(value)
+}
+
 export type RowResult = { productId: string; data: string; attributes: Record<string, unknown> } | { error: string }
 
 /** Validates one line (already known to be valid UTF-8 and at most MAX_LINE_BYTES long). */
@@ -45,8 +57,9 @@ export function readRow(line: string): RowResult {
   if (allEmpty) return { error: RowError.emptyAttributes }
   const id = row.id
   if (id === undefined || id === null || id === '' || id === false) return { error: RowError.missingId }
-  // Postgres text and jsonb cannot hold NUL; the reference service treats it as an encoding error.
-  if (text.includes('\\u0000') && Object.entries(row).some(([k, v]) => k.includes('\0') || (typeof v === 'string' && v.includes('\0')))) {
+  // Postgres text and jsonb cannot hold NUL, and jsonb refuses an unpaired surrogate; the reference
+  // service treats both as encoding errors. Valid UTF-8 cannot encode either: only an escape can.
+  if (UNSTORABLE_ESCAPE.test(text) && Object.entries(row).some(([k, v]) => hasUnstorableCharacter(k) || isUnstorableString(v))) {
     return { error: RowError.controlCharacter }
   }
   if (allStrings) return { productId: id as string, data: text, attributes: row }

@@ -1,0 +1,62 @@
+import { Readable } from 'node:stream'
+import { sql } from 'kysely'
+import { describe, expect, it } from 'vitest'
+import { useTestApp } from '../helpers/test-app.js'
+import {
+  HIGH_LIMITS, expectBatch, storedRows, streamClient, type BatchJson,
+} from './stream-fixtures.js'
+
+// Rows and values at the edges of what Postgres can store (NUL, unpaired surrogates), the size
+// limits (a line's length, the distinct attribute names of a batch), and error examples that must
+// stay storable whatever the row held.
+
+const t = useTestApp(HIGH_LIMITS)
+const CONTROL = 'Control character error, possibly incorrectly encoded'
+
+/** Uploads `{"id":"ok"}`, then `line`, then `{"id":"after"}`; returns the batch as a later GET reads it. */
+async function uploadAround(line: string | Buffer | Buffer[]): Promise<{ batch: BatchJson; streamId: string }> {
+  const c = await streamClient(t)
+  const stream = await c.createStream()
+  const parts = Array.isArray(line) ? line : [Buffer.isBuffer(line) ? line : Buffer.from(line)]
+  const chunks = [Buffer.from('{"id":"ok"}\n'), ...parts, Buffer.from('\n{"id":"after"}\n')]
+  const answered = expectBatch(await c.upload(stream.id, chunks.length > 3 ? Readable.from(chunks) : Buffer.concat(chunks)))
+  const read = await c.send('GET', `/streams/${stream.id}/batches/${answered.id}`)
+  expect(read.statusCode, read.body).toBe(200)
+  const batch = read.json<{ data: BatchJson }>().data
+  expect(batch.attributes).toEqual(answered.attributes)
+  return { batch, streamId: stream.id }
+}
+
+/** The line between `ok` and `after` was refused with `message`; both neighbours were stored. */
+async function expectRefused(line: string | Buffer | Buffer[], message: string | RegExp): Promise<string> {
+  const { batch, streamId } = await uploadAround(line)
+  const upload = batch.attributes.stages.upload
+  expect(upload).toMatchObject({ status: 'warning', successCount: 2, errorCount: 1 })
+  const [error] = upload.errors
+  expect(upload.errors).toHaveLength(1)
+  expect(error?.message).toMatch(message)
+  expect(error).toMatchObject({ occurrences: 1, example: { lineNumber: 2 } })
+  expect((await storedRows(t, streamId)).map((r) => r.product_id)).toEqual(['ok', 'after'])
+  return error?.example.value ?? ''
+}
+
+describe('unpaired surrogates (escaped in JSON) cannot be stored', () => {
+  it.each([
+    ['the id', '{"id":"\\ud800"}'],
+    ['a value', '{"id":"1","name":"a\\uDC00b"}'],
+    ['an attribute name', '{"id":"1","na\\ud83dme":"b"}'],
+    ['a value ending in a high surrogate', '{"id":"1","name":"ab\\uD83D"}'],
+  ])('refuses one in %s with the control-character error, quoting the line', async (_case, line) => {
+    expect(await expectRefused(line, CONTROL)).toBe(line)
+  })
+
+  it('keeps an escaped surrogate pair, which Postgres reads as jsonb', async () => {
+    const c = await streamClient(t)
+    const stream = await c.createStream()
+    expectBatch(await c.upload(stream.id, '{"id":"\\ud83d\\ude00","e":"x\\uD83D\\uDE00y"}\n'))
+    const row = await t.db.selectFrom('batch_row').innerJoin('batch', 'batch.id', 'batch_row.batch_id')
+      .select(['batch_row.product_id', sql<Record<string, string>>`batch_row.data::jsonb`.as('json')])
+      .where('batch.stream_id', '=', stream.id).executeTakeFirstOrThrow()
+    expect(row).toEqual({ product_id: '😀', json: { id: '😀', e: 'x😀y' } })
+  })
+})
