@@ -57,9 +57,18 @@ export class LineSplitter {
     this.pending.push(part)
     this.pendingBytes += part.length
     if (this.pendingBytes > MAX_LINE_BYTES) {
-      this.skipping = Buffer.concat(this.pending).subarray(0, HEAD_BYTES)
+      this.skipping = utf8Head(Buffer.concat(this.pending), HEAD_BYTES)
       this.pending = []
       this.pendingBytes = 0
     }
   }
+}
+
+/** At most `bytes` bytes, cut before a character whose UTF-8 sequence the cut would split. */
+function utf8Head(data: Buffer, bytes: number): Buffer {
+  if (data.length <= bytes) return data
+  let end = bytes
+  // Continuation bytes are 10xxxxxx; stepping back over at most three reaches the character's start.
+  while (end > bytes - 4 && (data[end]! & 0xc0) === 0x80) end--
+  return data.subarray(0, end)
 }

@@ -19,8 +19,7 @@ export class StageCollector {
       known.occurrences++
       return
     }
-    const value = rawLine.length > EXAMPLE_CHARS ? `${rawLine.slice(0, EXAMPLE_CHARS)}…` : rawLine
-    this.errors.set(message, { message, occurrences: 1, example: { lineNumber, value } })
+    this.errors.set(message, { message, occurrences: 1, example: { lineNumber, value: exampleValue(rawLine) } })
   }
 
   countOf(message: string): number {
@@ -41,6 +40,25 @@ export class StageCollector {
       errors: [...this.errors.values()],
     }
   }
+}
+
+/**
+ * A refused line as the stage stores it (jsonb): cut to EXAMPLE_CHARS, never between the two halves
+ * of a surrogate pair, and with what jsonb cannot hold (NUL, an unpaired surrogate) shown as U+FFFD.
+ * A refused line may hold anything, and one unstorable example would fail the whole upload.
+ */
+export function exampleValue(rawLine: string): string {
+  let value = rawLine
+  if (rawLine.length > EXAMPLE_CHARS) {
+    const end = isHighSurrogate(rawLine.charCodeAt(EXAMPLE_CHARS - 1)) ? EXAMPLE_CHARS - 1 : EXAMPLE_CHARS
+    value = `${rawLine.slice(0, end)}…`
+  }
+  // Any surrogate unit is checked (cheaply) first; only the u-flag pattern tells paired from lone.
+  return /[\0\uD800-\uDFFF]/.test(value) ? value.replace(/\0|\p{Cs}/gu, '\uFFFD') : value
+}
+
+function isHighSurrogate(code: number): boolean {
+  return code >= 0xd800 && code <= 0xdbff
 }
 
 /** ISO 8601 with offset and no fraction, as stream clients expect: 2021-12-21T21:12:21+00:00. */

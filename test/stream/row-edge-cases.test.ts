@@ -11,7 +11,10 @@ import {
 // stay storable whatever the row held.
 
 const t = useTestApp(HIGH_LIMITS)
+const MAX_LINE = 2_097_152
 const CONTROL = 'Control character error, possibly incorrectly encoded'
+const TOO_LARGE = 'Product payload is too large'
+const LONE_SURROGATE = /\p{Cs}/u
 
 /** Uploads `{"id":"ok"}`, then `line`, then `{"id":"after"}`; returns the batch as a later GET reads it. */
 async function uploadAround(line: string | Buffer | Buffer[]): Promise<{ batch: BatchJson; streamId: string }> {
@@ -58,5 +61,37 @@ describe('unpaired surrogates (escaped in JSON) cannot be stored', () => {
       .select(['batch_row.product_id', sql<Record<string, string>>`batch_row.data::jsonb`.as('json')])
       .where('batch.stream_id', '=', stream.id).executeTakeFirstOrThrow()
     expect(row).toEqual({ product_id: '😀', json: { id: '😀', e: 'x😀y' } })
+  })
+})
+
+describe('error examples stay storable', () => {
+  it('replaces a raw NUL byte in the example of a refused line', async () => {
+    const line = Buffer.from('{"id":"1","name":"a\0b"}')
+    expect(await expectRefused(line, CONTROL)).toBe('{"id":"1","name":"a\uFFFDb"}')
+  })
+
+  it('never cuts a surrogate pair in half when it shortens a long example', async () => {
+    const head = '{"id":"1","d":"'
+    // The emoji's two UTF-16 units sit at positions 999 and 1000, across the cut; the line lacks its `}`.
+    const line = `${head}${'x'.repeat(999 - head.length)}😀${'y'.repeat(50)}"`
+    const value = await expectRefused(line, 'Syntax error')
+    expect(LONE_SURROGATE.test(value)).toBe(false)
+    expect(value.length).toBeLessThan(line.length)
+    expect(line.startsWith(value.replace(/…$/, ''))).toBe(true)
+  })
+
+  it('replaces a NUL in the head of an oversized line (one block)', async () => {
+    const head = '{"id":"big","d":"\0'
+    const line = `${head}${'x'.repeat(MAX_LINE)}"}`
+    const value = await expectRefused(line, TOO_LARGE)
+    expect(value.startsWith('{"id":"big","d":"\uFFFDxxx')).toBe(true)
+  })
+
+  it('replaces a NUL in the head of an oversized line that arrives in many chunks', async () => {
+    const parts = [Buffer.from('{"id":"big","d":"\0')]
+    for (let sent = 0; sent <= MAX_LINE; sent += 64 * 1024) parts.push(Buffer.alloc(64 * 1024, 'x'))
+    parts.push(Buffer.from('"}'))
+    const value = await expectRefused(parts, TOO_LARGE)
+    expect(value.startsWith('{"id":"big","d":"\uFFFDxxx')).toBe(true)
   })
 })
