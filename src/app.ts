@@ -6,6 +6,8 @@ import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
 import type { Config } from './config.js'
 import type { Db } from './db/database.js'
 import { healthRoutes } from './http/health.js'
+import { RunWorker } from './jobs/run-worker.js'
+import { runSchedulerTick } from './jobs/scheduler.js'
 import './http/fastify-types.js'
 import { ErrorBody } from './platform/schemas.js'
 import { platformPlugin } from './platform/platform-plugin.js'
@@ -56,8 +58,36 @@ export async function buildApp({ db, config, logger, clock = () => new Date(), r
   await app.register(swaggerUi, { routePrefix: '/docs' })
   app.get('/openapi.json', { schema: { hide: true } }, async () => app.swagger())
 
+  // Runs execute in every server process (RUN_CONCURRENCY at a time); pg-boss and the run table in
+  // Postgres make sure each run executes once, whichever process takes it.
+  const worker = new RunWorker(
+    db,
+    {
+      concurrency: config.RUN_CONCURRENCY,
+      pollingSeconds: config.RUN_POLL_SECONDS,
+      heartbeatSeconds: config.RUN_HEARTBEAT_SECONDS,
+      staleSeconds: config.RUN_STALE_SECONDS,
+      expireSeconds: config.RUN_TIMEOUT_SECONDS,
+      now: clock,
+    },
+    app.log,
+  )
+  await worker.start()
+  app.decorate('runWorker', worker)
+  let scheduler: NodeJS.Timeout | undefined
+  if (config.SCHEDULER_INTERVAL_SECONDS > 0) {
+    scheduler = setInterval(() => {
+      runSchedulerTick(db, worker.queue, config.DEFAULT_TZ, clock()).catch((error: unknown) => app.log.warn({ err: error }, 'scheduler tick failed'))
+    }, config.SCHEDULER_INTERVAL_SECONDS * 1000)
+    scheduler.unref()
+  }
+  app.addHook('onClose', async () => {
+    clearInterval(scheduler)
+    await worker.stop()
+  })
+
   await app.register(healthRoutes, { db })
-  await app.register(platformPlugin, { db, config })
+  await app.register(platformPlugin, { db, config, runs: worker.queue })
   await app.register(streamPlugin, { prefix: config.STREAM_PREFIX, db, config, clock, rateLimits })
 
   app.setNotFoundHandler((request, reply) =>

@@ -21,6 +21,12 @@ const ConfigSchema = Type.Object({
   RATE_LIMIT_PRODUCTS: Type.Integer({ minimum: 1, default: 30 }),
   RATE_LIMIT_BATCHES: Type.Integer({ minimum: 1, default: 100 }),
   RATE_LIMIT_OTHER: Type.Integer({ minimum: 1, default: 5 }),
+  RUN_CONCURRENCY: Type.Integer({ minimum: 0, maximum: 64, default: 2 }),
+  RUN_POLL_SECONDS: Type.Number({ minimum: 0.5, default: 2 }),
+  RUN_HEARTBEAT_SECONDS: Type.Number({ minimum: 0.1, default: 10 }),
+  RUN_STALE_SECONDS: Type.Number({ minimum: 0.5, default: 60 }),
+  RUN_TIMEOUT_SECONDS: Type.Integer({ minimum: 1, maximum: 86_399, default: 6 * 3600 }),
+  SCHEDULER_INTERVAL_SECONDS: Type.Number({ minimum: 0, default: 20 }),
 })
 
 export type Config = Omit<Static<typeof ConfigSchema>, 'DATA_DIR'> & { DATA_DIR: string }

@@ -74,6 +74,8 @@ export interface StreamTable {
   created_at: Date
   updated_at: Date
   deleted_at: Date | null
+  columns: Generated<string[]>
+  applied_seq: Generated<string>
 }
 
 export type BatchKind = 'upsert' | 'delete' | 'delete_all'
@@ -107,6 +109,7 @@ export interface BatchTable {
   row_count: Generated<number>
   columns: Generated<string[]>
   created_at: Date
+  applied_at: Date | null
 }
 
 export interface BatchRowTable {
@@ -136,6 +139,87 @@ export interface DataSourceTable {
   created_at: CreatedAt
 }
 
+export interface StreamProductTable {
+  stream_id: string
+  product_id: string
+  account_id: string
+  data: ColumnType<Record<string, string> | null, string | null, string | null>
+  changed_seq: string
+}
+
+export interface StageProductTable {
+  site_id: string
+  stage: string
+  stage_id: string
+  product_id: string
+  account_id: string
+  data: ColumnType<Record<string, string>, string, string>
+}
+
+export interface SiteStageTable {
+  site_id: string
+  stage: string
+  stage_id: string
+  account_id: string
+  columns: string[]
+  row_count: ColumnType<string, string | number, string | number>
+  recipe: string
+  stream_seqs: ColumnType<Record<string, string>, string, string>
+  updated_at: Generated<Date>
+}
+
+export type ProcessAction = 'import' | 'export' | 'channel' | 'export-all' | 'all'
+export type ProcessStatus = 'queued' | 'running' | 'success' | 'failed'
+
+export interface ProcessTable {
+  pid: string
+  account_id: string
+  site_id: string
+  action: ProcessAction
+  target_id: string | null
+  trigger: 'api' | 'schedule'
+  status: ProcessStatus
+  message: Generated<string>
+  job_id: string | null
+  attempt: Generated<number>
+  heartbeat_at: Date | null
+  created_at: Generated<Date>
+  started_at: Date | null
+  finished_at: Date | null
+}
+
+export interface ImportHistoryTable {
+  id: Id
+  account_id: string
+  site_id: string
+  pid: string
+  product_count: ColumnType<string, string | number, never>
+  import_time: Date
+}
+
+export type SiteErrorType = 'Error' | 'Warning' | 'Info'
+export type SiteErrorClassification = 'low' | 'medium' | 'high'
+
+export interface SiteErrorTable {
+  id: Id
+  account_id: string
+  site_id: string
+  pid: string
+  error: number
+  type: SiteErrorType
+  classification: SiteErrorClassification
+  message: string
+  data: ColumnType<Record<string, unknown>, string, never>
+  created_at: Generated<Date>
+}
+
+export interface SiteScheduleTable {
+  site_id: string
+  account_id: string
+  schedule: string
+  next_run_at: Date | null
+}
+
 export interface Database {
   account: AccountTable
   platform_credential: PlatformCredentialTable
@@ -148,6 +232,13 @@ export interface Database {
   batch_row: BatchRowTable
   batch_payload: BatchPayloadTable
   data_source: DataSourceTable
+  stream_product: StreamProductTable
+  stage_product: StageProductTable
+  site_stage: SiteStageTable
+  process: ProcessTable
+  import_history: ImportHistoryTable
+  site_error: SiteErrorTable
+  site_schedule: SiteScheduleTable
 }
 
 export type Project = Selectable<ProjectTable>
@@ -158,3 +249,7 @@ export type AccessToken = Selectable<AccessTokenTable>
 export type Stream = Selectable<StreamTable>
 export type Batch = Selectable<BatchTable>
 export type DataSource = Selectable<DataSourceTable>
+export type Process = Selectable<ProcessTable>
+export type SiteStage = Selectable<SiteStageTable>
+export type SiteError = Selectable<SiteErrorTable>
+export type ImportHistory = Selectable<ImportHistoryTable>

@@ -1,4 +1,5 @@
 import type { AuthScheme, Caller } from '../auth/authenticate.js'
+import type { RunWorker } from '../jobs/run-worker.js'
 
 declare module 'fastify' {
   interface FastifyContextConfig {
@@ -6,6 +7,10 @@ declare module 'fastify' {
     auth?: AuthScheme | 'none'
     /** The route answers its own deadline (uploads roll back first, then answer 503). */
     ownsDeadline?: boolean
+  }
+  interface FastifyInstance {
+    /** Executes this process's share of site runs; tests reach the queue and the stale-run sweep through it. */
+    runWorker: RunWorker
   }
   interface FastifyRequest {
     caller: Caller | null

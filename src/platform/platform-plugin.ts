@@ -4,7 +4,9 @@ import { BadRequestError, GoneError, UnauthorizedError } from '../errors.js'
 import { toClientError } from '../http/http-errors.js'
 import type { PlatformDeps } from './deps.js'
 import { dataSourceRoutes } from './data-sources.js'
+import { processRoutes } from './process.js'
 import { projectRoutes } from './projects.js'
+import { siteReportRoutes } from './site-reports.js'
 import { siteRoutes } from './sites.js'
 import { tagRoutes } from './tags.js'
 
@@ -62,6 +64,8 @@ export const platformPlugin: FastifyPluginAsync<PlatformDeps> = async (app, deps
   await app.register(siteRoutes, { prefix: '/platform/v2', ...deps })
   await app.register(tagRoutes, { prefix: '/platform/v2', ...deps })
   await app.register(dataSourceRoutes, { prefix: '/platform/v2', ...deps })
+  await app.register(processRoutes, { prefix: '/platform/v2', ...deps })
+  await app.register(siteReportRoutes, { prefix: '/platform/v2', ...deps })
   await app.register(withdrawnProductWrites, { prefix: '/platform/v2' })
 }
 

@@ -90,6 +90,7 @@ export function emptyPayloadBatch(stream: Stream, now: Date): Batch {
     error_count: 1,
     row_count: 0,
     columns: [],
+    applied_at: null,
     created_at: now,
   }
 }

@@ -1,0 +1,189 @@
+import { sql, type Transaction } from 'kysely'
+import type { Db } from '../db/database.js'
+import type { Database } from '../db/schema.js'
+import { RunFailure, SiteErrorCode } from '../jobs/run-failure.js'
+
+export interface StageSource {
+  dataSourceId: string
+  streamId: string
+  streamName: string
+  importType: 1 | 2
+  importEmpty: boolean
+}
+
+export interface StageSite {
+  id: string
+  account_id: string
+  id_column: string
+}
+
+export interface BuiltStage {
+  rowCount: number
+  columns: string[]
+  incremental: boolean
+}
+
+type Trx = Transaction<Database>
+
+const IMPORT_STAGE = 'import'
+
+/**
+ * Builds the site's import stage from its sources' catalogs: main sources stacked (a later source
+ * wins on equal id), additional sources joined sideways on the site's id column. One transaction:
+ * readers see the old stage or the new one, and a failure leaves the old one as it was. Repeatable
+ * read gives one snapshot of every stream, so the change sequences recorded match the rows read.
+ */
+export async function buildImportStage(db: Db, site: StageSite, sources: StageSource[]): Promise<BuiltStage> {
+  const mains = sources.filter((source) => source.importType === 1)
+  const additions = sources.filter((source) => source.importType === 2)
+  if (mains.length === 0) {
+    throw new RunFailure(SiteErrorCode.noMainSource, 'The site has no active main data source to import from', { site_id: site.id })
+  }
+  return db
+    .transaction()
+    .setIsolationLevel('repeatable read')
+    .execute(async (trx) => {
+      const streams = await trx
+        .selectFrom('stream')
+        .select(['id', 'applied_seq', 'columns'])
+        .where('id', 'in', sources.map((source) => source.streamId))
+        .execute()
+      const byId = new Map(streams.map((stream) => [stream.id, stream]))
+      let liveMains = 0
+      for (const main of mains) {
+        const live = await trx
+          .selectFrom('stream_product')
+          .select('product_id')
+          .where('stream_id', '=', main.streamId)
+          .where('data', 'is not', null)
+          .limit(1)
+          .executeTakeFirst()
+        if (live) liveMains++
+        else if (!main.importEmpty) {
+          throw new RunFailure(
+            SiteErrorCode.emptyMainSource,
+            `The main data source ${main.dataSourceId} (stream ${main.streamId} "${main.streamName}") has no products; the import was stopped and the previous data kept. Allow empty imports on the data source to import it empty.`,
+            { data_source_id: main.dataSourceId, stream_id: main.streamId },
+          )
+        }
+      }
+      const recipe = `main:${mains.map((m) => m.streamId).join(',')}|add:${additions.map((a) => a.streamId).join(',')}|id:${site.id_column}`
+      const previous = await trx
+        .selectFrom('site_stage')
+        .selectAll()
+        .where('site_id', '=', site.id)
+        .where('stage', '=', IMPORT_STAGE)
+        .where('stage_id', '=', '0')
+        .forUpdate()
+        .executeTakeFirst()
+      const onlyMain = mains.length === 1 && additions.length === 0 ? mains[0] : undefined
+      const previousSeq = onlyMain ? previous?.stream_seqs[onlyMain.streamId] : undefined
+      let rowCount: number
+      let incremental = false
+      if (previous && previous.recipe === recipe && onlyMain && previousSeq !== undefined) {
+        rowCount = Number(previous.row_count) + (await applyChanges(trx, site, onlyMain.streamId, previousSeq))
+        incremental = true
+      } else {
+        rowCount = liveMains === 0 ? await clearStage(trx, site) : await rebuild(trx, site, mains, additions)
+      }
+      const candidates = new Set<string>()
+      for (const source of [...mains, ...additions]) {
+        for (const column of byId.get(source.streamId)?.columns ?? []) {
+          if (source.importType === 2 && column === 'id') continue
+          candidates.add(column)
+        }
+      }
+      const columns = rowCount === 0 ? [] : await filledColumns(trx, site.id, [...candidates])
+      const streamSeqs = Object.fromEntries(sources.map((source) => [source.streamId, byId.get(source.streamId)?.applied_seq ?? '0']))
+      await trx
+        .insertInto('site_stage')
+        .values({
+          site_id: site.id,
+          stage: IMPORT_STAGE,
+          stage_id: '0',
+          account_id: site.account_id,
+          columns,
+          row_count: rowCount,
+          recipe,
+          stream_seqs: JSON.stringify(streamSeqs),
+        })
+        .onConflict((oc) =>
+          oc.columns(['site_id', 'stage', 'stage_id']).doUpdateSet({
+            columns,
+            row_count: rowCount,
+            recipe,
+            stream_seqs: JSON.stringify(streamSeqs),
+            updated_at: sql`now()`,
+          }),
+        )
+        .execute()
+      return { rowCount, columns, incremental }
+    })
+}
+
+/** Only the products changed since the last build: `changed_seq` orders a stream's applied changes. */
+async function applyChanges(trx: Trx, site: StageSite, streamId: string, sinceSeq: string): Promise<number> {
+  const removed = await sql`
+    DELETE FROM stage_product st USING stream_product sp
+    WHERE sp.stream_id = ${streamId} AND sp.changed_seq > ${sinceSeq} AND sp.data IS NULL
+      AND st.site_id = ${site.id} AND st.stage = ${IMPORT_STAGE} AND st.stage_id = 0 AND st.product_id = sp.product_id`.execute(trx)
+  const { rows } = await sql<{ added: string }>`
+    WITH upserted AS (
+      INSERT INTO stage_product (site_id, stage, stage_id, product_id, account_id, data)
+      SELECT ${site.id}, ${IMPORT_STAGE}, 0, product_id, ${site.account_id}, data
+      FROM stream_product WHERE stream_id = ${streamId} AND changed_seq > ${sinceSeq} AND data IS NOT NULL
+      ON CONFLICT (site_id, stage, stage_id, product_id) DO UPDATE SET data = excluded.data
+      RETURNING (xmax = 0) AS inserted
+    )
+    SELECT count(*) FILTER (WHERE inserted) AS added FROM upserted`.execute(trx)
+  return Number(rows[0]?.added ?? 0) - Number(removed.numAffectedRows ?? 0)
+}
+
+async function clearStage(trx: Trx, site: StageSite): Promise<number> {
+  await trx.deleteFrom('stage_product').where('site_id', '=', site.id).where('stage', '=', IMPORT_STAGE).where('stage_id', '=', '0').execute()
+  return 0
+}
+
+async function rebuild(trx: Trx, site: StageSite, mains: StageSource[], additions: StageSource[]): Promise<number> {
+  await clearStage(trx, site)
+  const mainIds = mains.map((main) => main.streamId)
+  // Stacked main sources: DISTINCT ON keeps, for each id, the row of the last source listing it.
+  const stacked =
+    mainIds.length === 1
+      ? sql`SELECT product_id, data FROM stream_product WHERE stream_id = ${mainIds[0]} AND data IS NOT NULL`
+      : sql`SELECT DISTINCT ON (sp.product_id) sp.product_id, sp.data
+            FROM stream_product sp JOIN unnest(${mainIds}::bigint[]) WITH ORDINALITY AS m(stream_id, position) ON sp.stream_id = m.stream_id
+            WHERE sp.data IS NOT NULL
+            ORDER BY sp.product_id, m.position DESC`
+  // Additional sources add their attributes (not their id) to the main row whose id column matches.
+  let data = sql`main.data`
+  let joins = sql``
+  additions.forEach((addition, i) => {
+    const alias = sql.id(`add${i}`)
+    data = sql`${data} || coalesce(${alias}.data - 'id', '{}'::jsonb)`
+    joins = sql`${joins} LEFT JOIN stream_product ${alias} ON ${alias}.stream_id = ${addition.streamId}
+      AND ${alias}.product_id = (main.data ->> ${site.id_column}) AND ${alias}.data IS NOT NULL`
+  })
+  const inserted = await sql`
+    INSERT INTO stage_product (site_id, stage, stage_id, product_id, account_id, data)
+    SELECT ${site.id}, ${IMPORT_STAGE}, 0, main.product_id, ${site.account_id}, ${data}
+    FROM (${stacked}) AS main ${joins}`.execute(trx)
+  return Number(inserted.numAffectedRows ?? 0)
+}
+
+/**
+ * The stage's columns: the sources' attribute names in first-seen order, keeping those that some
+ * row has a non-empty value for (SPEC.md row rule 4). The EXISTS stops at the first row with a
+ * value, so only a column that has vanished costs a scan.
+ */
+async function filledColumns(trx: Trx, siteId: string, candidates: string[]): Promise<string[]> {
+  if (candidates.length === 0) return []
+  const { rows } = await sql<{ name: string }>`
+    SELECT u.name FROM unnest(${candidates}::text[]) WITH ORDINALITY AS u(name, position)
+    WHERE EXISTS (
+      SELECT 1 FROM stage_product st
+      WHERE st.site_id = ${siteId} AND st.stage = ${IMPORT_STAGE} AND st.stage_id = 0 AND coalesce(st.data ->> u.name, '') <> ''
+    )
+    ORDER BY u.position`.execute(trx)
+  return rows.map((row) => row.name)
+}

@@ -1,0 +1,84 @@
+import { sql } from 'kysely'
+import type { Db } from '../db/database.js'
+import type { Site } from '../db/schema.js'
+import { SiteErrorCode } from '../jobs/run-failure.js'
+import { addImportHistory } from '../sites/import-history.js'
+import { addSiteError } from '../sites/site-errors.js'
+import { applyPendingBatches } from './apply-batches.js'
+import { buildImportStage, type StageSource } from './build-stage.js'
+
+export interface ImportRun {
+  pid: string
+  /** Batches up to this sequence number were uploaded before the run started. */
+  upToSeq: string
+  now: () => Date
+}
+
+/**
+ * An import of a site (SPEC.md "Process", DESIGN.md 5.3): apply each active source's pending batches
+ * to its stream's catalog, then build the site's import stage from the catalogs, then record the
+ * import. Throws RunFailure when the site's data cannot be imported; the stage then stays as it was.
+ */
+export async function importSite(db: Db, site: Site, run: ImportRun): Promise<{ productCount: number }> {
+  const report = (code: (typeof SiteErrorCode)[keyof typeof SiteErrorCode], message: string, data: Record<string, unknown>) =>
+    addSiteError(db, { accountId: site.account_id, siteId: site.id, pid: run.pid, code, message, data })
+  const rows = await db
+    .selectFrom('data_source as ds')
+    .innerJoin('stream as s', 's.id', 'ds.stream_id')
+    .select(['ds.id', 'ds.stream_id', 'ds.import_type', 'ds.import_empty', 's.name', 's.status', 's.deleted_at'])
+    .where('ds.account_id', '=', site.account_id)
+    .where('ds.site_id', '=', site.id)
+    .where('ds.status', '=', 'active')
+    .orderBy('ds.id')
+    .execute()
+
+  const sources: StageSource[] = []
+  const applied = new Set<string>()
+  for (const row of rows) {
+    if (row.deleted_at) {
+      await report(SiteErrorCode.streamDeleted, `Stream ${row.stream_id} of data source ${row.id} was deleted; the data source was left out`, {
+        data_source_id: row.id,
+        stream_id: row.stream_id,
+      })
+      continue
+    }
+    sources.push({ dataSourceId: row.id, streamId: row.stream_id, streamName: row.name, importType: row.import_type === 2 ? 2 : 1, importEmpty: row.import_empty })
+    if (applied.has(row.stream_id)) continue
+    applied.add(row.stream_id)
+    if (row.status === 'locked' || row.status === 'locked_processing') {
+      await report(SiteErrorCode.streamLocked, `Stream ${row.stream_id} is ${row.status}: its new batches were not imported, its current data was`, {
+        stream_id: row.stream_id,
+        status: row.status,
+      })
+      continue
+    }
+    const outcome = await applyPendingBatches(db, row.stream_id, run.upToSeq, run.now())
+    if (outcome.failedRows > 0) {
+      await report(SiteErrorCode.rowsFailedToParse, `${outcome.failedRows} products of stream ${row.stream_id} could not be read; see the batches' processing stage`, {
+        stream_id: row.stream_id,
+        failed_rows: outcome.failedRows,
+      })
+    }
+  }
+
+  const stage = await buildImportStage(db, site, sources)
+  await addImportHistory(db, { accountId: site.account_id, siteId: site.id, pid: run.pid, productCount: stage.rowCount, importTime: run.now() })
+  await forgetSeenTombstones(db, [...applied])
+  return { productCount: stage.rowCount }
+}
+
+/**
+ * A deleted product stays in its stream's catalog as a tombstone until every site stage built from
+ * the stream has read past it; a site that has not built yet does a full build and needs none.
+ */
+async function forgetSeenTombstones(db: Db, streamIds: string[]): Promise<void> {
+  for (const streamId of streamIds) {
+    await sql`
+      DELETE FROM stream_product
+      WHERE stream_id = ${streamId} AND data IS NULL AND changed_seq <= (
+        SELECT coalesce(min((ss.stream_seqs ->> ${streamId})::bigint), 9223372036854775807)
+        FROM site_stage ss JOIN data_source ds ON ds.site_id = ss.site_id AND ds.stream_id = ${streamId}
+        WHERE ss.stage = 'import' AND ss.stream_seqs ? ${streamId}
+      )`.execute(db)
+  }
+}

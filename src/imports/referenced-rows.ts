@@ -1,0 +1,70 @@
+import type { CompiledQuery } from 'kysely'
+import type pg from 'pg'
+import type { Db } from '../db/database.js'
+import type { BatchStage } from '../db/schema.js'
+import { RowError, readRow } from '../catalog/row-rules.js'
+import { CopyWriter, copyText } from '../stream/copy-writer.js'
+import { StageCollector } from '../stream/upload-stage.js'
+import { JsonElementSplitter, type Element } from './json-elements.js'
+
+type Run = <R>(query: CompiledQuery<R>) => Promise<R[]>
+
+// Same cap as chunked uploads put on a batch's attribute names: a payload with a new key in every
+// row must not grow the column list (and memory) without bound.
+const MAX_COLUMNS = 10_000
+
+/**
+ * A referenced payload is parsed when it is imported: its stored chunks are read one at a time,
+ * split into products, checked by the row rules of chunked uploads, and copied into batch_row, so
+ * that applying it is the same set-based statement as for a chunked batch. Products that fail are
+ * counted in the processing stage, grouped by message.
+ */
+export async function parseReferencedBatch(
+  db: Db,
+  client: pg.PoolClient,
+  run: Run,
+  batchId: string,
+  accountId: string,
+  now: Date,
+): Promise<{ stage: BatchStage; columns: string[] }> {
+  const collector = new StageCollector()
+  const columns = new Set<string>()
+  const splitter = new JsonElementSplitter()
+  const decoder = new TextDecoder('utf-8')
+  const copy = new CopyWriter(client, 'COPY batch_row (batch_id, line_no, account_id, product_id, data) FROM STDIN')
+  const prefix = `${batchId}\t`
+  const accountField = `\t${accountId}\t`
+  const handle = (element: Element) => {
+    if (element.kind === 'tooLarge') return collector.error(RowError.tooLarge, element.index, element.head)
+    if (element.kind === 'trailing') return collector.error(RowError.syntax, element.index, element.text)
+    const row = readRow(element.text)
+    if ('error' in row) {
+      // Blank entries between separators are not products; the upload already refused empty payloads.
+      if (row.error === RowError.emptyLine) return
+      return collector.error(row.error, element.index, element.text)
+    }
+    for (const key in row.attributes) {
+      if (columns.size >= MAX_COLUMNS && !columns.has(key)) return collector.error(`More than ${MAX_COLUMNS} attribute names in one batch`, element.index, element.text)
+    }
+    for (const key in row.attributes) columns.add(key)
+    collector.success()
+    copy.row(`${prefix}${element.index}${accountField}${copyText(row.productId)}\t${copyText(row.data)}\n`)
+  }
+  try {
+    for (let chunkNo = 1; ; chunkNo++) {
+      const [chunk] = await run(
+        db.selectFrom('batch_payload').select('chunk').where('batch_id', '=', batchId).where('chunk_no', '=', chunkNo).compile(),
+      )
+      if (!chunk) break
+      for (const element of splitter.push(decoder.decode(chunk.chunk, { stream: true }))) handle(element)
+      await copy.flushIfFull()
+    }
+    for (const element of splitter.push(decoder.decode())) handle(element)
+    for (const element of splitter.end()) handle(element)
+    await copy.finish()
+  } catch (error) {
+    copy.abort(error as Error)
+    throw error
+  }
+  return { stage: collector.stage(now), columns: [...columns] }
+}

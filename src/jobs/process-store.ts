@@ -1,0 +1,118 @@
+import { sql } from 'kysely'
+import type { DbHandle } from '../db/database.js'
+import type { Process, ProcessAction } from '../db/schema.js'
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i
+
+export function isPid(value: string): boolean {
+  return UUID.test(value)
+}
+
+export async function findProcess(db: DbHandle, accountId: string, siteId: string, pid: string): Promise<Process | undefined> {
+  if (!isPid(pid)) return undefined
+  return db.selectFrom('process').selectAll().where('account_id', '=', accountId).where('site_id', '=', siteId).where('pid', '=', pid).executeTakeFirst()
+}
+
+/** The site's queued and running runs, locked: the caller decides under the lock whether one more may queue. */
+export async function activeRuns(db: DbHandle, siteId: string): Promise<Process[]> {
+  return db.selectFrom('process').selectAll().where('site_id', '=', siteId).where('status', 'in', ['queued', 'running']).forUpdate().execute()
+}
+
+export async function insertProcess(
+  db: DbHandle,
+  run: { pid: string; accountId: string; siteId: string; action: ProcessAction; targetId: string | null; trigger: 'api' | 'schedule' },
+): Promise<void> {
+  await db
+    .insertInto('process')
+    .values({ pid: run.pid, account_id: run.accountId, site_id: run.siteId, action: run.action, target_id: run.targetId, trigger: run.trigger, status: 'queued', job_id: null, heartbeat_at: null, started_at: null, finished_at: null })
+    .execute()
+}
+
+export async function setJob(db: DbHandle, pid: string, jobId: string): Promise<void> {
+  await db.updateTable('process').set({ job_id: jobId }).where('pid', '=', pid).execute()
+}
+
+/** Seconds the recent successful runs of this action on the site took, averaged; 0 without history. */
+export async function estimatedSeconds(db: DbHandle, siteId: string, action: ProcessAction): Promise<number> {
+  const recent = db
+    .selectFrom('process')
+    .select(sql<number>`extract(epoch from finished_at - started_at)`.as('seconds'))
+    .where('site_id', '=', siteId)
+    .where('action', '=', action)
+    .where('status', '=', 'success')
+    .orderBy('finished_at', 'desc')
+    .limit(5)
+    .as('recent')
+  const row = await db.selectFrom(recent).select(sql<string | null>`avg(seconds)`.as('avg')).executeTakeFirst()
+  return Math.round(Number(row?.avg ?? 0) * 10) / 10
+}
+
+/** Starts an attempt of the run: one worker wins (the row lock), and a retry after a crash counts up. */
+export async function claimProcess(db: DbHandle, pid: string, jobId: string): Promise<Process | undefined> {
+  return db
+    .updateTable('process')
+    .set({
+      status: 'running',
+      attempt: sql`attempt + 1`,
+      job_id: jobId,
+      heartbeat_at: sql`now()`,
+      started_at: sql`coalesce(started_at, now())`,
+    })
+    .where('pid', '=', pid)
+    .where('status', 'in', ['queued', 'running'])
+    .returningAll()
+    .executeTakeFirst()
+}
+
+export async function beat(db: DbHandle, pid: string, attempt: number): Promise<void> {
+  await db.updateTable('process').set({ heartbeat_at: sql`now()` }).where('pid', '=', pid).where('attempt', '=', attempt).where('status', '=', 'running').execute()
+}
+
+/**
+ * Ends the run. `attempt` fences a worker that was given up for dead but still finishes: only the
+ * attempt that owns the run may end it. Returns the ended run, or nothing when it was not ours.
+ */
+export async function endProcess(db: DbHandle, pid: string, attempt: number | null, status: 'success' | 'failed', message: string): Promise<Process | undefined> {
+  let query = db
+    .updateTable('process')
+    .set({ status, message, finished_at: sql`now()`, started_at: sql`coalesce(started_at, now())` })
+    .where('pid', '=', pid)
+    .where('status', 'in', ['queued', 'running'])
+  if (attempt !== null) query = query.where('attempt', '=', attempt)
+  return query.returningAll().executeTakeFirst()
+}
+
+/** The run waiting behind the one that just ended, locked, if it has no job yet. */
+export async function nextWaiting(db: DbHandle, siteId: string): Promise<Process | undefined> {
+  return db
+    .selectFrom('process')
+    .selectAll()
+    .where('site_id', '=', siteId)
+    .where('status', '=', 'queued')
+    .where('job_id', 'is', null)
+    .forUpdate()
+    .executeTakeFirst()
+}
+
+/** Running runs whose worker has not written a heartbeat for `staleSeconds`: their process died. */
+export async function staleRuns(db: DbHandle, staleSeconds: number): Promise<Process[]> {
+  return db
+    .selectFrom('process')
+    .selectAll()
+    .where('status', '=', 'running')
+    .where('heartbeat_at', '<', sql<Date>`now() - make_interval(secs => ${staleSeconds})`)
+    .forUpdate()
+    .skipLocked()
+    .limit(50)
+    .execute()
+}
+
+export async function setSiteProcessing(db: DbHandle, siteId: string, status: 'Running' | 'Done'): Promise<void> {
+  await db.updateTable('site').set({ processing_status: status }).where('id', '=', siteId).execute()
+}
+
+/** The newest batch sequence number: an import applies the batches uploaded before it started. */
+export async function latestBatchSeq(db: DbHandle): Promise<string> {
+  const row = await db.selectFrom('batch').select(sql<string>`coalesce(max(seq), 0)::text`.as('seq')).executeTakeFirst()
+  return row?.seq ?? '0'
+}

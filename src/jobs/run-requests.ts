@@ -1,0 +1,73 @@
+import { randomUUID } from 'node:crypto'
+import type { Db } from '../db/database.js'
+import type { Process, ProcessAction, Site } from '../db/schema.js'
+import { BadRequestError, NotFoundError } from '../errors.js'
+import { isId } from '../sites/ids.js'
+import { getSite } from '../sites/sites.js'
+import { activeRuns, estimatedSeconds, findProcess, insertProcess, setJob } from './process-store.js'
+import type { RunQueue } from './run-queue.js'
+
+export const ACTIONS: readonly ProcessAction[] = ['import', 'export', 'channel', 'export-all', 'all']
+const EXPORTS: readonly ProcessAction[] = ['export', 'channel', 'export-all']
+
+export interface RunRequest {
+  action?: string | null
+  id?: string | number | null
+}
+
+export interface QueuedRun {
+  pid: string
+  estimatedDuration: number
+  message: string
+}
+
+/** POST /process/{siteId}: validates the request and queues the run (SPEC.md "Process", DESIGN.md 5.5). */
+export async function requestRun(db: Db, queue: RunQueue, accountId: string, siteSegment: string, body: RunRequest): Promise<QueuedRun> {
+  const action = body.action
+  if (action === undefined || action === null || action === '') throw new BadRequestError(`action is required: one of ${ACTIONS.join(', ')}`)
+  if (!ACTIONS.includes(action as ProcessAction)) throw new BadRequestError(`action "${action}" is not one of ${ACTIONS.join(', ')}`)
+  const targetId = body.id === undefined || body.id === null || body.id === '' ? null : String(body.id)
+  if (targetId !== null && !isId(targetId)) throw new BadRequestError(`id must be a positive integer, got ${JSON.stringify(body.id)}`)
+  if ((action === 'export' || action === 'channel') && targetId === null) {
+    throw new BadRequestError(`id is required for action ${action}: the ${action === 'export' ? 'export' : 'channel'} id to run`)
+  }
+  const site = await getSite(db, accountId, siteSegment)
+  const queued = await queueRun(db, queue, site, action as ProcessAction, targetId, 'api')
+  queue.wake()
+  return queued
+}
+
+/**
+ * Queues a run of the site, if the site allows one now: under the lock of the site's active runs, at
+ * most one runs and one waits. The run's job is sent in the same transaction when nothing runs;
+ * otherwise the run waits without a job until the running one ends.
+ */
+export async function queueRun(db: Db, queue: RunQueue, site: Site, action: ProcessAction, targetId: string | null, trigger: 'api' | 'schedule'): Promise<QueuedRun> {
+  if (site.status === 'disabled') throw new BadRequestError(`Site ${site.id} is disabled: it runs no imports or exports until its status is changed`)
+  if (site.status === 'paused_upload' && EXPORTS.includes(action)) {
+    throw new BadRequestError(`Site ${site.id} is paused_upload: it imports but does not export; run action import, or change the site's status`)
+  }
+  const pid = randomUUID()
+  const message = await db.transaction().execute(async (trx) => {
+    // The site row lock serialises requests of one site, so the count below cannot go stale.
+    await trx.selectFrom('site').select('id').where('id', '=', site.id).forUpdate().executeTakeFirstOrThrow()
+    const active = await activeRuns(trx, site.id)
+    const waiting = active.find((run) => run.status === 'queued')
+    if (waiting) {
+      throw new BadRequestError(`A run of site ${site.id} is already queued (process ${waiting.pid}); one run may run and one wait, try again once it has started`)
+    }
+    await insertProcess(trx, { pid, accountId: site.account_id, siteId: site.id, action, targetId, trigger })
+    const running = active.find((run) => run.status === 'running')
+    if (running) return `Run queued; it starts when process ${running.pid} has finished`
+    await setJob(trx, pid, await queue.send(trx, pid))
+    return 'Run queued'
+  })
+  return { pid, estimatedDuration: await estimatedSeconds(db, site.id, action), message }
+}
+
+export async function getRun(db: Db, accountId: string, siteSegment: string, pid: string): Promise<{ site: Site; run: Process }> {
+  const site = await getSite(db, accountId, siteSegment)
+  const run = await findProcess(db, accountId, site.id, pid)
+  if (!run) throw new NotFoundError(`Process ${pid} of site ${site.id} not found`)
+  return { site, run }
+}

@@ -1,0 +1,24 @@
+import type { DbHandle } from '../db/database.js'
+import type { ImportHistory } from '../db/schema.js'
+import { getSite } from './sites.js'
+
+export async function addImportHistory(db: DbHandle, entry: { accountId: string; siteId: string; pid: string; productCount: number; importTime: Date }): Promise<void> {
+  await db
+    .insertInto('import_history')
+    .values({ account_id: entry.accountId, site_id: entry.siteId, pid: entry.pid, product_count: entry.productCount, import_time: entry.importTime })
+    .execute()
+}
+
+/** The site's imports, newest first. */
+export async function listImportHistory(db: DbHandle, accountId: string, siteSegment: string, page: { limit: number; offset: number }): Promise<ImportHistory[]> {
+  const site = await getSite(db, accountId, siteSegment)
+  return db
+    .selectFrom('import_history')
+    .selectAll()
+    .where('account_id', '=', accountId)
+    .where('site_id', '=', site.id)
+    .orderBy('id', 'desc')
+    .limit(page.limit)
+    .offset(page.offset)
+    .execute()
+}

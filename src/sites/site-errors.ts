@@ -1,0 +1,68 @@
+import type { DbHandle } from '../db/database.js'
+import type { SiteError } from '../db/schema.js'
+import { severityOf, type SiteErrorCodeValue } from '../jobs/run-failure.js'
+import { getSite } from './sites.js'
+
+export interface NewSiteError {
+  accountId: string
+  siteId: string
+  pid: string
+  code: SiteErrorCodeValue
+  message: string
+  data?: Record<string, unknown>
+}
+
+export async function addSiteError(db: DbHandle, error: NewSiteError): Promise<void> {
+  const { type, classification } = severityOf(error.code)
+  await db
+    .insertInto('site_error')
+    .values({
+      account_id: error.accountId,
+      site_id: error.siteId,
+      pid: error.pid,
+      error: error.code,
+      type,
+      classification,
+      message: error.message,
+      data: JSON.stringify(error.data ?? {}),
+    })
+    .execute()
+}
+
+export interface ErrorPage {
+  pid?: string | undefined
+  limit: number
+  offset: number
+}
+
+/** Errors of one run of the site: `pid`, or by default the site's latest run. */
+export async function listSiteErrors(db: DbHandle, accountId: string, siteSegment: string, page: ErrorPage): Promise<{ siteId: string; errors: SiteError[] }> {
+  const site = await getSite(db, accountId, siteSegment)
+  let pid = page.pid
+  if (pid === undefined || pid === '') {
+    const latest = await db
+      .selectFrom('process')
+      .select('pid')
+      .where('account_id', '=', accountId)
+      .where('site_id', '=', site.id)
+      .orderBy('created_at', 'desc')
+      .orderBy('pid', 'desc')
+      .limit(1)
+      .executeTakeFirst()
+    if (!latest) return { siteId: site.id, errors: [] }
+    pid = latest.pid
+  }
+  // A pid that is not a UUID names no run: an empty list, as for a run without errors.
+  if (!/^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i.test(pid)) return { siteId: site.id, errors: [] }
+  const errors = await db
+    .selectFrom('site_error')
+    .selectAll()
+    .where('account_id', '=', accountId)
+    .where('site_id', '=', site.id)
+    .where('pid', '=', pid)
+    .orderBy('id')
+    .limit(page.limit)
+    .offset(page.offset)
+    .execute()
+  return { siteId: site.id, errors }
+}
