@@ -15,6 +15,11 @@ export const RowError = {
 
 export const MAX_LINE_BYTES = 2_097_152
 
+/** Whether a line of `bytes` bytes is too large; the \r of a CRLF line ending is not part of the line. */
+export function exceedsLineLimit(bytes: number, endsWithCarriageReturn: boolean): boolean {
+  return bytes - (endsWithCarriageReturn ? 1 : 0) > MAX_LINE_BYTES
+}
+
 // `\u0000`, or a `\uD800`..`\uDFFF` escape (paired or not; the decoded text decides).
 const UNSTORABLE_ESCAPE = /\\u(?:0000|[dD][89a-fA-F])/
 

@@ -1,14 +1,15 @@
-import { MAX_LINE_BYTES } from '../catalog/row-rules.js'
+import { exceedsLineLimit } from '../catalog/row-rules.js'
 
 export type SplitItem = { block: Buffer } | { oversizedHead: Buffer }
 
 const NEWLINE = 10
+const CARRIAGE_RETURN = 13
 const HEAD_BYTES = 1000
 
 /**
  * Splits a byte stream into blocks of whole lines (a block holds one or more lines joined by \n),
  * so that callers decode and check UTF-8 once per block instead of once per line. A line that grows
- * past MAX_LINE_BYTES before its newline arrives is not kept: only its first bytes are, for the
+ * past the line limit before its newline arrives is not kept: only its first bytes are, for the
  * error example, and the rest is skipped up to the next newline. Memory stays bounded by one
  * maximal line plus one chunk, whatever the body size.
  */
@@ -56,7 +57,7 @@ export class LineSplitter {
     if (part.length === 0) return
     this.pending.push(part)
     this.pendingBytes += part.length
-    if (this.pendingBytes > MAX_LINE_BYTES) {
+    if (exceedsLineLimit(this.pendingBytes, part[part.length - 1] === CARRIAGE_RETURN)) {
       this.skipping = utf8Head(Buffer.concat(this.pending), HEAD_BYTES)
       this.pending = []
       this.pendingBytes = 0

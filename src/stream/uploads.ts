@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto'
 import { isUtf8 } from 'node:buffer'
 import type { Readable } from 'node:stream'
-import { MAX_LINE_BYTES, RowError, readRow } from '../catalog/row-rules.js'
+import { MAX_LINE_BYTES, RowError, exceedsLineLimit, readRow } from '../catalog/row-rules.js'
 import { withRawTransaction, type Db } from '../db/database.js'
 import type { Batch, BatchKind, Stream } from '../db/schema.js'
 import { ForbiddenError, LockedError, RequestTimeoutError, UnsupportedMediaTypeError } from '../errors.js'
@@ -105,7 +105,7 @@ async function saveChunkedRows(db: Db, stream: Stream, request: UploadRequest, m
     const accountField = `\t${stream.account_id}\t`
     const handleLine = (line: string) => {
       lineNumber++
-      if (line.length > MAX_LINE_BYTES / 4 && Buffer.byteLength(line) > MAX_LINE_BYTES) {
+      if (line.length > MAX_LINE_BYTES / 4 && exceedsLineLimit(Buffer.byteLength(line), line.endsWith('\r'))) {
         return collector.error(RowError.tooLarge, lineNumber, line)
       }
       const row = readRow(line)
@@ -124,7 +124,10 @@ async function saveChunkedRows(db: Db, stream: Stream, request: UploadRequest, m
         return
       }
       for (const line of splitBuffer(item.block)) {
-        if (isUtf8(line)) handleLine(line.toString('utf8'))
+        // Size first: whether an over-long line is seen whole here or cut off by the splitter
+        // depends on chunk boundaries, and its message must not.
+        if (exceedsLineLimit(line.length, line[line.length - 1] === 13)) collector.error(RowError.tooLarge, ++lineNumber, line.toString('utf8'))
+        else if (isUtf8(line)) handleLine(line.toString('utf8'))
         else collector.error(RowError.controlCharacter, ++lineNumber, line.toString('utf8'))
       }
     }

@@ -95,3 +95,28 @@ describe('error examples stay storable', () => {
     expect(value.startsWith('{"id":"big","d":"\uFFFDxxx')).toBe(true)
   })
 })
+
+describe('line length (2,097,152 bytes)', () => {
+  const row = (bytes: number) => {
+    const head = '{"id":"big","d":"'
+    return `${head}${'x'.repeat(bytes - head.length - 2)}"}`
+  }
+
+  it('does not count the \\r of a CRLF line ending', async () => {
+    const { batch } = await uploadAround(`${row(MAX_LINE)}\r`)
+    expect(batch.attributes.stages.upload).toMatchObject({ status: 'success', successCount: 3, errorCount: 0 })
+  })
+
+  it('still refuses a CRLF line one byte over the limit', async () => {
+    await expectRefused(`${row(MAX_LINE + 1)}\r`, TOO_LARGE)
+  })
+
+  it('calls an over-long line with invalid UTF-8 too large, as it would be in any chunking', async () => {
+    const line = Buffer.concat([Buffer.from('{"id":"big","d":"'), Buffer.from([0xff]), Buffer.alloc(MAX_LINE, 'x'), Buffer.from('"}')])
+    await expectRefused(line, TOO_LARGE)
+  })
+
+  it('calls a line with invalid UTF-8 within the limit a control-character error', async () => {
+    await expectRefused(Buffer.concat([Buffer.from('{"id":"bad","d":"'), Buffer.from([0xff]), Buffer.from('"}')]), CONTROL)
+  })
+})
