@@ -2,6 +2,13 @@
 // line in, either a row (product id + a flat JSON object whose values are all strings) or the exact
 // error message the specification names.
 
+/**
+ * Distinct attribute names one batch may bring. The batch keeps them in first-seen order (its column
+ * list); without a cap, a new name in every row would grow that list, and the time and memory of
+ * the upload and its import, with no bound.
+ */
+export const MAX_BATCH_ATTRIBUTES = 10_000
+
 export const RowError = {
   emptyAttributes: 'Empty Product Attributes',
   emptyLine: 'Empty Payload line',
@@ -11,6 +18,7 @@ export const RowError = {
   syntax: 'Syntax error',
   notAnObject: 'Product row must be a JSON object',
   nested: 'Nested objects and arrays are not supported; flatten or concatenate the value',
+  tooManyAttributes: `Too many attribute names: one upload may use at most ${MAX_BATCH_ATTRIBUTES.toLocaleString('en-US')} distinct names; split the upload or use fewer names`,
 } as const
 
 export const MAX_LINE_BYTES = 2_097_152
@@ -30,6 +38,19 @@ export function hasUnstorableCharacter(value: string): boolean {
 
 function isUnstorableString(value: unknown): boolean {
   return typeof value === 'string' && hasUnstorableCharacter(value)
+}
+
+/**
+ * Adds a row's attribute names to the batch's names in first-seen order, unless that would pass
+ * MAX_BATCH_ATTRIBUTES: then nothing is added and the row is refused (false).
+ */
+export function addAttributeNames(seen: Set<string>, attributes: Record<string, unknown>): boolean {
+  let added = 0
+  for (const key in attributes) if (!seen.has(key)) added++
+  if (added === 0) return true
+  if (seen.size + added > MAX_BATCH_ATTRIBUTES) return false
+  for (const key in attributes) seen.add(key)
+  return true
 }
 
 export type RowResult = { productId: string; data: string; attributes: Record<string, unknown> } | { error: string }

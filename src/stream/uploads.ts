@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto'
 import { isUtf8 } from 'node:buffer'
 import type { Readable } from 'node:stream'
-import { MAX_LINE_BYTES, RowError, exceedsLineLimit, readRow } from '../catalog/row-rules.js'
+import { MAX_LINE_BYTES, RowError, addAttributeNames, exceedsLineLimit, readRow } from '../catalog/row-rules.js'
 import { withRawTransaction, type Db } from '../db/database.js'
 import type { Batch, BatchKind, Stream } from '../db/schema.js'
 import { ForbiddenError, LockedError, RequestTimeoutError, UnsupportedMediaTypeError } from '../errors.js'
@@ -110,8 +110,8 @@ async function saveChunkedRows(db: Db, stream: Stream, request: UploadRequest, m
       }
       const row = readRow(line)
       if ('error' in row) return collector.error(row.error, lineNumber, line)
+      if (kind === 'upsert' && !addAttributeNames(seenColumns, row.attributes)) return collector.error(RowError.tooManyAttributes, lineNumber, line)
       collector.success()
-      for (const key in row.attributes) seenColumns.add(key)
       copy.row(`${prefix}${lineNumber}${accountField}${copyText(row.productId)}\t${kind === 'upsert' ? copyText(row.data) : '\\N'}\n`)
     }
     const handle = (item: SplitItem) => {

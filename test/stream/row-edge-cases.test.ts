@@ -3,7 +3,7 @@ import { sql } from 'kysely'
 import { describe, expect, it } from 'vitest'
 import { useTestApp } from '../helpers/test-app.js'
 import {
-  HIGH_LIMITS, expectBatch, storedRows, streamClient, type BatchJson,
+  HIGH_LIMITS, expectBatch, storedCounts, storedRows, streamClient, type BatchJson,
 } from './stream-fixtures.js'
 
 // Rows and values at the edges of what Postgres can store (NUL, unpaired surrogates), the size
@@ -12,6 +12,7 @@ import {
 
 const t = useTestApp(HIGH_LIMITS)
 const MAX_LINE = 2_097_152
+const MAX_COLUMNS = 10_000
 const CONTROL = 'Control character error, possibly incorrectly encoded'
 const TOO_LARGE = 'Product payload is too large'
 const LONE_SURROGATE = /\p{Cs}/u
@@ -118,5 +119,31 @@ describe('line length (2,097,152 bytes)', () => {
 
   it('calls a line with invalid UTF-8 within the limit a control-character error', async () => {
     await expectRefused(Buffer.concat([Buffer.from('{"id":"bad","d":"'), Buffer.from([0xff]), Buffer.from('"}')]), CONTROL)
+  })
+})
+
+describe('distinct attribute names per batch', () => {
+  it(`refuses rows that would name more than ${MAX_COLUMNS} attributes, keeping the others`, async () => {
+    const c = await streamClient(t)
+    const stream = await c.createStream()
+    // "id" plus one new name per row: row N brings the count to N + 1.
+    const lines = Array.from({ length: MAX_COLUMNS + 2 }, (_, i) => `{"id":"${i + 1}","k${i + 1}":"v"}`)
+    lines.push('{"id":"known","k1":"v","k2":"w"}')
+    const batch = expectBatch(await c.upload(stream.id, lines.join('\n') + '\n'))
+    const upload = batch.attributes.stages.upload
+    expect(upload).toMatchObject({ status: 'warning', successCount: MAX_COLUMNS, errorCount: 3 })
+    const [error] = upload.errors
+    expect(upload.errors).toHaveLength(1)
+    expect(error?.message).toMatch(/10,?000/)
+    expect(error).toMatchObject({ occurrences: 3, example: { lineNumber: MAX_COLUMNS, value: lines[MAX_COLUMNS - 1] } })
+    const stored = await t.db.selectFrom('batch').select('columns').where('id', '=', batch.id).executeTakeFirstOrThrow()
+    expect(stored.columns).toHaveLength(MAX_COLUMNS)
+    expect(stored.columns.slice(0, 3)).toEqual(['id', 'k1', 'k2'])
+    expect((await storedCounts(t, stream.id)).rows).toBe(MAX_COLUMNS)
+  })
+
+  it('refuses a single row with more names than the limit', async () => {
+    const attributes = Array.from({ length: MAX_COLUMNS }, (_, i) => `"a${i}":"v"`).join(',')
+    await expectRefused(`{"id":"wide",${attributes}}`, /10,?000/)
   })
 })
