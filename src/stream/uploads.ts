@@ -1,10 +1,10 @@
 import { randomUUID } from 'node:crypto'
 import { isUtf8 } from 'node:buffer'
 import type { Readable } from 'node:stream'
-import { MAX_LINE_BYTES, RowError, addAttributeNames, exceedsLineLimit, readRow } from '../catalog/row-rules.js'
+import { MAX_LINE_BYTES, RowError, addAttributeNames, exceedsLineLimit, hasUnstorableCharacter, readRow } from '../catalog/row-rules.js'
 import { withRawTransaction, type Db } from '../db/database.js'
 import type { Batch, BatchKind, Stream } from '../db/schema.js'
-import { ForbiddenError, LockedError, RequestTimeoutError, UnsupportedMediaTypeError } from '../errors.js'
+import { BadRequestError, ForbiddenError, LockedError, RequestTimeoutError, UnsupportedMediaTypeError } from '../errors.js'
 import { copyText, CopyWriter } from './copy-writer.js'
 import { decodedBody } from './body-source.js'
 import { LineSplitter, type SplitItem } from './line-splitter.js'
@@ -50,6 +50,10 @@ export async function uploadProducts(db: Db, request: UploadRequest): Promise<Up
 
 /** Deletes of one product or of every product: a batch without a body. */
 export async function deleteProducts(db: Db, accountId: string, streamId: string, productId: string | undefined, now: Date): Promise<Batch> {
+  // Postgres text cannot hold these; uploaded rows get the control-character error for them.
+  if (productId !== undefined && hasUnstorableCharacter(productId)) {
+    throw new BadRequestError('productId: a product id cannot contain a NUL character (%00) or an unpaired surrogate')
+  }
   const stream = await uploadableStream(db, accountId, streamId)
   const kind: BatchKind = productId === undefined ? 'delete_all' : 'delete'
   const collector = new StageCollector()

@@ -3,7 +3,7 @@ import { sql } from 'kysely'
 import { describe, expect, it } from 'vitest'
 import { useTestApp } from '../helpers/test-app.js'
 import {
-  HIGH_LIMITS, expectBatch, storedCounts, storedRows, streamClient, type BatchJson,
+  HIGH_LIMITS, expectApiError, expectBatch, storedCounts, storedRows, streamClient, type BatchJson,
 } from './stream-fixtures.js'
 
 // Rows and values at the edges of what Postgres can store (NUL, unpaired surrogates), the size
@@ -145,5 +145,17 @@ describe('distinct attribute names per batch', () => {
   it('refuses a single row with more names than the limit', async () => {
     const attributes = Array.from({ length: MAX_COLUMNS }, (_, i) => `"a${i}":"v"`).join(',')
     await expectRefused(`{"id":"wide",${attributes}}`, /10,?000/)
+  })
+})
+
+describe('DELETE /streams/{streamId}/products/{productId}', () => {
+  it('refuses a NUL in the product id with a JSON:API error and stores nothing', async () => {
+    const c = await streamClient(t)
+    const stream = await c.createStream()
+    const response = await c.send('DELETE', `/streams/${stream.id}/products/a%00b`)
+    expect([400, 422]).toContain(response.statusCode)
+    expectApiError(response, response.statusCode, /NUL/)
+    expect(await storedCounts(t, stream.id)).toEqual({ batches: 0, rows: 0, payloadChunks: 0 })
+    expectBatch(await c.send('DELETE', `/streams/${stream.id}/products/a%01b`))
   })
 })
