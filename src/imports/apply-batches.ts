@@ -52,7 +52,7 @@ export async function applyPendingBatches(db: Db, streamId: string, upToSeq: str
     const columns = new Set(stream.columns)
     for (const batch of pending) {
       if (stream.type === 'referenced' && batch.kind === 'upsert') {
-        const parsed = await parseReferencedBatch(db, client, run, batch.id, stream.account_id, now)
+        const parsed = await parseReferencedBatch(db, client, batch.id, stream.account_id, now)
         stages.set(batch.id, parsed.stage)
         batch.columns = parsed.columns
         applied.failedRows += parsed.stage.errorCount

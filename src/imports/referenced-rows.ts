@@ -1,4 +1,3 @@
-import type { CompiledQuery } from 'kysely'
 import type pg from 'pg'
 import type { Db } from '../db/database.js'
 import type { BatchStage } from '../db/schema.js'
@@ -6,8 +5,6 @@ import { RowError, readRow } from '../catalog/row-rules.js'
 import { CopyWriter, copyText } from '../stream/copy-writer.js'
 import { StageCollector } from '../stream/upload-stage.js'
 import { JsonElementSplitter, type Element } from './json-elements.js'
-
-type Run = <R>(query: CompiledQuery<R>) => Promise<R[]>
 
 // Same cap as chunked uploads put on a batch's attribute names: a payload with a new key in every
 // row must not grow the column list (and memory) without bound.
@@ -22,7 +19,6 @@ const MAX_COLUMNS = 10_000
 export async function parseReferencedBatch(
   db: Db,
   client: pg.PoolClient,
-  run: Run,
   batchId: string,
   accountId: string,
   now: Date,
@@ -52,9 +48,9 @@ export async function parseReferencedBatch(
   }
   try {
     for (let chunkNo = 1; ; chunkNo++) {
-      const [chunk] = await run(
-        db.selectFrom('batch_payload').select('chunk').where('batch_id', '=', batchId).where('chunk_no', '=', chunkNo).compile(),
-      )
+      // Through the pool, not the transaction's client: that client is busy with the COPY. The
+      // payload committed with its batch, so any connection sees it.
+      const chunk = await db.selectFrom('batch_payload').select('chunk').where('batch_id', '=', batchId).where('chunk_no', '=', chunkNo).executeTakeFirst()
       if (!chunk) break
       for (const element of splitter.push(decoder.decode(chunk.chunk, { stream: true }))) handle(element)
       await copy.flushIfFull()

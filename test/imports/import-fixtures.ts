@@ -95,3 +95,20 @@ export async function importFixture(t: TestContext, siteBody: Record<string, unk
   }
   return fixture
 }
+
+export interface BatchView {
+  id: string
+  attributes: { status: string; errorCount: number; stages: { upload: { successCount: number }; processing: { status: string; successCount: number; errorCount: number; completedAt: string; errors: { message: string; occurrences: number }[] } | null } }
+}
+
+/** GET /streams/{id}/batches/{batchId} with the account's bearer token. */
+export async function readBatch(t: TestContext, f: ImportFixture, streamId: string, batchId: string): Promise<BatchView> {
+  const response = await t.request({ method: 'GET', url: `/streams/${streamId}/batches/${batchId}`, headers: { ...f.account.bearer, accept: JSON_API } })
+  expect(response.statusCode, response.body).toBe(200)
+  return response.json<{ data: BatchView }>().data
+}
+
+export function batchIdOf(response: Response): string {
+  expect(response.statusCode, response.body).toBe(202)
+  return response.json<{ data: { id: string } }>().data.id
+}
