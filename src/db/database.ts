@@ -13,6 +13,10 @@ export function createDb(connectionString: string, poolSize = 10): Db {
   const pool = new pg.Pool({ connectionString, max: poolSize })
   // An idle client losing its connection (database restart) must not crash the process.
   pool.on('error', () => {})
+  // Nor may a checked-out one: the pool listens only while a client is idle, and Kysely adds no
+  // listener, so a dropped connection mid-query would be an unhandled 'error' event. The query in
+  // flight fails by itself, and the pool drops the client on release (it is no longer queryable).
+  pool.on('connect', (client) => client.on('error', () => {}))
   const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) })
   pools.set(db, pool)
   return db
@@ -31,18 +35,35 @@ export async function withRawTransaction<T>(
   if (!pool) throw new Error('withRawTransaction needs a handle made by createDb')
   const client = await pool.connect()
   let broken: Error | undefined
+  // The connection can drop while `work` waits for something else than the database (a request
+  // body, say), with no query to fail: the work must fail then, not when it next uses the client.
+  let onError: (error: Error) => void = () => {}
+  const connectionLost = new Promise<never>((_, reject) => {
+    onError = (error) => {
+      broken ??= error
+      reject(error)
+    }
+  })
+  connectionLost.catch(() => {})
+  client.on('error', onError)
   const run = async <R>(query: CompiledQuery<R>) => (await client.query(query.sql, query.parameters as unknown[])).rows as R[]
   try {
     await client.query('BEGIN')
-    const result = await work(client, run)
+    const working = work(client, run)
+    // Left behind when the connection is lost first: it fails on its own, unobserved.
+    working.catch(() => {})
+    const result = await Promise.race([working, connectionLost])
     await client.query('COMMIT')
     return result
   } catch (error) {
-    await client.query('ROLLBACK').catch((rollbackError: Error) => {
-      broken = rollbackError
-    })
+    if (!broken) {
+      await client.query('ROLLBACK').catch((rollbackError: Error) => {
+        broken = rollbackError
+      })
+    }
     throw error
   } finally {
+    client.off('error', onError)
     client.release(broken)
   }
 }

@@ -1,0 +1,131 @@
+import type { AddressInfo } from 'node:net'
+import type { FastifyInstance } from 'fastify'
+import { sql } from 'kysely'
+import pg from 'pg'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { buildApp } from '../../src/app.js'
+import { useTestApp } from '../helpers/test-app.js'
+import { RawConnection, openTransactions, uploadHead, waitUntil, type RawResponse } from './raw-http.js'
+import { HIGH_LIMITS, expectBatch, expectNothingStored, streamClient, type ErrorJson } from './stream-fixtures.js'
+
+// Connections that break: the database's (a backend terminated or cancelled mid-upload) and the
+// client's (gone before its body was read). The server must answer or clean up, never crash, leak
+// a transaction or a pool client, or log a follow-on error instead of the real one.
+
+const t = useTestApp(HIGH_LIMITS)
+/** The app under test, with its error log kept (the shared test app logs nothing). */
+let app: FastifyInstance
+let port = 0
+const logged: { msg: string; err?: { type?: string; message?: string; code?: string } }[] = []
+
+beforeAll(async () => {
+  const stream = { write: (line: string) => void logged.push(JSON.parse(line) as (typeof logged)[number]) }
+  app = await buildApp({ db: t.db, config: t.config, clock: t.clock.now, logger: { level: 'error', stream } })
+  await app.listen({ port: 0, host: '127.0.0.1' })
+  port = (app.server.address() as AddressInfo).port
+})
+
+afterAll(async () => {
+  await app?.close()
+})
+
+/** About `bytes` of valid NDJSON rows. */
+function validLines(bytes: number, from = 0): string {
+  const lines: string[] = []
+  let size = 0
+  for (let i = from; size < bytes; i++) {
+    const line = `{"id":"SKU-${i}","title":"Product ${i}","description":"${'d'.repeat(60)}"}\n`
+    lines.push(line)
+    size += line.length
+  }
+  return lines.join('')
+}
+
+/** The backend of the server's upload, once it is writing rows (COPY). */
+async function copyBackend(): Promise<number> {
+  let pid: number | undefined
+  await waitUntil('an upload writing rows', async () => {
+    const { rows } = await sql<{ pid: number }>`
+      SELECT pid FROM pg_stat_activity
+      WHERE datname = current_database() AND query LIKE 'COPY batch_row%' AND state = 'active'
+    `.execute(t.db)
+    pid = rows[0]?.pid
+    return pid !== undefined
+  })
+  return pid ?? 0
+}
+
+/** A GET over a socket of its own: the server still answers. */
+async function rawGet(path: string, token: string): Promise<RawResponse> {
+  const connection = await RawConnection.open(port)
+  try {
+    await connection.write(`GET ${path} HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer ${token}\r\n\r\n`)
+    return await connection.response()
+  } finally {
+    connection.destroy()
+  }
+}
+
+function expectServerError(response: RawResponse): ErrorJson {
+  expect(response.statusCode, response.body).toBeGreaterThanOrEqual(500)
+  expect(response.headers['content-type']).toMatch(/^application\/vnd\.api\+json/)
+  const { errors } = JSON.parse(response.body) as { errors: ErrorJson[] }
+  expect(errors).toHaveLength(1)
+  expect(errors[0]?.status).toBe(String(response.statusCode))
+  return errors[0] as ErrorJson
+}
+
+async function serverSettled(): Promise<void> {
+  await waitUntil('no transaction of the server left open', async () => (await openTransactions(t)).length === 0)
+}
+
+describe('the database connection of an upload drops', () => {
+  it('answers 5xx, keeps serving, stores nothing, and the pool recovers', async () => {
+    const c = await streamClient(t)
+    const stream = await c.createStream()
+    const connection = await RawConnection.open(port)
+    let response: RawResponse
+    try {
+      await connection.write(uploadHead(stream.id, c.account.token, 10 * 1024 * 1024))
+      await connection.write(validLines(1024 * 1024))
+      const pid = await copyBackend()
+      await sql`SELECT pg_terminate_backend(${pid})`.execute(t.db)
+      // Without a listener for the pg client's 'error', this ends the process (and this test run).
+      response = await connection.response()
+    } finally {
+      connection.destroy()
+    }
+    expectServerError(response)
+    expect((await rawGet(`/streams/${stream.id}`, c.account.token)).statusCode).toBe(200)
+    await serverSettled()
+    await expectNothingStored(t, c, stream.id)
+    const uploads = await Promise.all(Array.from({ length: 6 }, () => c.upload(stream.id, '{"id":"after"}\n')))
+    for (const upload of uploads) expectBatch(upload)
+  })
+
+  it('answers 5xx when the backend of a plain query is terminated while it waits for a lock', async () => {
+    const c = await streamClient(t)
+    const stream = await c.createStream()
+    const locker = new pg.Client({ connectionString: t.database.url })
+    await locker.connect()
+    try {
+      await locker.query('BEGIN')
+      await locker.query('LOCK TABLE stream IN ACCESS EXCLUSIVE MODE')
+      const reading = rawGet(`/streams/${stream.id}`, c.account.token)
+      let pid: number | undefined
+      await waitUntil('the GET to wait for the lock', async () => {
+        const { rows } = await sql<{ pid: number }>`
+          SELECT pid FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock' AND query ILIKE '%from "stream"%'
+        `.execute(t.db)
+        pid = rows[0]?.pid
+        return pid !== undefined
+      })
+      await sql`SELECT pg_terminate_backend(${pid})`.execute(t.db)
+      expectServerError(await reading)
+    } finally {
+      await locker.query('COMMIT')
+      await locker.end()
+    }
+    expect((await rawGet(`/streams/${stream.id}`, c.account.token)).statusCode).toBe(200)
+  })
+})
