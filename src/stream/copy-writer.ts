@@ -13,12 +13,21 @@ export class CopyWriter {
   private readonly done: Promise<void>
   private buffer: string[] = []
   private bufferedChars = 0
+  /**
+   * Why Postgres ended the COPY early (a cancel, a timeout, a dropped connection). pg-copy-streams
+   * lets go of the connection then, and a later write or destroy would fail with a TypeError
+   * instead: every step checks this first and reports the database's own error.
+   */
+  private failure: Error | undefined
 
   constructor(client: pg.PoolClient, copySql: string) {
     this.stream = client.query(copyFrom(copySql))
     this.done = new Promise((resolve, reject) => {
       this.stream.on('finish', resolve)
-      this.stream.on('error', reject)
+      this.stream.on('error', (error: Error) => {
+        this.failure ??= error
+        reject(error)
+      })
     })
     // The stream's failure surfaces through `done`; without a listener it would also crash the process.
     this.done.catch(() => {})
@@ -30,7 +39,9 @@ export class CopyWriter {
     this.bufferedChars += line.length
   }
 
+  /** Sends the buffered rows once there are enough; throws at once if the COPY has failed. */
   async flushIfFull(): Promise<void> {
+    if (this.failure) throw this.failure
     if (this.bufferedChars >= FLUSH_CHARS) await this.flush()
   }
 
@@ -42,10 +53,12 @@ export class CopyWriter {
 
   /** Aborts the COPY: the server discards what it received and the transaction fails. */
   abort(error: Error): void {
-    this.stream.destroy(error)
+    // A COPY Postgres has already ended needs no CopyFail (and the stream could not send one).
+    if (!this.failure) this.stream.destroy(error)
   }
 
   private async flush(): Promise<void> {
+    if (this.failure) throw this.failure
     if (this.bufferedChars === 0) return
     const chunk = this.buffer.join('')
     this.buffer = []

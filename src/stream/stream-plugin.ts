@@ -63,6 +63,13 @@ export const streamPlugin: FastifyPluginAsync<StreamDeps> = async (app, deps) =>
     handlerStarted.add(request)
   })
 
+  // An answer sent before the body was read to its end (413, 503, a failed upload): the connection
+  // closes after it. Kept open, the unread rest of the body would hold the socket, paused, until
+  // the keep-alive timeout, and the server's close would wait for it.
+  app.addHook('onSend', async (request, reply) => {
+    if (request.raw.complete === false) reply.header('connection', 'close')
+  })
+
   app.setErrorHandler((thrown, request, reply) => {
     if (reply.sent) return
     return sendError(thrown, request, reply)

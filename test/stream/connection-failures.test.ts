@@ -55,6 +55,11 @@ async function copyBackend(): Promise<number> {
   return pid ?? 0
 }
 
+async function backendState(pid: number): Promise<string | null> {
+  const { rows } = await sql<{ state: string | null }>`SELECT state FROM pg_stat_activity WHERE pid = ${pid}`.execute(t.db)
+  return rows[0]?.state ?? null
+}
+
 /** A GET over a socket of its own: the server still answers. */
 async function rawGet(path: string, token: string): Promise<RawResponse> {
   const connection = await RawConnection.open(port)
@@ -127,5 +132,35 @@ describe('the database connection of an upload drops', () => {
       await locker.end()
     }
     expect((await rawGet(`/streams/${stream.id}`, c.account.token)).statusCode).toBe(200)
+  })
+})
+
+describe('Postgres fails the COPY of an upload', () => {
+  it('logs the database error, not a follow-on TypeError of the COPY stream, and stores nothing', async () => {
+    const c = await streamClient(t)
+    const stream = await c.createStream()
+    const connection = await RawConnection.open(port)
+    const before = logged.length
+    let response: RawResponse
+    try {
+      await connection.write(uploadHead(stream.id, c.account.token, 10 * 1024 * 1024))
+      await connection.write(validLines(1024 * 1024))
+      const pid = await copyBackend()
+      await sql`SELECT pg_cancel_backend(${pid})`.execute(t.db)
+      // A COPY waiting for data takes the cancel when data comes.
+      await connection.write(validLines(1024 * 1024, 100_000))
+      await waitUntil('the COPY to have failed', async () => (await backendState(pid)) === 'idle in transaction (aborted)')
+      // More rows: the upload writes to the failed COPY again.
+      await connection.write(validLines(1024 * 1024, 200_000))
+      response = await connection.response()
+    } finally {
+      connection.destroy()
+    }
+    expect(expectServerError(response).status).toBe('500')
+    const errors = logged.slice(before).filter((line) => line.err)
+    expect(errors.map((line) => line.err?.type)).not.toContain('TypeError')
+    expect(errors.map((line) => line.err?.code)).toContain('57014')
+    await serverSettled()
+    await expectNothingStored(t, c, stream.id)
   })
 })
