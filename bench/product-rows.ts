@@ -37,11 +37,13 @@ export function productRow(i: number, version = 0): string {
   return JSON.stringify(row)
 }
 
-export async function writeNdjson(file: string, rows: number, version = 0): Promise<number> {
+/** Rows `from` .. `from + rows - 1`; with `step`, every step-th of them (a spread-out change set). */
+export async function writeNdjson(file: string, rows: number, version = 0, from = 0, step = 1): Promise<number> {
   const out = createWriteStream(file)
   let bytes = 0
   let buffer = ''
-  for (let i = 0; i < rows; i++) {
+  for (let n = 0; n < rows; n++) {
+    const i = from + n * step
     buffer += `${productRow(i, version)}\n`
     if (buffer.length > 1 << 20) {
       bytes += buffer.length

@@ -9,9 +9,14 @@ export async function up(db: Kysely<unknown>): Promise<void> {
       ADD COLUMN columns text[] NOT NULL DEFAULT '{}',
       ADD COLUMN applied_seq bigint NOT NULL DEFAULT 0;
 
-    ALTER TABLE batch ADD COLUMN applied_at timestamptz;
+    -- An applied batch keeps its rows in batch_row until the hourly cleanup releases them (deleting
+    -- a million rows is not something an import should wait for).
+    ALTER TABLE batch ADD COLUMN applied_at timestamptz, ADD COLUMN rows_released boolean NOT NULL DEFAULT false;
     CREATE INDEX batch_pending_idx ON batch (stream_id, seq) WHERE applied_at IS NULL;
-    CREATE INDEX batch_applied_idx ON batch (applied_at) WHERE applied_at IS NOT NULL;
+    CREATE INDEX batch_unreleased_idx ON batch (applied_at) WHERE applied_at IS NOT NULL AND NOT rows_released;
+
+    -- Sites deleted since the last cleanup: their stage rows (no foreign key) are removed by it.
+    CREATE TABLE site_purge (site_id bigint PRIMARY KEY, deleted_at timestamptz NOT NULL DEFAULT now());
 
     -- Taken once per applied batch group, under the stream's row lock, so that per stream it grows
     -- in commit order (batch seq does not: an upload that started first may commit last).
@@ -19,20 +24,24 @@ export async function up(db: Kysely<unknown>): Promise<void> {
 
     -- The stream's catalog: every batch applied once, whichever site imported it. A deleted product
     -- stays as a tombstone (data NULL) until every site reading the stream has seen the delete.
+    -- No foreign key: its check costs a third of a large import (bench/results/import.md); the purge
+    -- of a deleted stream removes its rows. Changes are appended at the end of the heap, so a BRIN
+    -- index finds the rows changed since a sequence number for next to nothing on insert.
     CREATE TABLE stream_product (
-      stream_id bigint NOT NULL REFERENCES stream (id) ON DELETE CASCADE,
+      stream_id bigint NOT NULL,
       product_id text COLLATE "C" NOT NULL,
       account_id bigint NOT NULL,
       data jsonb,
       changed_seq bigint NOT NULL,
       PRIMARY KEY (stream_id, product_id)
     );
-    CREATE INDEX stream_product_changed_idx ON stream_product (stream_id, changed_seq);
+    CREATE INDEX stream_product_changed_idx ON stream_product USING brin (stream_id, changed_seq);
 
     -- A stage of a site: the import stage (stage 'import', stage_id 0) or a channel's export stage.
-    -- The primary key's order is the read order, so paging is stable.
+    -- The primary key's order is the read order, so paging is stable. No foreign key, for the same
+    -- reason as stream_product: the hourly purge removes the rows of deleted sites.
     CREATE TABLE stage_product (
-      site_id bigint NOT NULL REFERENCES site (id) ON DELETE CASCADE,
+      site_id bigint NOT NULL,
       stage text NOT NULL,
       stage_id bigint NOT NULL,
       product_id text COLLATE "C" NOT NULL,
@@ -127,9 +136,10 @@ export async function down(db: Kysely<unknown>): Promise<void> {
     DROP TABLE stage_product;
     DROP TABLE stream_product;
     DROP SEQUENCE stream_change_seq;
-    DROP INDEX batch_applied_idx;
+    DROP TABLE site_purge;
+    DROP INDEX batch_unreleased_idx;
     DROP INDEX batch_pending_idx;
-    ALTER TABLE batch DROP COLUMN applied_at;
+    ALTER TABLE batch DROP COLUMN rows_released, DROP COLUMN applied_at;
     ALTER TABLE stream DROP COLUMN applied_seq, DROP COLUMN columns;
   `.execute(db)
 }

@@ -3,9 +3,10 @@ import { buildApp } from './app.js'
 import type { Config } from './config.js'
 import { connect, type Connection } from './db/connect.js'
 import { migrateToLatest } from './db/migrate.js'
-import { purgeDeletedStreams } from './stream/streams.js'
+import { runCleanup } from './imports/cleanup.js'
 
-// Deleted streams are purged 7 days after deletion; any server process may do it (it is idempotent).
+// Hourly cleanup, by any server process (every step is idempotent): streams deleted 7 days ago, the
+// rows of applied batches, and the stage rows of deleted sites.
 const PURGE_INTERVAL_MS = 60 * 60 * 1000
 
 export interface RunningServer {
@@ -37,7 +38,7 @@ export async function startServer(config: Config): Promise<RunningServer> {
   }
   const listening = app
   const purge = setInterval(() => {
-    purgeDeletedStreams(connection.db, new Date()).catch((error: unknown) => listening.log.warn({ err: error }, 'stream purge failed'))
+    runCleanup(connection.db, new Date()).catch((error: unknown) => listening.log.warn({ err: error }, 'hourly cleanup failed'))
   }, PURGE_INTERVAL_MS)
   purge.unref()
   return {

@@ -2,6 +2,7 @@ import type { Command} from 'commander';
 import { InvalidArgumentError } from 'commander'
 import { createAccount, createToken, listAccounts, listTokens, revokeToken, rotateCredential } from '../accounts/accounts.js'
 import { migrateToLatest } from '../db/migrate.js'
+import { runCleanup } from '../imports/cleanup.js'
 import { purgeDeletedStreams, setStreamStatus, STREAM_STATUSES } from '../stream/streams.js'
 import { isId } from '../sites/ids.js'
 import { withDatabase } from './with-database.js'
@@ -97,6 +98,18 @@ export function operatorCommands(program: Command): void {
     .action(async () => {
       const purged = await withDatabase((db) => purgeDeletedStreams(db, new Date()))
       print(`purged ${purged} stream(s)`)
+    })
+
+  program
+    .command('cleanup')
+    .description('what the server does hourly: purge streams deleted 7 days ago, release the rows of applied batches, remove the stage rows of deleted sites')
+    .option('--grace-minutes <n>', 'release batch rows applied at least this long ago', (value) => {
+      if (!/^\d+$/.test(value)) throw new InvalidArgumentError('must be a whole number of minutes')
+      return Number(value)
+    }, 10)
+    .action(async (options: { graceMinutes: number }) => {
+      const report = await withDatabase((db) => runCleanup(db, new Date(), options.graceMinutes))
+      print(`purged ${report.streams} stream(s), released the rows of ${report.batches} batch(es), removed the stages of ${report.sites} deleted site(s)`)
     })
 
   program

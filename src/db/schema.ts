@@ -110,6 +110,12 @@ export interface BatchTable {
   columns: Generated<string[]>
   created_at: Date
   applied_at: Date | null
+  rows_released: Generated<boolean>
+}
+
+export interface SitePurgeTable {
+  site_id: string
+  deleted_at: Generated<Date>
 }
 
 export interface BatchRowTable {
@@ -239,6 +245,7 @@ export interface Database {
   import_history: ImportHistoryTable
   site_error: SiteErrorTable
   site_schedule: SiteScheduleTable
+  site_purge: SitePurgeTable
 }
 
 export type Project = Selectable<ProjectTable>

@@ -109,9 +109,13 @@ export async function updateSite(db: DbHandle, accountId: string, segment: strin
     .executeTakeFirstOrThrow()
 }
 
-export async function deleteSite(db: DbHandle, accountId: string, segment: string): Promise<void> {
-  const site = await getSite(db, accountId, segment)
-  await db.deleteFrom('site').where('account_id', '=', accountId).where('id', '=', site.id).execute()
+export async function deleteSite(db: Db, accountId: string, segment: string): Promise<void> {
+  await db.transaction().execute(async (trx) => {
+    const site = await getSite(trx, accountId, segment)
+    // Its stage rows have no foreign key (bulk loads would pay for it): the hourly cleanup removes them.
+    await trx.insertInto('site_purge').values({ site_id: site.id }).onConflict((oc) => oc.doNothing()).execute()
+    await trx.deleteFrom('site').where('account_id', '=', accountId).where('id', '=', site.id).execute()
+  })
 }
 
 export async function requireAccountProject(db: DbHandle, accountId: string, projectId: string): Promise<void> {

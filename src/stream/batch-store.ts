@@ -91,6 +91,7 @@ export function emptyPayloadBatch(stream: Stream, now: Date): Batch {
     row_count: 0,
     columns: [],
     applied_at: null,
+    rows_released: false,
     created_at: now,
   }
 }

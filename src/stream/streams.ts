@@ -117,11 +117,13 @@ export async function purgeDeletedStreams(db: DbHandle, now: Date, accountId?: s
   const cutoff = new Date(now.getTime() - NAME_RESERVATION_DAYS * 86_400_000)
   let expired = db.selectFrom('stream').select('id').where('deleted_at', '<', cutoff)
   if (accountId !== undefined) expired = expired.where('account_id', '=', accountId)
-  // batch_row has no foreign key (it would slow every upload): its rows go first, explicitly.
+  // batch_row and stream_product have no foreign key (it would slow every upload and import):
+  // their rows go first, explicitly.
   await db
     .deleteFrom('batch_row')
     .where('batch_id', 'in', db.selectFrom('batch').select('id').where('stream_id', 'in', expired))
     .execute()
+  await db.deleteFrom('stream_product').where('stream_id', 'in', expired).execute()
   const result = await db.deleteFrom('stream').where('id', 'in', expired).executeTakeFirst()
   return Number(result.numDeletedRows)
 }

@@ -1,0 +1,55 @@
+import { sql } from 'kysely'
+import type { Db } from '../db/database.js'
+import { purgeDeletedStreams } from '../stream/streams.js'
+
+// Work that imports and deletes leave for later, so that neither waits for it: run hourly by every
+// server process (each statement is idempotent, so two processes at once do no harm).
+
+/** Rows of batches applied more than `graceMinutes` ago: the catalog has them now. */
+export async function releaseAppliedBatchRows(db: Db, graceMinutes = 10): Promise<number> {
+  let released = 0
+  for (;;) {
+    const batches = await db
+      .selectFrom('batch')
+      .select('id')
+      .where('applied_at', 'is not', null)
+      .where('rows_released', '=', false)
+      .where('applied_at', '<', sql<Date>`now() - make_interval(mins => ${graceMinutes})`)
+      .limit(50)
+      .execute()
+    if (batches.length === 0) return released
+    const ids = batches.map((batch) => batch.id)
+    await db.transaction().execute(async (trx) => {
+      await trx.deleteFrom('batch_row').where('batch_id', 'in', ids).execute()
+      await trx.deleteFrom('batch_payload').where('batch_id', 'in', ids).execute()
+      await trx.updateTable('batch').set({ rows_released: true }).where('id', 'in', ids).execute()
+    })
+    released += ids.length
+  }
+}
+
+/** Stage rows of deleted sites. */
+export async function purgeDeletedSiteStages(db: Db): Promise<number> {
+  const sites = await db.selectFrom('site_purge').select('site_id').limit(100).execute()
+  for (const { site_id } of sites) {
+    await db.transaction().execute(async (trx) => {
+      await trx.deleteFrom('stage_product').where('site_id', '=', site_id).execute()
+      await trx.deleteFrom('site_purge').where('site_id', '=', site_id).execute()
+    })
+  }
+  return sites.length
+}
+
+export interface CleanupReport {
+  streams: number
+  batches: number
+  sites: number
+}
+
+/** Everything the hourly cleanup does, in order. */
+export async function runCleanup(db: Db, now: Date, graceMinutes = 10): Promise<CleanupReport> {
+  const streams = await purgeDeletedStreams(db, now)
+  const batches = await releaseAppliedBatchRows(db, graceMinutes)
+  const sites = await purgeDeletedSiteStages(db)
+  return { streams, batches, sites }
+}
