@@ -5,6 +5,7 @@ import { toClientError } from '../http/http-errors.js'
 import type { PlatformDeps } from './deps.js'
 import { dataSourceRoutes } from './data-sources.js'
 import { processRoutes } from './process.js'
+import { productRoutes } from './products.js'
 import { projectRoutes } from './projects.js'
 import { siteReportRoutes } from './site-reports.js'
 import { siteRoutes } from './sites.js'
@@ -66,6 +67,7 @@ export const platformPlugin: FastifyPluginAsync<PlatformDeps> = async (app, deps
   await app.register(dataSourceRoutes, { prefix: '/platform/v2', ...deps })
   await app.register(processRoutes, { prefix: '/platform/v2', ...deps })
   await app.register(siteReportRoutes, { prefix: '/platform/v2', ...deps })
+  await app.register(productRoutes, { prefix: '/product/v2', ...deps })
   await app.register(withdrawnProductWrites, { prefix: '/platform/v2' })
 }
 

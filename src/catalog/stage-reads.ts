@@ -1,0 +1,100 @@
+import { sql } from 'kysely'
+import type { DbHandle } from '../db/database.js'
+import { BadRequestError, NotFoundError } from '../errors.js'
+import { getSite } from '../sites/sites.js'
+import { filterToSql, parseFilter } from './filter.js'
+
+/** Columns whose names start with this are hidden unless the reader asks for them (DESIGN.md 5.4). */
+export const HIDDEN_PREFIX = '___'
+
+export interface StageRef {
+  /** `import`, its alias `intermediate`, or `channel`. */
+  name: string
+  /** The channel id for `channel`; 0 or absent for the import stage. */
+  id: string | undefined
+}
+
+export interface StageQuery {
+  limit: number
+  offset: number
+  /** Column names in the order asked; empty for every visible column. */
+  fields: string[]
+  hidden: boolean
+  filter: string | undefined
+}
+
+interface ResolvedStage {
+  siteId: string
+  stage: string
+  stageId: string
+  columns: string[]
+  rowCount: number
+}
+
+async function resolveStage(db: DbHandle, accountId: string, siteSegment: string, ref: StageRef): Promise<ResolvedStage> {
+  const site = await getSite(db, accountId, siteSegment)
+  const name = ref.name.toLowerCase()
+  let stage: string
+  let stageId: string
+  if (name === 'import' || name === 'intermediate') {
+    if (ref.id !== undefined && ref.id !== '' && ref.id !== '0') throw new NotFoundError(`The import stage has no id ${ref.id}; leave it out or use 0`)
+    stage = 'import'
+    stageId = '0'
+  } else if (name === 'channel') {
+    // Channels come with a later issue: until then no channel stage exists to read.
+    throw new NotFoundError(`Channel ${ref.id ?? ''} of site ${site.id} not found`.replace('  ', ' '))
+  } else {
+    throw new NotFoundError(`Unknown stage "${ref.name}": use import (or intermediate) or channel`)
+  }
+  const saved = await db
+    .selectFrom('site_stage')
+    .select(['columns', 'row_count'])
+    .where('account_id', '=', accountId)
+    .where('site_id', '=', site.id)
+    .where('stage', '=', stage)
+    .where('stage_id', '=', stageId)
+    .executeTakeFirst()
+  return { siteId: site.id, stage, stageId, columns: saved?.columns ?? [], rowCount: Number(saved?.row_count ?? 0) }
+}
+
+function visibleColumns(columns: string[], hidden: boolean): string[] {
+  return hidden ? columns : columns.filter((column) => !column.startsWith(HIDDEN_PREFIX))
+}
+
+/** The stage's columns (hidden ones only when asked) and its row count. */
+export async function stageProperties(db: DbHandle, accountId: string, siteSegment: string, ref: StageRef, hidden: boolean) {
+  const stage = await resolveStage(db, accountId, siteSegment, ref)
+  return { columns: visibleColumns(stage.columns, hidden), products: stage.rowCount }
+}
+
+/**
+ * A page of a stage's rows in stage order (the product id order of the primary key, so that paging
+ * returns every row once), each with every asked column, '' where the row has no value.
+ */
+export async function readStageRows(db: DbHandle, accountId: string, siteSegment: string, ref: StageRef, query: StageQuery): Promise<Record<string, string>[]> {
+  const stage = await resolveStage(db, accountId, siteSegment, ref)
+  const visible = visibleColumns(stage.columns, query.hidden)
+  for (const field of query.fields) {
+    if (!visible.includes(field)) {
+      const why = field.startsWith(HIDDEN_PREFIX) && stage.columns.includes(field) ? ' (a hidden column: add hidden=1)' : ''
+      throw new BadRequestError(`fields: unknown column "${field}"${why}; the stage has ${visible.join(', ') || 'no columns'}`)
+    }
+  }
+  const output = query.fields.length > 0 ? query.fields : visible
+  let rows = db
+    .selectFrom('stage_product')
+    .select('data')
+    .where('site_id', '=', stage.siteId)
+    .where('stage', '=', stage.stage)
+    .where('stage_id', '=', stage.stageId)
+  if (query.filter !== undefined && query.filter.trim() !== '') {
+    const condition = parseFilter(query.filter, query.hidden ? stage.columns : visible)
+    rows = rows.where(filterToSql(condition, (column) => sql<string>`coalesce(data ->> ${column}, '')`))
+  }
+  const page = await rows.orderBy('product_id').limit(query.limit).offset(query.offset).execute()
+  return page.map(({ data }) => {
+    const row: Record<string, string> = {}
+    for (const column of output) row[column] = data[column] ?? ''
+    return row
+  })
+}

@@ -1,0 +1,58 @@
+import { Type } from '@sinclair/typebox'
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
+import { readStageRows, stageProperties, type StageQuery } from '../catalog/stage-reads.js'
+import { BadRequestError } from '../errors.js'
+import { accountOf, type PlatformDeps } from './deps.js'
+import { errorResponses } from './schemas.js'
+
+// Product data reads (SPEC.md "Platform: product data", COMPAT.md): stage `import` or its alias
+// `intermediate`, the stage id left out when it is 0, a trailing slash, and `fields` as a list
+// (`fields=id,gtin`), repeated (`fields=id&fields=gtin`) or indexed (`fields[0]=id&fields[1]=gtin`).
+const RowsQuery = Type.Object(
+  {
+    limit: Type.Integer({ minimum: 1, maximum: 1000, default: 100 }),
+    offset: Type.Integer({ minimum: 0, default: 0 }),
+    hidden: Type.Integer({ minimum: 0, maximum: 1, default: 0, description: '1 shows the columns whose names start with ___' }),
+    filter: Type.Optional(Type.String({ description: "a condition in SQL syntax, e.g. brand = 'Acme' AND price > 10" })),
+    fields: Type.Optional(Type.Union([Type.String(), Type.Array(Type.String())], { description: 'columns to return, in this order' })),
+  },
+  { additionalProperties: true },
+)
+const PropertiesQuery = Type.Object({ hidden: Type.Integer({ minimum: 0, maximum: 1, default: 0 }) }, { additionalProperties: true })
+const Rows = Type.Object({ success: Type.Literal(true), products: Type.Array(Type.Record(Type.String(), Type.String())) })
+const Properties = Type.Object({ success: Type.Literal(true), columns: Type.Array(Type.String()), products: Type.Integer() })
+const StageParams = Type.Object({ siteId: Type.String(), stageName: Type.String(), stageId: Type.Optional(Type.String()) })
+const tags = ['product data']
+
+/** `fields` in any of its three forms, in the order asked. */
+export function fieldList(query: Record<string, unknown>): string[] {
+  const indexed = Object.keys(query)
+    .map((key) => /^fields\[(\d+)\]$/.exec(key))
+    .filter((match): match is RegExpExecArray => match !== null)
+    .sort((a, b) => Number(a[1]) - Number(b[1]))
+    .map((match) => query[match[0]])
+  const plain = query.fields === undefined ? [] : Array.isArray(query.fields) ? query.fields : [query.fields]
+  const names = [...plain, ...indexed].flatMap((value) => {
+    if (typeof value !== 'string') throw new BadRequestError('fields: each entry must be a column name')
+    return value.split(',')
+  })
+  return names.map((name) => name.trim()).filter((name) => name !== '')
+}
+
+export const productRoutes: FastifyPluginAsyncTypebox<PlatformDeps> = async (app, { db }) => {
+  for (const url of ['/site/:siteId/stage/:stageName', '/site/:siteId/stage/:stageName/:stageId']) {
+    app.get(url, { schema: { tags, params: StageParams, querystring: RowsQuery, response: { 200: Rows, ...errorResponses } } }, async (request) => {
+      const { siteId, stageName, stageId } = request.params
+      const q = request.query
+      const query: StageQuery = { limit: q.limit, offset: q.offset, hidden: q.hidden === 1, filter: q.filter, fields: fieldList(q) }
+      return { success: true as const, products: await readStageRows(db, accountOf(request), siteId, { name: stageName, id: stageId }, query) }
+    })
+  }
+  for (const url of ['/site/:siteId/stage/:stageName/properties', '/site/:siteId/stage/:stageName/:stageId/properties']) {
+    app.get(url, { schema: { tags, params: StageParams, querystring: PropertiesQuery, response: { 200: Properties, ...errorResponses } } }, async (request) => {
+      const { siteId, stageName, stageId } = request.params
+      const properties = await stageProperties(db, accountOf(request), siteId, { name: stageName, id: stageId }, request.query.hidden === 1)
+      return { success: true as const, ...properties }
+    })
+  }
+}
