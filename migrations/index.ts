@@ -2,6 +2,7 @@ import type { Migration } from 'kysely'
 import * as m0001 from './0001-accounts-projects-sites.js'
 import * as m0002 from './0002-streams-batches.js'
 import * as m0003 from './0003-imports-runs.js'
+import * as m0004 from './0004-channels-exports.js'
 
 // A static list instead of a directory scan: it works the same from TypeScript sources (tsx, vitest)
 // and from the compiled build, and a migration cannot be forgotten by the bundler.
@@ -9,4 +10,5 @@ export const migrations: Record<string, Migration> = {
   '0001-accounts-projects-sites': m0001,
   '0002-streams-batches': m0002,
   '0003-imports-runs': m0003,
+  '0004-channels-exports': m0004,
 }

@@ -226,6 +226,79 @@ export interface SiteScheduleTable {
   next_run_at: Date | null
 }
 
+export type FeedFormat = 'csv' | 'tsv' | 'ndjson' | 'xml'
+export type DeltaType = 'new' | 'modified' | 'unchanged' | 'deleted'
+export type ColumnMapping = { column: string; source: string } | { column: string; value: string }
+export interface ChannelFilename {
+  type: DeltaType | null
+  filename: string
+}
+
+export interface ExportTemplateTable {
+  id: Id
+  account_id: string
+  name: string
+}
+
+export interface ChannelTable {
+  id: Id
+  account_id: string
+  site_id: string
+  template_id: string
+  name: string
+  active: Generated<boolean>
+  format: FeedFormat
+  mapping: ColumnType<ColumnMapping[], string, string>
+  filter: Generated<string>
+  filenames: ColumnType<ChannelFilename[], string, string>
+  created_at: Generated<Date>
+  updated_at: Generated<Date>
+}
+
+export interface ChannelDestinationTable {
+  id: Id
+  account_id: string
+  channel_id: string
+  kind: 'feed' | 'http'
+  name: string | null
+  active: Generated<boolean>
+  url: string | null
+  token: string | null
+}
+
+export interface FeedFileTable {
+  id: Id
+  account_id: string
+  channel_id: string
+  position: number
+  filename: string
+  storage_key: string
+  content_type: string
+  bytes: ColumnType<string, string | number, string | number>
+  etag: string
+  written_at: Date
+}
+
+export interface ChannelExportTable {
+  id: Id
+  account_id: string
+  site_id: string
+  channel_id: string
+  pid: string
+  export_start: Date
+  export_time: Date
+  process_status: string
+  product_count: ColumnType<string, string | number, string | number>
+  product_count_now: ColumnType<string, string | number, string | number>
+  product_count_previous: ColumnType<string, string | number, string | number>
+  product_count_new: ColumnType<string, string | number, string | number>
+  product_count_modified: ColumnType<string, string | number, string | number>
+  product_count_deleted: ColumnType<string, string | number, string | number>
+  product_count_unchanged: ColumnType<string, string | number, string | number>
+  product_count_skipped: ColumnType<string, string | number, string | number>
+  uploaded: Generated<number>
+}
+
 export interface Database {
   account: AccountTable
   platform_credential: PlatformCredentialTable
@@ -246,6 +319,11 @@ export interface Database {
   site_error: SiteErrorTable
   site_schedule: SiteScheduleTable
   site_purge: SitePurgeTable
+  export_template: ExportTemplateTable
+  channel: ChannelTable
+  channel_destination: ChannelDestinationTable
+  feed_file: FeedFileTable
+  channel_export: ChannelExportTable
 }
 
 export type Project = Selectable<ProjectTable>
@@ -260,3 +338,7 @@ export type Process = Selectable<ProcessTable>
 export type SiteStage = Selectable<SiteStageTable>
 export type SiteError = Selectable<SiteErrorTable>
 export type ImportHistory = Selectable<ImportHistoryTable>
+export type Channel = Selectable<ChannelTable>
+export type ChannelDestination = Selectable<ChannelDestinationTable>
+export type FeedFile = Selectable<FeedFileTable>
+export type ChannelExport = Selectable<ChannelExportTable>
