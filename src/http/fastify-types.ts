@@ -5,8 +5,6 @@ declare module 'fastify' {
   interface FastifyContextConfig {
     /** Credentials the route accepts; `none` for public routes. Platform routes default to x-auth-token. */
     auth?: AuthScheme | 'none'
-    /** The route answers its own deadline (uploads roll back first, then answer 503). */
-    ownsDeadline?: boolean
   }
   interface FastifyInstance {
     /** Executes this process's share of site runs; tests reach the queue and the stale-run sweep through it. */
@@ -14,7 +12,7 @@ declare module 'fastify' {
   }
   interface FastifyRequest {
     caller: Caller | null
-    /** Aborts when a stream request runs past STREAM_REQUEST_TIMEOUT_MS. */
+    /** Aborts when a stream request runs past STREAM_REQUEST_TIMEOUT_MS, or its client goes away. */
     deadline: AbortSignal | null
   }
 }

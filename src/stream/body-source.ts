@@ -1,12 +1,12 @@
 import { PassThrough, type Readable, type Transform } from 'node:stream'
 import { createGunzip } from 'node:zlib'
-import { BadRequestError, PayloadTooLargeError, RequestTimeoutError, UnsupportedMediaTypeError } from '../errors.js'
+import { BadRequestError, PayloadTooLargeError, UnsupportedMediaTypeError } from '../errors.js'
+import { ClientClosedError, type UploadDeadline } from './deadline.js'
 
 export interface BodyLimits {
   maxBytes: number
-  /** Fires at the request's deadline: reading stops, but the socket stays open for the 503. */
-  signal: AbortSignal
-  timeoutMs: number
+  /** Aborts at the request's deadline: reading stops, but the socket stays open for the 503. */
+  deadline: UploadDeadline
 }
 
 /**
@@ -19,6 +19,10 @@ export async function* decodedBody(raw: Readable, contentEncoding: string | unde
   if (!gzipped && encoding !== 'identity' && encoding !== '') {
     throw new UnsupportedMediaTypeError(`Content-Encoding ${encoding} is not supported; send gzip or an uncompressed body`)
   }
+  // A client gone before its body is read (while the upload waited for the database, say) has had
+  // its 'aborted' and 'close' already: piping it would wait forever, holding the transaction.
+  if (raw.destroyed || raw.readableAborted || raw.errored) throw new ClientClosedError()
+  const { signal } = limits.deadline
   // The body is read through a stream of our own, piped from the request: at the deadline it is
   // unpiped and destroyed, which ends the loop below while the socket stays usable for the answer.
   const source: Transform = gzipped ? createGunzip() : new PassThrough()
@@ -26,10 +30,10 @@ export async function* decodedBody(raw: Readable, contentEncoding: string | unde
     raw.unpipe(source)
     source.destroy(error)
   }
-  const onTimeout = () => fail(new RequestTimeoutError(limits.timeoutMs))
+  const onTimeout = () => fail(limits.deadline.reason)
   const onRequestError = (error: Error) => fail(error)
-  if (limits.signal.aborted) onTimeout()
-  limits.signal.addEventListener('abort', onTimeout, { once: true })
+  if (signal.aborted) onTimeout()
+  signal.addEventListener('abort', onTimeout, { once: true })
   raw.on('error', onRequestError)
   // A client that goes away mid-body: Node closes the request without an error in some versions.
   const onAborted = () => fail(new Error('The client closed the connection before the body was complete'))
@@ -48,7 +52,7 @@ export async function* decodedBody(raw: Readable, contentEncoding: string | unde
     if (gzipped && isZlibError(error)) throw new BadRequestError(`The gzip body is corrupt: ${(error as Error).message}`)
     throw error
   } finally {
-    limits.signal.removeEventListener('abort', onTimeout)
+    signal.removeEventListener('abort', onTimeout)
     raw.off('error', onRequestError)
     raw.off('aborted', onAborted)
     raw.unpipe(source)

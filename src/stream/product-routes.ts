@@ -1,8 +1,9 @@
 import { Type } from '@sinclair/typebox'
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
-import type { FastifyRequest } from 'fastify'
+import type { FastifyReply, FastifyRequest } from 'fastify'
 import { BadRequestError } from '../errors.js'
 import { accountOf } from '../platform/deps.js'
+import { UploadDeadline } from './deadline.js'
 import { BatchResource, JsonApiError, batchResource } from './json-api.js'
 import type { StreamDeps } from './stream-plugin.js'
 import { deleteProducts, uploadProducts } from './uploads.js'
@@ -28,7 +29,11 @@ export const productRoutes: FastifyPluginAsyncTypebox<StreamDeps> = async (app, 
   app.removeAllContentTypeParsers()
   app.addContentTypeParser('*', (_request, _payload, done) => done(null, undefined))
 
-  const upload = (kind: 'upsert' | 'delete') => async (request: FastifyRequest, streamId: string) =>
+  // The deadline was armed when the request arrived (stream-plugin.ts); the time spent since counts.
+  const deadlineOf = (request: FastifyRequest, reply: FastifyReply) =>
+    UploadDeadline.of(request.deadline ?? AbortSignal.timeout(config.STREAM_REQUEST_TIMEOUT_MS), config.STREAM_REQUEST_TIMEOUT_MS, reply.elapsedTime)
+
+  const upload = (kind: 'upsert' | 'delete') => async (request: FastifyRequest, reply: FastifyReply, streamId: string) =>
     uploadProducts(db, {
       accountId: accountOf(request),
       streamId,
@@ -36,21 +41,18 @@ export const productRoutes: FastifyPluginAsyncTypebox<StreamDeps> = async (app, 
       contentType: request.headers['content-type'],
       contentEncoding: request.headers['content-encoding'],
       body: request.raw,
-      signal: request.deadline ?? AbortSignal.timeout(config.STREAM_REQUEST_TIMEOUT_MS),
-      timeoutMs: config.STREAM_REQUEST_TIMEOUT_MS,
+      deadline: deadlineOf(request, reply),
       maxBytes: config.MAX_UPLOAD_BYTES,
       now: clock,
     })
 
   const uploadProductsRoute = upload('upsert')
-  const ownsDeadline = { ownsDeadline: true }
   app.route({
     method: ['POST', 'PUT', 'PATCH'],
     url: '/streams/:streamId/products',
-    config: ownsDeadline,
     schema: { tags, params: StreamParams, response: uploadResponses },
     handler: async (request, reply) => {
-      const result = await uploadProductsRoute(request, request.params.streamId)
+      const result = await uploadProductsRoute(request, reply, request.params.streamId)
       return reply.code(result.statusCode).send({ data: batchResource(result.batch, prefix) })
     },
   })
@@ -58,14 +60,14 @@ export const productRoutes: FastifyPluginAsyncTypebox<StreamDeps> = async (app, 
   const deleteLines = upload('delete')
   app.delete(
     '/streams/:streamId/products',
-    { config: ownsDeadline, schema: { tags, params: StreamParams, querystring: Type.Object({ all: Type.Optional(Type.Boolean()) }), response: uploadResponses } },
+    { schema: { tags, params: StreamParams, querystring: Type.Object({ all: Type.Optional(Type.Boolean()) }), response: uploadResponses } },
     async (request, reply) => {
       if (request.query.all === true) {
         if (hasBody(request)) throw new BadRequestError('?all=true deletes every row and takes no body; send either ids or all=true')
-        const batch = await deleteProducts(db, accountOf(request), request.params.streamId, undefined, clock())
+        const batch = await deleteProducts(db, accountOf(request), request.params.streamId, undefined, clock(), deadlineOf(request, reply))
         return reply.code(202).send({ data: batchResource(batch, prefix) })
       }
-      const result = await deleteLines(request, request.params.streamId)
+      const result = await deleteLines(request, reply, request.params.streamId)
       return reply.code(result.statusCode).send({ data: batchResource(result.batch, prefix) })
     },
   )
@@ -74,7 +76,8 @@ export const productRoutes: FastifyPluginAsyncTypebox<StreamDeps> = async (app, 
     '/streams/:streamId/products/:productId',
     { schema: { tags, params: Type.Object({ streamId: Type.String(), productId: Type.String() }), response: { 202: BatchDoc, ...errors } } },
     async (request, reply) => {
-      const batch = await deleteProducts(db, accountOf(request), request.params.streamId, request.params.productId, clock())
+      const { streamId, productId } = request.params
+      const batch = await deleteProducts(db, accountOf(request), streamId, productId, clock(), deadlineOf(request, reply))
       return reply.code(202).send({ data: batchResource(batch, prefix) })
     },
   )

@@ -1,17 +1,16 @@
 import { randomUUID } from 'node:crypto'
 import { withRawTransaction, type Db } from '../db/database.js'
 import type { Batch, Stream } from '../db/schema.js'
-import { RequestTimeoutError } from '../errors.js'
 import { claimContentType, emptyPayloadBatch, finishBatchQuery, insertBatchQuery } from './batch-store.js'
 import { CopyWriter } from './copy-writer.js'
+import type { UploadDeadline } from './deadline.js'
 import { StageCollector } from './upload-stage.js'
 
 export interface ReferencedUpload {
   stream: Stream
   mediaType: string
   chunks: AsyncGenerator<Buffer>
-  signal: AbortSignal
-  timeoutMs: number
+  deadline: UploadDeadline
   now: () => Date
 }
 
@@ -31,6 +30,7 @@ export async function saveReferencedPayload(db: Db, upload: ReferencedUpload): P
   const batchId = randomUUID()
   try {
     const batch = await withRawTransaction(db, async (client, run) => {
+      await upload.deadline.limit(client)
       await claimContentType(db, run, stream, upload.mediaType)
       await run(insertBatchQuery(db, { batchId, stream, kind: 'upsert', contentType: upload.mediaType, now: upload.now() }))
       const copy = new CopyWriter(client, 'COPY batch_payload (batch_id, chunk_no, account_id, chunk) FROM STDIN')
@@ -60,7 +60,7 @@ export async function saveReferencedPayload(db: Db, upload: ReferencedUpload): P
       if (!hasContent) throw ROLLBACK_EMPTY
       const collector = new StageCollector()
       const [saved] = await run(finishBatchQuery(db, batchId, collector.stage(upload.now()), 'uploaded'))
-      if (upload.signal.aborted) throw new RequestTimeoutError(upload.timeoutMs)
+      upload.deadline.commitPoint()
       return saved as Batch
     })
     return { statusCode: 202, batch }

@@ -6,6 +6,7 @@ import type { Db } from '../db/database.js'
 import { AppError, RequestTimeoutError, TooManyRequestsError, UnauthorizedError } from '../errors.js'
 import { toClientError } from '../http/http-errors.js'
 import { batchRoutes } from './batch-routes.js'
+import { ClientClosedError } from './deadline.js'
 import { JSON_API } from './json-api.js'
 import { productRoutes } from './product-routes.js'
 import { rateLimitBucket, type RateLimitStore } from './rate-limit.js'
@@ -86,21 +87,26 @@ export const streamPlugin: FastifyPluginAsync<StreamDeps> = async (app, deps) =>
 }
 
 /**
- * Every stream request gets a deadline. Uploads watch it themselves (they roll back, then answer).
- * Any other request still waiting for its body when the deadline passes is answered 503 here; its
- * handler never runs, so nothing is written. A handler that has started is one short transaction
- * and is left to finish.
+ * Every stream request gets a deadline. A request whose handler has not started when it passes
+ * (still waiting for its body, or for the database to authenticate it) is answered 503 here; its
+ * handler never runs, so nothing is written. Writes watch the signal themselves (UploadDeadline):
+ * they answer 503 and roll back. Any other handler is one short read and is left to finish.
  */
 function armDeadline(request: FastifyRequest, reply: FastifyReply, timeoutMs: number): void {
   const controller = new AbortController()
   request.deadline = controller.signal
   const timer = setTimeout(() => {
-    controller.abort()
-    if (request.routeOptions.config.ownsDeadline || reply.sent || handlerStarted.has(request)) return
+    controller.abort(new RequestTimeoutError(timeoutMs))
+    if (reply.sent || handlerStarted.has(request)) return
     void sendError(new RequestTimeoutError(timeoutMs), request, reply)
   }, timeoutMs)
   timer.unref()
-  reply.raw.once('close', () => clearTimeout(timer))
+  reply.raw.once('close', () => {
+    clearTimeout(timer)
+    // The connection closed before the answer was out: the client is gone. The work stops (an
+    // upload rolls back) instead of waiting for a body that will not come, or for the deadline.
+    if (!reply.raw.writableFinished) controller.abort(new ClientClosedError())
+  })
 }
 
 const handlerStarted = new WeakSet<FastifyRequest>()

@@ -4,9 +4,10 @@ import type { Readable } from 'node:stream'
 import { MAX_LINE_BYTES, RowError, addAttributeNames, exceedsLineLimit, hasUnstorableCharacter, readRow } from '../catalog/row-rules.js'
 import { withRawTransaction, type Db } from '../db/database.js'
 import type { Batch, BatchKind, Stream } from '../db/schema.js'
-import { BadRequestError, ForbiddenError, LockedError, RequestTimeoutError, UnsupportedMediaTypeError } from '../errors.js'
+import { BadRequestError, ForbiddenError, LockedError, UnsupportedMediaTypeError } from '../errors.js'
 import { copyText, CopyWriter } from './copy-writer.js'
 import { decodedBody } from './body-source.js'
+import type { UploadDeadline } from './deadline.js'
 import { LineSplitter, type SplitItem } from './line-splitter.js'
 import { saveReferencedPayload } from './referenced-payload.js'
 import { feedsDisabledSite, getStream } from './streams.js'
@@ -20,9 +21,8 @@ export interface UploadRequest {
   contentType: string | undefined
   contentEncoding: string | undefined
   body: Readable
-  /** Aborts when the request runs past its time limit. */
-  signal: AbortSignal
-  timeoutMs: number
+  /** The request's time limit; aborts too when the client goes away. */
+  deadline: UploadDeadline
   maxBytes: number
   now: () => Date
 }
@@ -37,35 +37,50 @@ const NDJSON = 'application/x-ndjson'
 const JSON_TYPE = 'application/json'
 
 /** Uploads (kind `upsert`) and NDJSON deletes (kind `delete`) become one batch each. */
-export async function uploadProducts(db: Db, request: UploadRequest): Promise<UploadResult> {
-  const stream = await uploadableStream(db, request.accountId, request.streamId)
-  const mediaType = request.contentType?.split(';')[0]?.trim().toLowerCase() ?? ''
-  checkMediaType(stream, request.kind, mediaType)
-  const chunks = decodedBody(request.body, request.contentEncoding, request)
-  if (stream.type === 'referenced' && request.kind === 'upsert') {
-    return saveReferencedPayload(db, { stream, mediaType, chunks, signal: request.signal, timeoutMs: request.timeoutMs, now: request.now })
-  }
-  return saveChunkedRows(db, stream, request, mediaType, chunks)
+export function uploadProducts(db: Db, request: UploadRequest): Promise<UploadResult> {
+  const { deadline } = request
+  return deadline.run(async () => {
+    const stream = await uploadableStream(db, request.accountId, request.streamId)
+    const mediaType = request.contentType?.split(';')[0]?.trim().toLowerCase() ?? ''
+    checkMediaType(stream, request.kind, mediaType)
+    const chunks = decodedBody(request.body, request.contentEncoding, { maxBytes: request.maxBytes, deadline })
+    if (stream.type === 'referenced' && request.kind === 'upsert') {
+      return saveReferencedPayload(db, { stream, mediaType, chunks, deadline, now: request.now })
+    }
+    return saveChunkedRows(db, stream, request, mediaType, chunks)
+  })
 }
 
 /** Deletes of one product or of every product: a batch without a body. */
-export async function deleteProducts(db: Db, accountId: string, streamId: string, productId: string | undefined, now: Date): Promise<Batch> {
+export async function deleteProducts(
+  db: Db,
+  accountId: string,
+  streamId: string,
+  productId: string | undefined,
+  now: Date,
+  deadline: UploadDeadline,
+): Promise<Batch> {
   // Postgres text cannot hold these; uploaded rows get the control-character error for them.
   if (productId !== undefined && hasUnstorableCharacter(productId)) {
     throw new BadRequestError('productId: a product id cannot contain a NUL character (%00) or an unpaired surrogate')
   }
-  const stream = await uploadableStream(db, accountId, streamId)
-  const kind: BatchKind = productId === undefined ? 'delete_all' : 'delete'
-  const collector = new StageCollector()
-  collector.success()
-  const batchId = randomUUID()
-  return withRawTransaction(db, async (client, run) => {
-    await run(insertBatchQuery(db, { batchId, stream, kind, contentType: null, now }))
-    if (productId !== undefined) {
-      await client.query('INSERT INTO batch_row (batch_id, line_no, account_id, product_id, data) VALUES ($1, 1, $2, $3, NULL)', [batchId, accountId, productId])
-    }
-    const [batch] = await run(finishBatchQuery(db, batchId, collector.stage(now), 'uploaded'))
-    return batch as Batch
+  return deadline.run(async () => {
+    const stream = await uploadableStream(db, accountId, streamId)
+    const kind: BatchKind = productId === undefined ? 'delete_all' : 'delete'
+    const collector = new StageCollector()
+    collector.success()
+    const batchId = randomUUID()
+    return withRawTransaction(db, async (client, run) => {
+      await deadline.limit(client)
+      await run(insertBatchQuery(db, { batchId, stream, kind, contentType: null, now }))
+      if (productId !== undefined) {
+        const insertRow = 'INSERT INTO batch_row (batch_id, line_no, account_id, product_id, data) VALUES ($1, 1, $2, $3, NULL)'
+        await client.query(insertRow, [batchId, accountId, productId])
+      }
+      const [batch] = await run(finishBatchQuery(db, batchId, collector.stage(now), 'uploaded'))
+      deadline.commitPoint()
+      return batch as Batch
+    })
   })
 }
 
@@ -102,6 +117,7 @@ async function saveChunkedRows(db: Db, stream: Stream, request: UploadRequest, m
   // A Set keeps insertion order: the batch's attribute names in first-seen order.
   const seenColumns = new Set<string>()
   const outcome = await withRawTransaction(db, async (client, run) => {
+    await request.deadline.limit(client)
     if (kind === 'upsert') await claimContentType(db, run, stream, mediaType)
     await run(insertBatchQuery(db, { batchId, stream, kind, contentType: kind === 'upsert' ? mediaType : null, now: request.now() }))
     const copy = new CopyWriter(client, 'COPY batch_row (batch_id, line_no, account_id, product_id, data) FROM STDIN')
@@ -153,7 +169,7 @@ async function saveChunkedRows(db: Db, stream: Stream, request: UploadRequest, m
     const columns = kind === 'upsert' ? [...seenColumns] : []
     const [batch] = await run(finishBatchQuery(db, batchId, collector.stage(request.now()), status, columns))
     // Whatever was written must not commit once the client has been told the request timed out.
-    if (request.signal.aborted) throw new RequestTimeoutError(request.timeoutMs)
+    request.deadline.commitPoint()
     return batch as Batch
   }).catch((error: unknown) => {
     if (error === EMPTY) return 'empty' as const

@@ -4,30 +4,48 @@ import { sql } from 'kysely'
 import pg from 'pg'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { buildApp } from '../../src/app.js'
+import { createDb, type Db } from '../../src/db/database.js'
 import { useTestApp } from '../helpers/test-app.js'
 import { RawConnection, openTransactions, uploadHead, waitUntil, type RawResponse } from './raw-http.js'
-import { HIGH_LIMITS, expectBatch, expectNothingStored, streamClient, type ErrorJson } from './stream-fixtures.js'
+import { HIGH_LIMITS, expectBatch, expectNothingStored, storedCounts, streamClient, type ErrorJson } from './stream-fixtures.js'
 
 // Connections that break: the database's (a backend terminated or cancelled mid-upload) and the
 // client's (gone before its body was read). The server must answer or clean up, never crash, leak
 // a transaction or a pool client, or log a follow-on error instead of the real one.
 
 const t = useTestApp(HIGH_LIMITS)
-/** The app under test, with its error log kept (the shared test app logs nothing). */
+/**
+ * The app under test: its error log is kept (the shared test app logs nothing), and its pool is its
+ * own (5 clients, as in tests), so that the test's own queries never wait for it.
+ */
 let app: FastifyInstance
+let appDb: Db
 let port = 0
 const logged: { msg: string; err?: { type?: string; message?: string; code?: string } }[] = []
 
 beforeAll(async () => {
   const stream = { write: (line: string) => void logged.push(JSON.parse(line) as (typeof logged)[number]) }
-  app = await buildApp({ db: t.db, config: t.config, clock: t.clock.now, logger: { level: 'error', stream } })
+  appDb = createDb(t.database.url, 5)
+  app = await buildApp({ db: appDb, config: t.config, clock: t.clock.now, logger: { level: 'error', stream } })
   await app.listen({ port: 0, host: '127.0.0.1' })
   port = (app.server.address() as AddressInfo).port
 })
 
 afterAll(async () => {
   await app?.close()
+  await appDb?.destroy()
 })
+
+/** An upload through the app under test (and its pool). */
+async function uploadVia(streamId: string, token: string, body: string) {
+  const response = await app.inject({
+    method: 'POST',
+    url: `/streams/${streamId}/products`,
+    headers: { authorization: `Bearer ${token}`, 'content-type': 'application/x-ndjson' },
+    payload: body,
+  })
+  return Object.assign(response, { json: <T>() => JSON.parse(response.body) as T })
+}
 
 /** About `bytes` of valid NDJSON rows. */
 function validLines(bytes: number, from = 0): string {
@@ -80,6 +98,10 @@ function expectServerError(response: RawResponse): ErrorJson {
   return errors[0] as ErrorJson
 }
 
+function serverConnections(): Promise<number> {
+  return new Promise((resolve, reject) => app.server.getConnections((error, count) => (error ? reject(error) : resolve(count))))
+}
+
 async function serverSettled(): Promise<void> {
   await waitUntil('no transaction of the server left open', async () => (await openTransactions(t)).length === 0)
 }
@@ -104,7 +126,7 @@ describe('the database connection of an upload drops', () => {
     expect((await rawGet(`/streams/${stream.id}`, c.account.token)).statusCode).toBe(200)
     await serverSettled()
     await expectNothingStored(t, c, stream.id)
-    const uploads = await Promise.all(Array.from({ length: 6 }, () => c.upload(stream.id, '{"id":"after"}\n')))
+    const uploads = await Promise.all(Array.from({ length: 6 }, () => uploadVia(stream.id, c.account.token, '{"id":"after"}\n')))
     for (const upload of uploads) expectBatch(upload)
   })
 
@@ -162,5 +184,41 @@ describe('Postgres fails the COPY of an upload', () => {
     expect(errors.map((line) => line.err?.code)).toContain('57014')
     await serverSettled()
     await expectNothingStored(t, c, stream.id)
+  })
+})
+
+describe('clients that go away before their upload reads the body', () => {
+  it('leave no transaction and no pool client behind', async () => {
+    const c = await streamClient(t)
+    // More uploads than the pool has clients (5 in tests), each to a stream of its own.
+    const streams = []
+    for (let i = 0; i < 8; i++) streams.push(await c.createStream())
+    // The uploads wait for the stream table, so their clients are gone before any body is read.
+    const locker = new pg.Client({ connectionString: t.database.url })
+    await locker.connect()
+    const connections: RawConnection[] = []
+    try {
+      await locker.query('BEGIN')
+      await locker.query('LOCK TABLE stream IN ACCESS EXCLUSIVE MODE')
+      for (const [i, stream] of streams.entries()) {
+        const connection = await RawConnection.open(port)
+        connections.push(connection)
+        await connection.write(uploadHead(stream.id, c.account.token, 1024 * 1024))
+        // Half of them have sent part of their body, half nothing. (A part larger than the request's
+        // buffer would pause the socket, and the server would see the client go only once it reads.)
+        if (i % 2 === 0) await connection.write(validLines(1024))
+      }
+      await waitUntil('uploads waiting for the lock', async () => (await openTransactions(t)).some((tx) => tx.waitEventType === 'Lock'))
+      for (const connection of connections) connection.destroy()
+      await waitUntil('the server to see every client go', async () => (await serverConnections()) === 0)
+    } finally {
+      for (const connection of connections) connection.destroy()
+      await locker.query('COMMIT')
+      await locker.end()
+    }
+    await serverSettled()
+    for (const stream of streams) expect(await storedCounts(t, stream.id)).toEqual({ batches: 0, rows: 0, payloadChunks: 0 })
+    const uploads = await Promise.all(streams.map((stream) => uploadVia(stream.id, c.account.token, '{"id":"after"}\n')))
+    for (const upload of uploads) expectBatch(upload)
   })
 })

@@ -1,0 +1,87 @@
+import pg from 'pg'
+import { describe, expect, it } from 'vitest'
+import { useTestApp } from '../helpers/test-app.js'
+import { openTransactions, waitUntil } from './raw-http.js'
+import {
+  HIGH_LIMITS, JSON_BODY, NDJSON, expectApiError, expectBatch, expectNothingStored, ndjson, streamClient, type Response,
+} from './stream-fixtures.js'
+
+// STREAM_REQUEST_TIMEOUT_MS while a write waits for the database rather than for its body: another
+// transaction holds a lock it needs, or the pool has no client left. The answer is the same 503 as
+// for a slow body, and nothing is committed, whenever the lock is let go.
+
+const TIMEOUT_MS = 300
+const t = useTestApp({ ...HIGH_LIMITS, STREAM_REQUEST_TIMEOUT_MS: String(TIMEOUT_MS) })
+const TIMEOUT_DETAIL = new RegExp(`longer than ${TIMEOUT_MS} ms`)
+
+/** A transaction of another connection that holds the lock `statement` takes, until `release`. */
+async function holdLock(statement: string, parameters: unknown[] = []): Promise<{ release: () => Promise<void> }> {
+  const locker = new pg.Client({ connectionString: t.database.url })
+  await locker.connect()
+  await locker.query('BEGIN')
+  await locker.query(statement, parameters)
+  return {
+    release: async () => {
+      await locker.query('COMMIT')
+      await locker.end()
+    },
+  }
+}
+
+function expectTimeout(response: Response): void {
+  expectApiError(response, 503, TIMEOUT_DETAIL)
+}
+
+/** Postgres itself stops the waits at the deadline: only the lock holder's transaction is left. */
+async function onlyTheLockHolderLeft(): Promise<void> {
+  await waitUntil('the writes to give up waiting for the lock', async () => (await openTransactions(t)).length === 1)
+}
+
+async function serverSettled(): Promise<void> {
+  await waitUntil('no transaction of the server left open', async () => (await openTransactions(t)).length === 0)
+}
+
+describe('the deadline while a write waits for the database', () => {
+  it('answers 503 and commits nothing when the stream row is locked', async () => {
+    const c = await streamClient(t)
+    const stream = await c.createStream()
+    // A first upload claims the stream's content type: it needs the row.
+    const lock = await holdLock('SELECT id FROM stream WHERE id = $1 FOR UPDATE', [stream.id])
+    try {
+      expectTimeout(await c.upload(stream.id, ndjson([{ id: '1' }, { id: '2' }])))
+      await onlyTheLockHolderLeft()
+    } finally {
+      await lock.release()
+    }
+    await serverSettled()
+    await expectNothingStored(t, c, stream.id)
+    const batch = expectBatch(await c.upload(stream.id, ndjson([{ id: '1' }])))
+    expect((await c.batches(stream.id)).map((b) => b.id)).toEqual([batch.id])
+  })
+
+  it('answers 503 to every write, more than the pool has clients, while the batch table is locked', async () => {
+    const c = await streamClient(t)
+    const chunked = []
+    for (let i = 0; i < 5; i++) chunked.push(await c.createStream())
+    const referenced = await c.createStream(undefined, 'referenced')
+    const deletes = await c.createStream()
+    const lock = await holdLock('LOCK TABLE batch IN EXCLUSIVE MODE')
+    try {
+      const responses = await Promise.all([
+        ...chunked.map((stream) => c.upload(stream.id, ndjson([{ id: 'A' }]))),
+        c.upload(referenced.id, '[{"id":"A"}]', JSON_BODY),
+        c.send('DELETE', `/streams/${deletes.id}/products/A`),
+        c.send('DELETE', `/streams/${deletes.id}/products?all=true`),
+        c.send('DELETE', `/streams/${deletes.id}/products`, '{"id":"A"}\n', NDJSON),
+      ])
+      for (const response of responses) expectTimeout(response)
+      await onlyTheLockHolderLeft()
+    } finally {
+      await lock.release()
+    }
+    await serverSettled()
+    for (const stream of [...chunked, referenced, deletes]) await expectNothingStored(t, c, stream.id)
+    expectBatch(await c.upload(referenced.id, '[{"id":"A"}]', JSON_BODY))
+    expectBatch(await c.send('DELETE', `/streams/${deletes.id}/products/A`))
+  })
+})
