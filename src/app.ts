@@ -1,10 +1,12 @@
 import { randomUUID } from 'node:crypto'
-import Fastify, { type FastifyInstance, type FastifyServerOptions } from 'fastify'
+import Fastify, { type FastifyError, type FastifyInstance, type FastifyReply, type FastifyServerOptions } from 'fastify'
 import swagger from '@fastify/swagger'
 import swaggerUi from '@fastify/swagger-ui'
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
 import type { Config } from './config.js'
 import type { Db } from './db/database.js'
+import { feedsDir } from './exports/feed-storage.js'
+import { feedRoutes } from './feeds/feed-routes.js'
 import { healthRoutes } from './http/health.js'
 import { RunWorker } from './jobs/run-worker.js'
 import { runSchedulerTick } from './jobs/scheduler.js'
@@ -36,6 +38,9 @@ export async function buildApp({ db, config, logger, clock = () => new Date(), r
     // Clients put ids with trailing slashes (`.../stage/intermediate/`).
     routerOptions: { ignoreTrailingSlash: true, ignoreDuplicateSlashes: true },
     ajv: { customOptions: { coerceTypes: 'array', useDefaults: true, removeAdditional: false, allErrors: false } },
+    // Errors before routing (a URL that does not decode, e.g. an encoded lone surrogate) get the
+    // error body of the interface the path belongs to, like every other client mistake.
+    frameworkErrors: (error, request, reply) => answerFrameworkError(error, request.url, reply as unknown as FastifyReply),
   }).withTypeProvider<TypeBoxTypeProvider>()
 
   app.decorateRequest('caller', null)
@@ -69,6 +74,7 @@ export async function buildApp({ db, config, logger, clock = () => new Date(), r
       staleSeconds: config.RUN_STALE_SECONDS,
       expireSeconds: config.RUN_TIMEOUT_SECONDS,
       now: clock,
+      dataDir: config.DATA_DIR,
     },
     app.log,
   )
@@ -87,6 +93,8 @@ export async function buildApp({ db, config, logger, clock = () => new Date(), r
   })
 
   await app.register(healthRoutes, { db })
+  // Feed files of the built-in destination: public, at unguessable URLs.
+  await app.register(feedRoutes, { db, feedsDir: feedsDir(config.DATA_DIR) })
   await app.register(platformPlugin, { db, config, runs: worker.queue })
   await app.register(streamPlugin, { prefix: config.STREAM_PREFIX, db, config, clock, rateLimits })
 
@@ -94,4 +102,14 @@ export async function buildApp({ db, config, logger, clock = () => new Date(), r
     reply.code(404).send({ success: false, message: `No route ${request.method} ${request.url.split('?')[0]}` }),
   )
   return app
+}
+
+function answerFrameworkError(error: FastifyError, url: string, reply: FastifyReply): void {
+  const status = typeof error.statusCode === 'number' && error.statusCode < 500 ? error.statusCode : 400
+  const message = error.code === 'FST_ERR_BAD_URL' ? 'The URL is not valid: a percent-encoded sequence does not decode to text' : error.message
+  if (/^\/(platform|product)\//.test(url)) {
+    void reply.code(status).send({ success: false, message })
+    return
+  }
+  void reply.code(status).header('content-type', 'application/vnd.api+json').send({ errors: [{ status: String(status), title: 'Bad Request', detail: message }] })
 }

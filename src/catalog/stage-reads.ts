@@ -1,6 +1,7 @@
 import { sql } from 'kysely'
 import type { DbHandle } from '../db/database.js'
 import { BadRequestError, NotFoundError } from '../errors.js'
+import { isId } from '../sites/ids.js'
 import { getSite } from '../sites/sites.js'
 import { filterToSql, parseFilter } from './filter.js'
 
@@ -41,8 +42,12 @@ async function resolveStage(db: DbHandle, accountId: string, siteSegment: string
     stage = 'import'
     stageId = '0'
   } else if (name === 'channel') {
-    // Channels come with a later issue: until then no channel stage exists to read.
-    throw new NotFoundError(`Channel ${ref.id ?? ''} of site ${site.id} not found`.replace('  ', ' '))
+    const channel = ref.id !== undefined && isId(ref.id)
+      ? await db.selectFrom('channel').select('id').where('account_id', '=', accountId).where('site_id', '=', site.id).where('id', '=', ref.id).executeTakeFirst()
+      : undefined
+    if (!channel) throw new NotFoundError(`Channel ${ref.id ?? '(none given)'} of site ${site.id} not found`)
+    stage = 'channel'
+    stageId = channel.id
   } else {
     throw new NotFoundError(`Unknown stage "${ref.name}": use import (or intermediate) or channel`)
   }

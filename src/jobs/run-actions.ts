@@ -1,7 +1,7 @@
 import type { Db } from '../db/database.js'
-import type { Process, Site } from '../db/schema.js'
+import type { Process } from '../db/schema.js'
+import { exportSite } from '../exports/export-site.js'
 import { importSite } from '../imports/import-site.js'
-import { addSiteError } from '../sites/site-errors.js'
 import { latestBatchSeq } from './process-store.js'
 import { RunFailure, SiteErrorCode } from './run-failure.js'
 
@@ -9,7 +9,7 @@ import { RunFailure, SiteErrorCode } from './run-failure.js'
  * What a run does, by action. Returns the run's closing message; throws RunFailure for a failure
  * the site's owner can act on, anything else for a failure worth a retry.
  */
-export async function performRun(db: Db, run: Process, now: () => Date): Promise<string> {
+export async function performRun(db: Db, dataDir: string, run: Process, now: () => Date): Promise<string> {
   const site = await db.selectFrom('site').selectAll().where('account_id', '=', run.account_id).where('id', '=', run.site_id).executeTakeFirst()
   if (!site) throw new RunFailure(SiteErrorCode.internalFailure, 'The site was deleted while its run waited')
   if (site.status === 'disabled') throw new RunFailure(SiteErrorCode.siteDisabled, `Site ${site.id} was disabled before the run started: nothing was run`)
@@ -21,16 +21,7 @@ export async function performRun(db: Db, run: Process, now: () => Date): Promise
   }
   if (run.action !== 'import') {
     if (site.status === 'paused_upload') messages.push('Not exported: the site is paused_upload')
-    else messages.push(await exportSite(db, site, run))
+    else messages.push(await exportSite(db, dataDir, site, run, now))
   }
   return messages.join('; ')
-}
-
-// Channels come with a later issue: until a site has channels, an export run finds nothing to do,
-// says so with an Info site error, and succeeds.
-async function exportSite(db: Db, site: Site, run: Process): Promise<string> {
-  const what = run.action === 'channel' ? `channel ${run.target_id}` : run.action === 'export' ? `export ${run.target_id}` : 'the site'
-  const message = `Nothing to export: ${what} has no channel configured`
-  await addSiteError(db, { accountId: site.account_id, siteId: site.id, pid: run.pid, code: SiteErrorCode.nothingToExport, message, data: { action: run.action, id: run.target_id } })
-  return message
 }

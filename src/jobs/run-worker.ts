@@ -15,6 +15,8 @@ export interface RunWorkerOptions {
   staleSeconds: number
   expireSeconds: number
   now: () => Date
+  /** Where exported feed files are kept (DATA_DIR). */
+  dataDir: string
 }
 
 /**
@@ -60,7 +62,7 @@ export class RunWorker {
       beat(this.db, pid, run.attempt).catch((error: unknown) => this.log.warn({ err: error, pid }, 'run heartbeat failed'))
     }, this.options.heartbeatSeconds * 1000)
     try {
-      const message = await performRun(this.db, run, this.options.now)
+      const message = await performRun(this.db, this.options.dataDir, run, this.options.now)
       await this.end(pid, run.attempt, 'success', message)
     } catch (error) {
       if (!(error instanceof RunFailure)) {

@@ -3,6 +3,7 @@ import { authenticate } from '../auth/authenticate.js'
 import { BadRequestError, GoneError, UnauthorizedError } from '../errors.js'
 import { toClientError } from '../http/http-errors.js'
 import type { PlatformDeps } from './deps.js'
+import { channelRoutes } from './channels.js'
 import { dataSourceRoutes } from './data-sources.js'
 import { processRoutes } from './process.js'
 import { productRoutes } from './products.js'
@@ -66,6 +67,7 @@ export const platformPlugin: FastifyPluginAsync<PlatformDeps> = async (app, deps
   await app.register(tagRoutes, { prefix: '/platform/v2', ...deps })
   await app.register(dataSourceRoutes, { prefix: '/platform/v2', ...deps })
   await app.register(processRoutes, { prefix: '/platform/v2', ...deps })
+  await app.register(channelRoutes, { prefix: '/platform/v2', ...deps })
   await app.register(siteReportRoutes, { prefix: '/platform/v2', ...deps })
   await app.register(productRoutes, { prefix: '/product/v2', ...deps })
   await app.register(withdrawnProductWrites, { prefix: '/platform/v2' })

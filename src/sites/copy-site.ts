@@ -1,3 +1,4 @@
+import { copyChannels } from '../channels/channels.js'
 import type { Db } from '../db/database.js'
 import type { Site } from '../db/schema.js'
 import { BadRequestError } from '../errors.js'
@@ -15,7 +16,7 @@ export interface CopyInput {
 /**
  * Copies a site's configuration into a new site. Always copied: tags (not the reference, which is
  * unique), id_column and status. `copy_schedule_and_trigger` adds the import schedule,
- * `copy_shared_setting` the data sources (the data flow). Channels (`copy_export`) join with channels.
+ * `copy_shared_setting` the data sources (the data flow), `copy_export` the channels.
  */
 export async function copySite(db: Db, accountId: string, segment: string, input: CopyInput): Promise<Site> {
   const source = await getSite(db, accountId, segment)
@@ -64,6 +65,7 @@ export async function copySite(db: Db, accountId: string, segment: string, input
         )
         .execute()
     }
+    if (input.copy_export) await copyChannels(trx, accountId, source.id, copy.id)
     return copy
   })
 }

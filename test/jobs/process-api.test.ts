@@ -188,7 +188,7 @@ describe('process body forms (COMPAT.md)', () => {
     ['{"id":null,"action":"import"}', 'import', null],
     ['{"id":51395,"action":"channel"}', 'channel', '51395'],
     ['{"id":"51395","action":"channel"}', 'channel', '51395'],
-  ])('accepts %s and runs it to success', async (raw, action, targetId) => {
+  ])('accepts %s and runs it (channel 51395 does not exist: that run fails naming it)', async (raw, action, targetId) => {
     const { f } = await readySite()
     const response = await t.request({
       method: 'POST',
@@ -198,9 +198,10 @@ describe('process body forms (COMPAT.md)', () => {
     })
     const body = accepted(response)
     const ended = await f.waitFor(body.process_id)
-    expect(ended.status, ended.message).toBe('success')
+    const outcome = action === 'channel' ? 'failed' : 'success'
+    expect(ended.status, ended.message).toBe(outcome)
     const [run] = await runsOf(f.site.id)
-    expect(run).toMatchObject({ pid: body.process_id, action, target_id: targetId, trigger: 'api', status: 'success' })
+    expect(run).toMatchObject({ pid: body.process_id, action, target_id: targetId, trigger: 'api', status: outcome })
     if (action === 'channel') expect(ended.message).toMatch(/channel 51395/)
   })
 
@@ -210,7 +211,7 @@ describe('process body forms (COMPAT.md)', () => {
       const response = await t.request({ method: 'POST', url: `/platform/v2/process/${f.site.id}`, headers: f.account.platform, payload: raw })
       expect(response.raw.req.headers['content-type'], 'the request carried no Content-Type').toBeUndefined()
       const ended = await f.waitFor(accepted(response).process_id)
-      expect(ended.status, ended.message).toBe('success')
+      expect(ended.status, ended.message).toBe(raw.includes('channel') ? 'failed' : 'success')
     }
     expect((await runsOf(f.site.id)).map((run) => run.action)).toEqual(['import', 'channel'])
   })
@@ -361,22 +362,30 @@ describe('estimated_duration', () => {
 })
 
 describe('export actions', () => {
-  it.each<[string, Record<string, unknown>, RegExp]>([
-    ['export', { id: 7 }, /Nothing to export: export 7 has no channel configured/],
-    ['channel', { id: '51395' }, /Nothing to export: channel 51395 has no channel configured/],
-    ['export-all', {}, /Nothing to export: the site has no channel configured/],
-  ])('%s succeeds with an Info site error 2001 saying there is nothing to export, and imports nothing', async (action, extra, message) => {
+  it('export-all on a site without channels succeeds with an Info site error 2001 and imports nothing', async () => {
     const { f } = await readySite()
-    const run = await f.run(action, extra)
+    const run = await f.run('export-all')
     expect(run.status, run.message).toBe('success')
-    expect(run.message).toMatch(message)
+    expect(run.message).toMatch(/Nothing to export: the site has no channel configured/)
     const errors = await errorsPage(f, `?pid=${run.pid}`)
     expect(errors).toHaveLength(1)
     expect(errors[0]).toMatchObject({ pid: run.pid, error: '2001', type: 'Info', classification: 'low', site_id: f.site.id })
-    expect(errors[0]?.message).toMatch(message)
-    expect(JSON.parse(errors[0]?.data ?? 'null')).toEqual({ action, id: 'id' in extra ? String(extra.id) : null })
+    expect(JSON.parse(errors[0]?.data ?? 'null')).toEqual({ action: 'export-all', id: null })
     expect(await history(f)).toEqual([])
     expect((await f.stage()).rows).toEqual([])
+  })
+
+  it.each<[string, Record<string, unknown>, RegExp]>([
+    ['export', { id: 7 }, /no channel using export template 7/],
+    ['channel', { id: '51395' }, /no channel 51395/],
+  ])('%s of a channel the site does not have fails with site error 2004', async (action, extra, message) => {
+    const { f } = await readySite()
+    const run = await f.run(action, extra)
+    expect(run.status).toBe('failed')
+    expect(run.message).toMatch(message)
+    const errors = await errorsPage(f, `?pid=${run.pid}`)
+    expect(errors.map((e) => [e.error, e.type])).toEqual([['2004', 'Error']])
+    expect(await history(f)).toEqual([])
   })
 
   it('all imports and then exports: import history, the stage and the Info error 2001', async () => {

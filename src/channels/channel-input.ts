@@ -1,0 +1,137 @@
+import type { ChannelFilename, ColumnMapping, DeltaType, FeedFormat } from '../db/schema.js'
+import { BadRequestError } from '../errors.js'
+
+// What a client may send to configure a channel (DESIGN.md 5.8): every field is checked here, so
+// that an export never meets a configuration it cannot carry out for a reason the client could
+// have been told at once.
+
+export const FORMATS: readonly FeedFormat[] = ['csv', 'tsv', 'ndjson', 'xml']
+const DELTA_TYPES: readonly DeltaType[] = ['new', 'modified', 'unchanged', 'deleted']
+export const MAX_MAPPED_COLUMNS = 500
+const MAX_FILENAMES = 10
+const MAX_DESTINATIONS = 10
+// A filename template: safe characters and the three placeholders, nothing that could leave the
+// channel's directory or need quoting in a URL.
+const FILENAME = /^(?:[A-Za-z0-9._-]|\{site_id\}|\{channel_id\}|\{date\})+$/
+// XML element names the RSS writer can emit: plain names, or Google Shopping's g: prefix.
+const XML_NAME = /^(?:g:)?[A-Za-z_][A-Za-z0-9._-]*$/
+
+export interface DestinationInput {
+  type?: string | null
+  name?: string | null
+  active?: boolean | null
+  url?: string | null
+}
+
+export interface ChannelInput {
+  name?: string | null
+  export_name?: string | null
+  active?: boolean | null
+  format?: string | null
+  mapping?: unknown
+  filter?: string | null
+  filenames?: unknown
+  destinations?: DestinationInput[] | null
+}
+
+export interface ChannelConfig {
+  name: string
+  exportName: string
+  active: boolean
+  format: FeedFormat
+  mapping: ColumnMapping[]
+  filter: string
+  filenames: ChannelFilename[]
+  destinations: { kind: 'feed' | 'http'; name: string | null; active: boolean; url: string | null }[] | undefined
+}
+
+/** A complete configuration from a create body, or from an update body over the current one. */
+export function readChannelInput(input: ChannelInput, current?: ChannelConfig): ChannelConfig {
+  const name = text(input.name, 'name') ?? current?.name
+  if (!name) throw new BadRequestError('name: is required')
+  const exportName = text(input.export_name, 'export_name') ?? current?.exportName
+  if (!exportName) throw new BadRequestError('export_name: is required (the export template this channel uses)')
+  const format = (input.format ?? current?.format ?? 'csv') as FeedFormat
+  if (!FORMATS.includes(format)) throw new BadRequestError(`format: must be one of ${FORMATS.join(', ')}`)
+  const mapping = input.mapping === undefined || input.mapping === null ? (current?.mapping ?? []) : readMapping(input.mapping)
+  if (format === 'xml') {
+    const bad = mapping.find((m) => !XML_NAME.test(m.column))
+    if (bad) throw new BadRequestError(`mapping: "${bad.column}" is not a valid XML element name for format xml (letters, digits, . _ -, optional g: prefix)`)
+  }
+  const filenames = input.filenames === undefined || input.filenames === null ? (current?.filenames ?? [{ type: null, filename: `{channel_id}.${format === 'ndjson' ? 'ndjson' : format}` }]) : readFilenames(input.filenames)
+  const filter = input.filter === undefined || input.filter === null ? (current?.filter ?? '') : input.filter
+  return {
+    name,
+    exportName,
+    active: input.active ?? current?.active ?? true,
+    format,
+    mapping,
+    filter,
+    filenames,
+    destinations: input.destinations === undefined || input.destinations === null ? current?.destinations : readDestinations(input.destinations),
+  }
+}
+
+function text(value: string | null | undefined, field: string): string | undefined {
+  if (value === undefined || value === null) return undefined
+  const trimmed = value.trim()
+  if (trimmed === '') throw new BadRequestError(`${field}: must not be empty`)
+  if (trimmed.length > 255) throw new BadRequestError(`${field}: at most 255 characters`)
+  return trimmed
+}
+
+function readMapping(value: unknown): ColumnMapping[] {
+  if (!Array.isArray(value)) throw new BadRequestError('mapping: must be an array of {"column", "source"} or {"column", "value"} objects')
+  if (value.length > MAX_MAPPED_COLUMNS) throw new BadRequestError(`mapping: at most ${MAX_MAPPED_COLUMNS} columns`)
+  const seen = new Set<string>()
+  return value.map((entry: unknown, i) => {
+    const item = (typeof entry === 'object' && entry !== null ? entry : {}) as Record<string, unknown>
+    const column = item.column
+    if (typeof column !== 'string' || column.trim() === '' || column.includes('\0')) throw new BadRequestError(`mapping[${i}].column: must be a non-empty column name`)
+    if (seen.has(column)) throw new BadRequestError(`mapping[${i}].column: "${column}" appears twice`)
+    seen.add(column)
+    const hasSource = typeof item.source === 'string' && item.source !== ''
+    const hasValue = typeof item.value === 'string'
+    if (hasSource === hasValue) throw new BadRequestError(`mapping[${i}]: give exactly one of "source" (a stage column) or "value" (a constant text)`)
+    if (hasSource) return { column, source: item.source as string }
+    if ((item.value as string).includes('\0')) throw new BadRequestError(`mapping[${i}].value: must not contain NUL`)
+    return { column, value: item.value as string }
+  })
+}
+
+function readFilenames(value: unknown): ChannelFilename[] {
+  if (!Array.isArray(value) || value.length === 0) throw new BadRequestError('filenames: must be a non-empty array of {"type", "filename"}')
+  if (value.length > MAX_FILENAMES) throw new BadRequestError(`filenames: at most ${MAX_FILENAMES}`)
+  const seen = new Set<string>()
+  return value.map((entry: unknown, i) => {
+    const item = (typeof entry === 'string' ? { filename: entry } : typeof entry === 'object' && entry !== null ? entry : {}) as Record<string, unknown>
+    const filename = item.filename
+    if (typeof filename !== 'string' || !FILENAME.test(filename) || filename.startsWith('.')) {
+      throw new BadRequestError(`filenames[${i}].filename: use letters, digits, . _ - and {site_id}, {channel_id}, {date}; not starting with a dot`)
+    }
+    if (seen.has(filename)) throw new BadRequestError(`filenames[${i}].filename: "${filename}" appears twice`)
+    seen.add(filename)
+    const type = item.type ?? null
+    if (type !== null && !DELTA_TYPES.includes(type as DeltaType)) throw new BadRequestError(`filenames[${i}].type: must be null or one of ${DELTA_TYPES.join(', ')}`)
+    return { type: type as DeltaType | null, filename }
+  })
+}
+
+function readDestinations(value: DestinationInput[]): ChannelConfig['destinations'] {
+  if (!Array.isArray(value) || value.length > MAX_DESTINATIONS) throw new BadRequestError(`destinations: an array of at most ${MAX_DESTINATIONS}`)
+  return value.map((item, i) => {
+    const kind = item.type ?? 'feed'
+    if (kind !== 'feed' && kind !== 'http') throw new BadRequestError(`destinations[${i}].type: must be feed (served by the platform) or http (POSTed to a URL)`)
+    let url: string | null = null
+    if (kind === 'http') {
+      try {
+        const parsed = new URL(item.url ?? '')
+        if (parsed.protocol !== 'http:' && parsed.protocol !== 'https:') throw new Error('scheme')
+        url = parsed.toString()
+      } catch {
+        throw new BadRequestError(`destinations[${i}].url: an http or https URL is required for type http`)
+      }
+    }
+    return { kind, name: item.name ?? null, active: item.active ?? true, url }
+  })
+}

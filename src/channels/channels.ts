@@ -1,0 +1,164 @@
+import type { Db, DbHandle } from '../db/database.js'
+import type { Channel, ChannelDestination, ChannelExport, FeedFile } from '../db/schema.js'
+import { NotFoundError } from '../errors.js'
+import { parseFilter } from '../catalog/filter.js'
+import { newFeedToken } from '../feeds/feed-routes.js'
+import { isId } from '../sites/ids.js'
+import { getSite } from '../sites/sites.js'
+import { readChannelInput, type ChannelConfig, type ChannelInput } from './channel-input.js'
+
+export interface ChannelDetails {
+  channel: Channel & { export_name: string }
+  destinations: ChannelDestination[]
+  files: FeedFile[]
+}
+
+function configOf(channel: Channel & { export_name: string }): ChannelConfig {
+  return {
+    name: channel.name,
+    exportName: channel.export_name,
+    active: channel.active,
+    format: channel.format,
+    mapping: channel.mapping,
+    filter: channel.filter,
+    filenames: channel.filenames,
+    destinations: undefined,
+  }
+}
+
+const channelColumns = (db: DbHandle) =>
+  db.selectFrom('channel as c').innerJoin('export_template as t', 't.id', 'c.template_id').selectAll('c').select('t.name as export_name')
+
+async function details(db: DbHandle, channels: (Channel & { export_name: string })[]): Promise<ChannelDetails[]> {
+  if (channels.length === 0) return []
+  const ids = channels.map((c) => c.id)
+  const destinations = await db.selectFrom('channel_destination').selectAll().where('channel_id', 'in', ids).orderBy('id').execute()
+  const files = await db.selectFrom('feed_file').selectAll().where('channel_id', 'in', ids).orderBy('position').execute()
+  return channels.map((channel) => ({
+    channel,
+    destinations: destinations.filter((d) => d.channel_id === channel.id),
+    files: files.filter((f) => f.channel_id === channel.id),
+  }))
+}
+
+export async function listChannels(db: DbHandle, accountId: string, siteSegment: string): Promise<ChannelDetails[]> {
+  const site = await getSite(db, accountId, siteSegment)
+  return details(db, await channelColumns(db).where('c.account_id', '=', accountId).where('c.site_id', '=', site.id).orderBy('c.id').execute())
+}
+
+export async function getChannel(db: DbHandle, accountId: string, siteSegment: string, channelId: string): Promise<ChannelDetails> {
+  const site = await getSite(db, accountId, siteSegment)
+  const channel = isId(channelId)
+    ? await channelColumns(db).where('c.account_id', '=', accountId).where('c.site_id', '=', site.id).where('c.id', '=', channelId).executeTakeFirst()
+    : undefined
+  if (!channel) throw new NotFoundError(`Channel ${channelId} of site ${site.id} not found`)
+  const [found] = await details(db, [channel])
+  if (!found) throw new NotFoundError()
+  return found
+}
+
+export async function channelHistory(db: DbHandle, accountId: string, siteSegment: string, channelId: string): Promise<{ details: ChannelDetails; history: ChannelExport[] }> {
+  const found = await getChannel(db, accountId, siteSegment, channelId)
+  const history = await db.selectFrom('channel_export').selectAll().where('account_id', '=', accountId).where('channel_id', '=', found.channel.id).orderBy('id', 'desc').limit(100).execute()
+  return { details: found, history }
+}
+
+/** A filter is checked against the columns the site's import stage has now, when it has any. */
+async function checkFilter(db: DbHandle, siteId: string, filter: string): Promise<void> {
+  if (filter.trim() === '') return
+  const stage = await db.selectFrom('site_stage').select('columns').where('site_id', '=', siteId).where('stage', '=', 'import').executeTakeFirst()
+  if (stage && stage.columns.length > 0) parseFilter(filter, stage.columns)
+}
+
+async function templateId(db: DbHandle, accountId: string, name: string): Promise<string> {
+  await db.insertInto('export_template').values({ account_id: accountId, name }).onConflict((oc) => oc.columns(['account_id', 'name']).doNothing()).execute()
+  const row = await db.selectFrom('export_template').select('id').where('account_id', '=', accountId).where('name', '=', name).executeTakeFirstOrThrow()
+  return row.id
+}
+
+async function replaceDestinations(db: DbHandle, accountId: string, channelId: string, destinations: NonNullable<ChannelConfig['destinations']>): Promise<void> {
+  await db.deleteFrom('channel_destination').where('channel_id', '=', channelId).execute()
+  if (destinations.length === 0) return
+  await db
+    .insertInto('channel_destination')
+    .values(
+      destinations.map((d) => ({ account_id: accountId, channel_id: channelId, kind: d.kind, name: d.name, active: d.active, url: d.url, token: d.kind === 'feed' ? newFeedToken() : null })),
+    )
+    .execute()
+}
+
+export async function createChannel(db: Db, accountId: string, siteSegment: string, input: ChannelInput): Promise<ChannelDetails> {
+  const config = readChannelInput(input)
+  return db.transaction().execute(async (trx) => {
+    const site = await getSite(trx, accountId, siteSegment)
+    await checkFilter(trx, site.id, config.filter)
+    const created = await trx
+      .insertInto('channel')
+      .values({
+        account_id: accountId,
+        site_id: site.id,
+        template_id: await templateId(trx, accountId, config.exportName),
+        name: config.name,
+        active: config.active,
+        format: config.format,
+        mapping: JSON.stringify(config.mapping),
+        filter: config.filter,
+        filenames: JSON.stringify(config.filenames),
+      })
+      .returning('id')
+      .executeTakeFirstOrThrow()
+    // Without destinations a channel gets the built-in one: its files are served at once.
+    await replaceDestinations(trx, accountId, created.id, config.destinations ?? [{ kind: 'feed', name: null, active: true, url: null }])
+    return getChannel(trx, accountId, site.id, created.id)
+  })
+}
+
+export async function updateChannel(db: Db, accountId: string, siteSegment: string, channelId: string, input: ChannelInput): Promise<ChannelDetails> {
+  return db.transaction().execute(async (trx) => {
+    const current = await getChannel(trx, accountId, siteSegment, channelId)
+    const config = readChannelInput(input, configOf(current.channel))
+    await checkFilter(trx, current.channel.site_id, config.filter)
+    await trx
+      .updateTable('channel')
+      .set({
+        template_id: await templateId(trx, accountId, config.exportName),
+        name: config.name,
+        active: config.active,
+        format: config.format,
+        mapping: JSON.stringify(config.mapping),
+        filter: config.filter,
+        filenames: JSON.stringify(config.filenames),
+        updated_at: new Date(),
+      })
+      .where('account_id', '=', accountId)
+      .where('id', '=', current.channel.id)
+      .execute()
+    if (config.destinations) await replaceDestinations(trx, accountId, current.channel.id, config.destinations)
+    return getChannel(trx, accountId, current.channel.site_id, current.channel.id)
+  })
+}
+
+export async function deleteChannel(db: Db, accountId: string, siteSegment: string, channelId: string): Promise<string[]> {
+  return db.transaction().execute(async (trx) => {
+    const current = await getChannel(trx, accountId, siteSegment, channelId)
+    await trx.deleteFrom('stage_product').where('site_id', '=', current.channel.site_id).where('stage', '=', 'channel').where('stage_id', '=', current.channel.id).execute()
+    await trx.deleteFrom('site_stage').where('site_id', '=', current.channel.site_id).where('stage', '=', 'channel').where('stage_id', '=', current.channel.id).execute()
+    await trx.deleteFrom('channel').where('account_id', '=', accountId).where('id', '=', current.channel.id).execute()
+    return current.files.map((file) => file.storage_key)
+  })
+}
+
+/** Site copy with copy_export: the channels and their destinations (new feed tokens), no files or history. */
+export async function copyChannels(trx: DbHandle, accountId: string, fromSiteId: string, toSiteId: string): Promise<void> {
+  const channels = await trx.selectFrom('channel').selectAll().where('account_id', '=', accountId).where('site_id', '=', fromSiteId).orderBy('id').execute()
+  for (const channel of channels) {
+    const { id: _id, created_at: _c, updated_at: _u, ...rest } = channel
+    const copy = await trx
+      .insertInto('channel')
+      .values({ ...rest, site_id: toSiteId, mapping: JSON.stringify(channel.mapping), filenames: JSON.stringify(channel.filenames) })
+      .returning('id')
+      .executeTakeFirstOrThrow()
+    const destinations = await trx.selectFrom('channel_destination').selectAll().where('channel_id', '=', channel.id).orderBy('id').execute()
+    await replaceDestinations(trx, accountId, copy.id, destinations.map((d) => ({ kind: d.kind, name: d.name, active: d.active, url: d.url })))
+  }
+}

@@ -1,0 +1,102 @@
+import type { Db } from '../db/database.js'
+import type { Channel, Process, Site } from '../db/schema.js'
+import { pushFile } from '../feeds/http-push.js'
+import { RunFailure, SiteErrorCode } from '../jobs/run-failure.js'
+import { addSiteError } from '../sites/site-errors.js'
+import { exportChannel } from './export-channel.js'
+import { removeFeedFiles } from './feed-storage.js'
+
+/** The channels an export action runs: one channel, every channel of an export template, or all. */
+async function channelsFor(db: Db, site: Site, run: Process): Promise<Channel[]> {
+  let query = db.selectFrom('channel').selectAll().where('account_id', '=', site.account_id).where('site_id', '=', site.id).orderBy('id')
+  if (run.action === 'channel') query = query.where('id', '=', run.target_id ?? '0')
+  else if (run.action === 'export') query = query.where('template_id', '=', run.target_id ?? '0')
+  const channels = await query.execute()
+  if (channels.length === 0 && (run.action === 'channel' || run.action === 'export')) {
+    throw new RunFailure(SiteErrorCode.channelNotFound, `Site ${site.id} has no ${run.action === 'channel' ? 'channel' : 'channel using export template'} ${run.target_id}`, { id: run.target_id })
+  }
+  return channels
+}
+
+/**
+ * Exports a site's channels for an export action. Inactive channels are skipped. A channel that fails
+ * keeps its previous files and stage, leaves a failed history entry and a site error, and fails the
+ * run once every other channel had its turn.
+ */
+export async function exportSite(db: Db, dataDir: string, site: Site, run: Process, now: () => Date): Promise<string> {
+  const report = (code: (typeof SiteErrorCode)[keyof typeof SiteErrorCode], message: string, data: Record<string, unknown>) =>
+    addSiteError(db, { accountId: site.account_id, siteId: site.id, pid: run.pid, code, message, data })
+  const channels = await channelsFor(db, site, run)
+  const active = channels.filter((channel) => channel.active)
+  if (active.length === 0) {
+    const message = channels.length === 0 ? 'Nothing to export: the site has no channel configured' : 'Nothing to export: every channel of the run is inactive'
+    await report(SiteErrorCode.nothingToExport, message, { action: run.action, id: run.target_id })
+    return message
+  }
+  const failed: string[] = []
+  let exported = 0
+  for (const channel of active) {
+    const start = now()
+    const history = { account_id: site.account_id, site_id: site.id, channel_id: channel.id, pid: run.pid, export_start: start }
+    try {
+      const result = await exportChannel(db, dataDir, site, channel, run.pid, start)
+      await removeFeedFiles(dataDir, result.replacedKeys)
+      const uploaded = await pushToDestinations(db, channel, result.files, report)
+      const { counts } = result
+      await db
+        .insertInto('channel_export')
+        .values({
+          ...history,
+          export_time: now(),
+          process_status: 'success',
+          product_count: counts.now,
+          product_count_now: counts.now,
+          product_count_previous: counts.previous,
+          product_count_new: counts.new,
+          product_count_modified: counts.modified,
+          product_count_deleted: counts.deleted,
+          product_count_unchanged: counts.unchanged,
+          product_count_skipped: 0,
+          uploaded: uploaded ? 1 : 0,
+        })
+        .execute()
+      exported += counts.now
+    } catch (error) {
+      const message = error instanceof RunFailure ? error.message : `Channel ${channel.id} could not be exported; its previous files are kept`
+      await report(error instanceof RunFailure ? error.code : SiteErrorCode.exportFailed, message, { channel_id: channel.id })
+      await db
+        .insertInto('channel_export')
+        .values({ ...history, export_time: now(), process_status: 'failed', product_count: 0, product_count_now: 0, product_count_previous: 0, product_count_new: 0, product_count_modified: 0, product_count_deleted: 0, product_count_unchanged: 0, product_count_skipped: 0, uploaded: 0 })
+        .execute()
+      if (!(error instanceof RunFailure)) throw error
+      failed.push(channel.id)
+    }
+  }
+  if (failed.length > 0) throw new RunFailure(SiteErrorCode.exportFailed, `Channels ${failed.join(', ')} failed to export; see the site errors`, { channels: failed })
+  return `Exported ${exported} rows through ${active.length} channel${active.length === 1 ? '' : 's'}`
+}
+
+/** POSTs every file to each active http destination; a failure is a site error and uploaded = 0. */
+async function pushToDestinations(
+  db: Db,
+  channel: Channel,
+  files: { filename: string; path: string; contentType: string }[],
+  report: (code: (typeof SiteErrorCode)[keyof typeof SiteErrorCode], message: string, data: Record<string, unknown>) => Promise<void>,
+): Promise<boolean> {
+  const destinations = await db.selectFrom('channel_destination').selectAll().where('channel_id', '=', channel.id).where('kind', '=', 'http').where('active', '=', true).execute()
+  let ok = true
+  for (const destination of destinations) {
+    for (const file of files) {
+      const pushed = await pushFile(destination.url ?? '', file)
+      if (!pushed.ok) {
+        ok = false
+        await report(SiteErrorCode.destinationFailed, `Channel ${channel.id}: sending ${file.filename} to ${destination.url} failed after ${pushed.attempts} attempts: ${pushed.error}`, {
+          channel_id: channel.id,
+          destination_id: destination.id,
+          filename: file.filename,
+        })
+      }
+    }
+  }
+  return ok
+}

@@ -1,0 +1,140 @@
+import { Type } from '@sinclair/typebox'
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
+import { channelHistory, createChannel, deleteChannel, getChannel, listChannels, updateChannel, type ChannelDetails } from '../channels/channels.js'
+import type { ChannelExport } from '../db/schema.js'
+import { removeFeedFiles } from '../exports/feed-storage.js'
+import { formatTimestamp, links } from './envelope.js'
+import { accountOf, baseOf, type PlatformDeps } from './deps.js'
+import { Envelope, Links, NullableBoolean, NullableString, SiteParams, SuccessBody, errorResponses } from './schemas.js'
+
+// Channels (SPEC.md "Channel", DESIGN.md 5.8): reads as the specification has them; writes are this
+// product's own, in the same envelope.
+
+const Destination = Type.Object({
+  destination_id: Type.Integer({ description: '1 = served by the platform (feed URL), 2 = HTTP POST' }),
+  name: Type.Union([Type.String(), Type.Null()]),
+  destination_name: Type.Union([Type.String(), Type.Null()]),
+  active: Type.Boolean(),
+  urls: Type.Array(Type.String()),
+})
+const Filename = Type.Object({ type: Type.Union([Type.String(), Type.Null()]), filename: Type.String() })
+const Mapping = Type.Array(Type.Record(Type.String(), Type.String()))
+const ChannelOut = Type.Object({
+  id: Type.String(),
+  site_id: Type.String(),
+  channel_id: Type.String(),
+  name: Type.String(),
+  export_name: Type.String(),
+  active: Type.Boolean(),
+  format: Type.String(),
+  mapping: Mapping,
+  filter: Type.String(),
+  filename: Type.Union([Type.String(), Type.Null()]),
+  filenames: Type.Array(Filename),
+  feed_destinations: Type.Record(Type.String(), Destination),
+  links: Links,
+})
+const HistoryEntry = Type.Record(Type.String(), Type.String())
+const ChannelWithHistory = Type.Intersect([ChannelOut, Type.Object({ history: Type.Array(HistoryEntry) })])
+const ChannelBody = Type.Object({
+  name: Type.Optional(NullableString()),
+  export_name: Type.Optional(NullableString({ description: 'the export template; channels sharing it run together with action export' })),
+  active: Type.Optional(NullableBoolean()),
+  format: Type.Optional(NullableString({ enum: ['csv', 'tsv', 'ndjson', 'xml', null] })),
+  mapping: Type.Optional(Type.Unknown({ description: '[{"column":"g:id","source":"id"},{"column":"condition","value":"new"}]; empty: every stage column' })),
+  filter: Type.Optional(NullableString({ description: 'SQL condition over the import stage, as in product reads' })),
+  filenames: Type.Optional(Type.Unknown({ description: '[{"type":null|"new"|"modified"|"unchanged"|"deleted","filename":"feed-{date}.csv"}]' })),
+  destinations: Type.Optional(
+    Type.Union([
+      Type.Array(Type.Object({ type: Type.Optional(NullableString({ enum: ['feed', 'http', null] })), name: Type.Optional(NullableString()), active: Type.Optional(NullableBoolean()), url: Type.Optional(NullableString()) })),
+      Type.Null(),
+    ]),
+  ),
+})
+const ChannelParams = Type.Object({ siteId: Type.String(), channelId: Type.String() })
+const tags = ['channels']
+
+function channelView({ channel, destinations, files }: ChannelDetails, base: string) {
+  const feed_destinations: Record<string, { destination_id: number; name: string | null; destination_name: string | null; active: boolean; urls: string[] }> = {}
+  for (const d of destinations) {
+    const destinationName = d.kind === 'feed' ? 'Feed URL' : 'HTTP POST'
+    feed_destinations[d.id] = {
+      destination_id: d.kind === 'feed' ? 1 : 2,
+      name: d.name ?? destinationName,
+      destination_name: destinationName,
+      active: d.active,
+      urls: d.kind === 'feed' && d.token ? files.map((f) => `${base}/feeds/${d.token}/${encodeURIComponent(f.filename)}`) : [],
+    }
+  }
+  const self = `/platform/v2/sites/${channel.site_id}/channels/${channel.id}`
+  return {
+    id: channel.id,
+    site_id: channel.site_id,
+    channel_id: channel.template_id,
+    name: channel.name,
+    export_name: channel.export_name,
+    active: channel.active,
+    format: channel.format,
+    mapping: channel.mapping.map((m) => ({ ...m })),
+    filter: channel.filter,
+    filename: channel.filenames[0]?.filename ?? null,
+    filenames: channel.filenames,
+    feed_destinations,
+    links: links(base, { self, history: `${self}/history`, site: `/platform/v2/sites/${channel.site_id}`, products: `/product/v2/site/${channel.site_id}/stage/channel/${channel.id}` }),
+  }
+}
+
+function historyView(entry: ChannelExport): Record<string, string> {
+  return {
+    id: entry.id,
+    site_id: entry.site_id,
+    site_channel_id: entry.channel_id,
+    export_start: formatTimestamp(entry.export_start),
+    export_time: formatTimestamp(entry.export_time),
+    product_count: String(entry.product_count),
+    product_count_now: String(entry.product_count_now),
+    product_count_previous: String(entry.product_count_previous),
+    product_count_new: String(entry.product_count_new),
+    product_count_modified: String(entry.product_count_modified),
+    product_count_deleted: String(entry.product_count_deleted),
+    product_count_unchanged: String(entry.product_count_unchanged),
+    product_count_skipped: String(entry.product_count_skipped),
+    process_status: entry.process_status,
+    pid: entry.pid,
+    uploaded: String(entry.uploaded),
+  }
+}
+
+export const channelRoutes: FastifyPluginAsyncTypebox<PlatformDeps> = async (app, deps) => {
+  const { db } = deps
+  const Channels = Envelope('Channels', ChannelOut)
+  app.get('/sites/:siteId/channels', { schema: { tags, params: SiteParams, response: { 200: Channels, ...errorResponses } } }, async (request) => {
+    const found = await listChannels(db, accountOf(request), request.params.siteId)
+    return { success: true as const, Channels: found.map((c) => channelView(c, baseOf(request, deps))) }
+  })
+  app.get('/sites/:siteId/channels/:channelId', { schema: { tags, params: ChannelParams, response: { 200: Channels, ...errorResponses } } }, async (request) => {
+    const found = await getChannel(db, accountOf(request), request.params.siteId, request.params.channelId)
+    return { success: true as const, Channels: [channelView(found, baseOf(request, deps))] }
+  })
+  app.get(
+    '/sites/:siteId/channels/:channelId/history',
+    { schema: { tags, params: ChannelParams, response: { 200: Envelope('Channels', ChannelWithHistory), ...errorResponses } } },
+    async (request) => {
+      const { details, history } = await channelHistory(db, accountOf(request), request.params.siteId, request.params.channelId)
+      return { success: true as const, Channels: [{ ...channelView(details, baseOf(request, deps)), history: history.map(historyView) }] }
+    },
+  )
+  app.post('/sites/:siteId/channels', { schema: { tags, params: SiteParams, body: ChannelBody, response: { 201: Channels, ...errorResponses } } }, async (request, reply) => {
+    const created = await createChannel(db, accountOf(request), request.params.siteId, request.body)
+    return reply.code(201).send({ success: true as const, Channels: [channelView(created, baseOf(request, deps))] })
+  })
+  app.put('/sites/:siteId/channels/:channelId', { schema: { tags, params: ChannelParams, body: ChannelBody, response: { 200: Channels, ...errorResponses } } }, async (request) => {
+    const updated = await updateChannel(db, accountOf(request), request.params.siteId, request.params.channelId, request.body)
+    return { success: true as const, Channels: [channelView(updated, baseOf(request, deps))] }
+  })
+  app.delete('/sites/:siteId/channels/:channelId', { schema: { tags, params: ChannelParams, response: { 200: SuccessBody, ...errorResponses } } }, async (request) => {
+    const storageKeys = await deleteChannel(db, accountOf(request), request.params.siteId, request.params.channelId)
+    await removeFeedFiles(deps.config.DATA_DIR, storageKeys)
+    return { success: true as const }
+  })
+}
