@@ -78,7 +78,7 @@ export async function buildApp({ db, config, logger, clock = () => new Date(), r
     },
     app.log,
   )
-  await worker.start()
+  await worker.startWhenReachable()
   app.decorate('runWorker', worker)
   let scheduler: NodeJS.Timeout | undefined
   if (config.SCHEDULER_INTERVAL_SECONDS > 0) {

@@ -26,6 +26,9 @@ export function feedUrl(base: string, token: string, filename: string): string {
   return `${base.replace(/\/+$/, '')}/feeds/${encodeURIComponent(token)}/${encodeURIComponent(filename)}`
 }
 
+// The media types of the feed formats, for the OpenAPI document.
+const FEED_MEDIA_TYPES = ['text/csv', 'text/tab-separated-values', 'application/x-ndjson', 'application/xml']
+
 export const feedRoutes: FastifyPluginAsyncTypebox<{ db: Db; feedsDir: string }> = async (app, { db, feedsDir }) => {
   const root = path.resolve(feedsDir)
 
@@ -43,7 +46,15 @@ export const feedRoutes: FastifyPluginAsyncTypebox<{ db: Db; feedsDir: string }>
       summary: 'An exported feed file (the URLs a channel lists in feed_destinations.urls)',
       security: [],
       params: FeedParams,
-      response: { 404: FeedError, 500: FeedError },
+      response: {
+        200: {
+          description: 'The feed file as the last export wrote it (gzip when accepted)',
+          content: Object.fromEntries(FEED_MEDIA_TYPES.map((type) => [type, { schema: { type: 'string' } }])),
+        },
+        304: { description: 'Not modified since the ETag or date the client has', type: 'null' },
+        404: FeedError,
+        500: FeedError,
+      },
     },
     handler: async (request, reply) => {
       const { token, filename } = request.params

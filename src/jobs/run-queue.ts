@@ -44,9 +44,12 @@ export class RunQueue {
     this.boss = new PgBoss({ db: adapter(db), schedule: false, supervise: true, migrate: true, maintenanceIntervalSeconds: 30 })
   }
 
+  private started = false
+
   async start(handlers: RunHandlers | undefined, onError: (error: Error) => void): Promise<void> {
-    this.boss.on('error', onError)
+    if (this.boss.listenerCount('error') === 0) this.boss.on('error', onError)
     await this.boss.start()
+    this.started = true
     await this.boss.createQueue(ABANDONED_RUNS_QUEUE, { name: ABANDONED_RUNS_QUEUE, policy: 'standard', retryLimit: 3, retryDelay: 5 })
     const runOptions = {
       name: RUNS_QUEUE,
@@ -94,6 +97,7 @@ export class RunQueue {
   }
 
   async stop(): Promise<void> {
+    if (!this.started) return
     await this.boss.stop({ graceful: true, close: false, wait: true, timeout: 10_000 })
   }
 }

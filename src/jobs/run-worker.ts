@@ -35,6 +35,24 @@ export class RunWorker {
     this.queue = new RunQueue(db, { concurrency: options.concurrency, pollingSeconds: options.pollingSeconds, expireSeconds: options.expireSeconds })
   }
 
+  private stopped = false
+  private retry: NodeJS.Timeout | undefined
+
+  /**
+   * Starts the queue; when the database cannot be reached yet, the server still comes up (its health
+   * check says 503) and the queue keeps trying every few seconds until it can start.
+   */
+  async startWhenReachable(retrySeconds = 5): Promise<void> {
+    try {
+      await this.start()
+    } catch (error) {
+      if (this.stopped) return
+      this.log.error({ err: error }, `the run queue could not start; trying again in ${retrySeconds} s`)
+      this.retry = setTimeout(() => void this.startWhenReachable(retrySeconds), retrySeconds * 1000)
+      this.retry.unref()
+    }
+  }
+
   async start(): Promise<void> {
     const handlers: RunHandlers = {
       run: (pid, jobId) => this.execute(pid, jobId),
@@ -50,6 +68,8 @@ export class RunWorker {
   }
 
   async stop(): Promise<void> {
+    this.stopped = true
+    clearTimeout(this.retry)
     clearInterval(this.sweeper)
     await this.queue.stop()
   }

@@ -75,7 +75,7 @@ function channelView({ channel, destinations, files }: ChannelDetails, base: str
     export_name: channel.export_name,
     active: channel.active,
     format: channel.format,
-    mapping: channel.mapping.map((m) => ({ ...m })),
+    mapping: channel.mapping.map((m): Record<string, string> => ('source' in m ? { column: m.column, source: m.source } : { column: m.column, value: m.value })),
     filter: channel.filter,
     filename: channel.filenames[0]?.filename ?? null,
     filenames: channel.filenames,

@@ -431,7 +431,7 @@ describe('site errors endpoint', () => {
     const older = await f.run('export-all')
     const newer = await f.run('channel', { id: 12 })
     const latest = await errorsPage(f, '')
-    expect(latest.map((e) => [e.pid, e.error])).toEqual([[newer.pid, '2001']])
+    expect(latest.map((e) => [e.pid, e.error])).toEqual([[newer.pid, '2004']])
     expect(latest[0]?.message).toMatch(/channel 12/)
     expect(await errorsPage(f, `?pid=${newer.pid}`)).toEqual(latest)
     expect((await errorsPage(f, `?pid=${older.pid}`)).map((e) => e.pid)).toEqual([older.pid])
