@@ -36,6 +36,9 @@ export async function up(db: Kysely<unknown>): Promise<void> {
       PRIMARY KEY (stream_id, product_id)
     );
     CREATE INDEX stream_product_changed_idx ON stream_product USING brin (stream_id, changed_seq);
+    -- Tombstones are few: a small index finds them for the stage's deletes and for their cleanup,
+    -- which would otherwise read every row of the stream to find none.
+    CREATE INDEX stream_product_tombstone_idx ON stream_product (stream_id, changed_seq) WHERE data IS NULL;
 
     -- A stage of a site: the import stage (stage 'import', stage_id 0) or a channel's export stage.
     -- The primary key's order is the read order, so paging is stable. No foreign key, for the same
