@@ -2,67 +2,21 @@
 // site through the real server, runs an import through the process endpoint and polls its status,
 // then imports again after 10,000 changed rows. In the same run it measures the bare SQL baseline:
 // INSERT INTO a keyed jsonb table SELECT ... of the same rows, already in the database.
-import { createReadStream } from 'node:fs'
 import fs from 'node:fs/promises'
 import os from 'node:os'
 import path from 'node:path'
 import { sql } from 'kysely'
-import { createAccount } from '../src/accounts/accounts.js'
-import { benchDatabase, machineLine, median, sampleRss, startServerProcess, writeResult } from './support.js'
+import { benchDatabase, createBenchSite, machineLine, median, ROWS_PER_UPLOAD, startServerProcess, writeResult } from './support.js'
 import { writeNdjson } from './product-rows.js'
 
 const ROWS = Number(process.env.BENCH_ROWS ?? 1_000_000)
 const CHANGED = Number(process.env.BENCH_CHANGED ?? 10_000)
-// Each upload stays under the default MAX_UPLOAD_BYTES (200 MiB): about 118 MB per 200,000 rows.
-const ROWS_PER_UPLOAD = 200_000
 
 const dir = await fs.mkdtemp(path.join(os.tmpdir(), 'catalog-import-bench-'))
 const database = await benchDatabase()
 const server = await startServerProcess(database.url, { RUN_CONCURRENCY: '1', RUN_POLL_SECONDS: '0.5' })
-const account = await createAccount(database.db, 'bench')
-const bearer = { authorization: `Bearer ${account.token.token}` }
-const platform = { 'x-auth-token': account.credential.xAuthToken, 'content-type': 'application/json' }
-
-async function call(method: string, url: string, headers: Record<string, string>, body?: RequestInit['body']) {
-  const response = await fetch(`${server.baseUrl}${url}`, { method, headers, body, duplex: 'half' } as RequestInit)
-  const json = (await response.json()) as Record<string, unknown>
-  if (response.status >= 300) throw new Error(`${method} ${url}: ${response.status} ${JSON.stringify(json).slice(0, 300)}`)
-  return json
-}
-
-const project = (await call('POST', '/platform/v2/projects', platform, JSON.stringify({ name: 'bench' }))) as { Projects: { id: string }[] }
-const site = (await call('POST', '/platform/v2/sites', platform, JSON.stringify({ title: 'bench', project_id: project.Projects[0]?.id }))) as { Sites: { id: string }[] }
-const siteId = site.Sites[0]?.id ?? ''
-const stream = (await call('POST', '/streams', { ...bearer, 'content-type': 'application/vnd.api+json' }, JSON.stringify({ data: { type: 'stream', attributes: { name: 'bench' } } }))) as {
-  data: { id: string }
-}
-const streamId = stream.data.id
-await call('POST', `/platform/v2/sites/${siteId}/streams`, platform, JSON.stringify({ import_type: 1, description: 'bench', stream_id: streamId, status: 'active' }))
-
-async function uploadFile(file: string): Promise<void> {
-  await call('POST', `/streams/${streamId}/products`, { ...bearer, 'content-type': 'application/x-ndjson' }, createReadStream(file) as unknown as RequestInit['body'])
-}
-
-/** POST /process and poll the status until the run ended; the time a client waits. */
-async function importRun(): Promise<{ seconds: number; serverSeconds: number; peakMb: number }> {
-  await sql`CHECKPOINT`.execute(database.db)
-  const rss = sampleRss(server.pid)
-  const started = performance.now()
-  const run = (await call('POST', `/platform/v2/process/${siteId}`, platform, JSON.stringify({ action: 'import' }))) as { process_id: string }
-  for (;;) {
-    const status = (await call('GET', `/platform/v2/sites/${siteId}/status/${run.process_id}`, platform)) as { status: string; message: string }
-    if (status.status === 'failed') throw new Error(`import failed: ${status.message}`)
-    if (status.status === 'success') break
-    await new Promise((resolve) => setTimeout(resolve, 50))
-  }
-  const seconds = (performance.now() - started) / 1000
-  const row = await database.db
-    .selectFrom('process')
-    .select(sql<number>`extract(epoch from finished_at - started_at)`.as('seconds'))
-    .where('pid', '=', run.process_id)
-    .executeTakeFirstOrThrow()
-  return { seconds, serverSeconds: Number(row.seconds), peakMb: rss.stop() }
-}
+const site = await createBenchSite(database, server, dir)
+const { streamId } = site
 
 /** The same rows, already in the database, into a keyed jsonb table: what the import is measured against. */
 async function baseline(): Promise<number> {
@@ -76,37 +30,30 @@ async function baseline(): Promise<number> {
   return seconds
 }
 
-console.log(`writing ${ROWS} rows in ${Math.ceil(ROWS / ROWS_PER_UPLOAD)} files`)
-let uploadSeconds = 0
-for (let from = 0; from < ROWS; from += ROWS_PER_UPLOAD) {
-  const file = path.join(dir, `part-${from}.ndjson`)
-  await writeNdjson(file, Math.min(ROWS_PER_UPLOAD, ROWS - from), 0, from)
-  const started = performance.now()
-  await uploadFile(file)
-  uploadSeconds += (performance.now() - started) / 1000
-  await fs.rm(file)
-}
-console.log(`uploaded in ${uploadSeconds.toFixed(1)} s`)
+const uploadSeconds = await site.uploadRows(ROWS)
 
 const baselines = [await baseline()]
 console.log(`baseline INSERT ... SELECT: ${baselines[0]?.toFixed(2)} s`)
-const first = await importRun()
+const first = await site.importRun()
 console.log(`first import: ${first.seconds.toFixed(2)} s (server ${first.serverSeconds.toFixed(2)} s)`)
-baselines.push(await baseline())
-console.log(`baseline again: ${baselines[1]?.toFixed(2)} s`)
+// Three baselines in all (one before the import, two after) so that the median is a real one.
+for (let i = 0; i < 2; i++) {
+  baselines.push(await baseline())
+  console.log(`baseline again: ${baselines.at(-1)?.toFixed(2)} s`)
+}
 const baselineSeconds = median(baselines)
 
 const changedFile = path.join(dir, 'changed.ndjson')
 await writeNdjson(changedFile, CHANGED, 1, 0, Math.floor(ROWS / CHANGED))
-await uploadFile(changedFile)
-const second = await importRun()
+await site.uploadFile(changedFile)
+const second = await site.importRun()
 console.log(`second import (${CHANGED} changed rows): ${second.seconds.toFixed(2)} s (server ${second.serverSeconds.toFixed(2)} s)`)
 
-const stage = await database.db.selectFrom('site_stage').select(['row_count', 'columns']).where('site_id', '=', siteId).executeTakeFirstOrThrow()
+const stage = await database.db.selectFrom('site_stage').select(['row_count', 'columns']).where('site_id', '=', site.siteId).executeTakeFirstOrThrow()
 const changed = await database.db
   .selectFrom('stage_product')
   .select('data')
-  .where('site_id', '=', siteId)
+  .where('site_id', '=', site.siteId)
   .where('product_id', '=', 'SKU-00000100')
   .executeTakeFirstOrThrow()
 if (Number(stage.row_count) !== ROWS) throw new Error(`stage holds ${stage.row_count} rows, expected ${ROWS}`)
