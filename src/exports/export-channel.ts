@@ -1,6 +1,7 @@
 import fs from 'node:fs/promises'
 import path from 'node:path'
 import { sql, type RawBuilder } from 'kysely'
+import type pg from 'pg'
 import { filterToSql, parseFilter } from '../catalog/filter.js'
 import { withRawTransaction, type Db } from '../db/database.js'
 import type { Channel, ChannelFilename, ColumnMapping, Site } from '../db/schema.js'
@@ -57,50 +58,66 @@ export async function exportChannel(db: Db, dataDir: string, site: Site, channel
   const written: { entry: ChannelFilename; filename: string; feed: WrittenFeed; key: string }[] = []
   try {
     const result = await withRawTransaction(db, async (client, run) => {
-      await client.query('CREATE TEMP TABLE export_rows (product_id text COLLATE "C" PRIMARY KEY, data jsonb NOT NULL) ON COMMIT DROP')
-      await run(
-        sql`INSERT INTO export_rows (product_id, data)
-            SELECT product_id, ${rowObject(mapping)} FROM stage_product
-            WHERE site_id = ${site.id} AND stage = 'import' AND stage_id = 0 AND ${condition}`.compile(db),
-      )
       const ids = { site: integer(site.id), channel: integer(channel.id) }
-      const old = `stage_product o WHERE o.site_id = ${ids.site} AND o.stage = 'channel' AND o.stage_id = ${ids.channel}`
-      const [delta] = await run<{ now: string; fresh: string; modified: string; unchanged: string; previous: string }>(
-        sql<{ now: string; fresh: string; modified: string; unchanged: string; previous: string }>`
-          SELECT count(*) AS now,
-                 count(*) FILTER (WHERE o.product_id IS NULL) AS fresh,
-                 count(*) FILTER (WHERE o.product_id IS NOT NULL AND o.data <> n.data) AS modified,
-                 count(*) FILTER (WHERE o.product_id IS NOT NULL AND o.data = n.data) AS unchanged,
-                 (SELECT count(*) FROM ${sql.raw(old)}) AS previous
-          FROM export_rows n
-          LEFT JOIN stage_product o ON o.site_id = ${site.id} AND o.stage = 'channel' AND o.stage_id = ${channel.id} AND o.product_id = n.product_id`.compile(db),
-      )
-      const counts: ExportCounts = {
-        now: Number(delta?.now ?? 0),
-        previous: Number(delta?.previous ?? 0),
-        new: Number(delta?.fresh ?? 0),
-        modified: Number(delta?.modified ?? 0),
-        unchanged: Number(delta?.unchanged ?? 0),
-        deleted: 0,
+      const ofChannel = `o.site_id = ${ids.site} AND o.stage = 'channel' AND o.stage_id = ${ids.channel}`
+      const old = `stage_product o WHERE ${ofChannel}`
+      const rows = sql`SELECT product_id, ${rowObject(mapping, stageColumns)} AS data FROM stage_product
+        WHERE site_id = ${site.id} AND stage = 'import' AND stage_id = 0 AND ${condition}`
+      const [previous] = await run<{ n: string }>(sql<{ n: string }>`SELECT count(*) AS n FROM stage_product o WHERE o.site_id = ${site.id} AND o.stage = 'channel' AND o.stage_id = ${channel.id}`.compile(db))
+      // The rows of this export sit in a temporary table (neither logged nor indexed) while they are
+      // compared with the previous export's. A first export has nothing to compare with: its rows go
+      // straight into the channel stage, unless a delta file asks for them by kind.
+      const direct = Number(previous?.n ?? 0) === 0 && channel.filenames.every((entry) => entry.type === null)
+      let counts: ExportCounts
+      if (direct) {
+        const inserted = await client.query(
+          ...compiled(db, sql`INSERT INTO stage_product (site_id, stage, stage_id, product_id, account_id, data)
+              SELECT ${site.id}, 'channel', ${channel.id}, r.product_id, ${site.account_id}, r.data FROM (${rows}) AS r`),
+        )
+        const now = inserted.rowCount ?? 0
+        counts = { now, previous: 0, new: now, modified: 0, unchanged: 0, deleted: 0 }
+      } else {
+        // Each row is classified against the previous export as it is stored: one merge join of two
+        // inputs in product order, instead of a join per question asked later.
+        await client.query('CREATE TEMP TABLE export_rows (product_id text COLLATE "C" NOT NULL, data jsonb NOT NULL, kind text NOT NULL) ON COMMIT DROP')
+        // Right after a bulk load the planner may believe the channel stage empty and pick a nested
+        // loop that scans it once per row (minutes, measured). The joins of this export pair a large
+        // side with the channel stage, where a hash join is always sound: no nested loops until the
+        // stage is written.
+        await client.query('SET LOCAL enable_nestloop = off')
+        await run(
+          sql`INSERT INTO export_rows (product_id, data, kind)
+              SELECT r.product_id, r.data, CASE WHEN o.product_id IS NULL THEN 'new' WHEN o.data = r.data THEN 'unchanged' ELSE 'modified' END
+              FROM (${rows}) AS r
+              LEFT JOIN stage_product o ON o.site_id = ${site.id} AND o.stage = 'channel' AND o.stage_id = ${channel.id} AND o.product_id = r.product_id`.compile(db),
+        )
+        counts = await deltaCounts(client, Number(previous?.n ?? 0))
       }
-      counts.deleted = counts.previous - counts.modified - counts.unchanged
-
-      for (const entry of channel.filenames) {
-        const filename = resolveFilename(entry.filename, site.id, channel.id, now)
-        const key = storageKeyOf(channel.id, pid, filename)
-        const finalPath = storagePath(dataDir, key)
-        await fs.mkdir(path.dirname(finalPath), { recursive: true })
-        const feed = await writeFeedFile(client, { selectSql: rowsOf(entry.type, old), columns }, channel.format, finalPath, {
-          title: `${site.title}: ${channel.name}`,
-          link: '',
-          description: `Channel ${channel.id} of site ${site.id}`,
-        })
-        written.push({ entry, filename, feed, key })
+      const filesOf = async (types: (ChannelFilename['type'] | 'all')[]) => {
+        for (const entry of channel.filenames) {
+          if (!types.includes(entry.type ?? 'all')) continue
+          const filename = resolveFilename(entry.filename, site.id, channel.id, now)
+          const key = storageKeyOf(channel.id, pid, filename)
+          const finalPath = storagePath(dataDir, key)
+          await fs.mkdir(path.dirname(finalPath), { recursive: true })
+          const selectSql = entry.type === null ? `SELECT o.product_id, o.data FROM ${old}` : rowsOf(entry.type, old)
+          const feed = await writeFeedFile(client, { selectSql, columns }, channel.format, finalPath, {
+            title: `${site.title}: ${channel.name}`,
+            link: '',
+            description: `Channel ${channel.id} of site ${site.id}`,
+          })
+          written.push({ entry, filename, feed, key })
+        }
       }
-
-      await client.query(`DELETE FROM stage_product o WHERE o.site_id = ${ids.site} AND o.stage = 'channel' AND o.stage_id = ${ids.channel}`)
-      await client.query(`INSERT INTO stage_product (site_id, stage, stage_id, product_id, account_id, data)
-        SELECT ${ids.site}, 'channel', ${ids.channel}, product_id, ${integer(site.account_id)}, data FROM export_rows`)
+      // Delta files need the previous rows, so they are written before the stage changes; full files
+      // after, from the new stage in its index order (no sort).
+      await filesOf(['new', 'modified', 'unchanged', 'deleted'])
+      if (!direct) {
+        await replaceStage(client, ofChannel, ids, integer(site.account_id), counts)
+        await client.query('RESET enable_nestloop')
+      }
+      await filesOf(['all'])
+      written.sort((a, b) => channel.filenames.indexOf(a.entry) - channel.filenames.indexOf(b.entry))
       await run(
         sql`INSERT INTO site_stage (site_id, stage, stage_id, account_id, columns, row_count, recipe)
             VALUES (${site.id}, 'channel', ${channel.id}, ${site.account_id}, ${columns}::text[], ${counts.now}, '')
@@ -131,35 +148,58 @@ export async function exportChannel(db: Db, dataDir: string, site: Site, channel
   }
 }
 
-/** The rows a file gets: all of them, or one kind of change against the previous export. */
-function rowsOf(type: ChannelFilename['type'], old: string): string {
-  switch (type) {
-    case null:
-      return 'SELECT product_id, data FROM export_rows'
-    case 'new':
-      return `SELECT n.product_id, n.data FROM export_rows n WHERE NOT EXISTS (SELECT 1 FROM ${old} AND o.product_id = n.product_id)`
-    case 'modified':
-      return `SELECT n.product_id, n.data FROM export_rows n WHERE EXISTS (SELECT 1 FROM ${old} AND o.product_id = n.product_id AND o.data <> n.data)`
-    case 'unchanged':
-      return `SELECT n.product_id, n.data FROM export_rows n WHERE EXISTS (SELECT 1 FROM ${old} AND o.product_id = n.product_id AND o.data = n.data)`
-    case 'deleted':
-      return `SELECT o.product_id, o.data FROM ${old} AND NOT EXISTS (SELECT 1 FROM export_rows n WHERE n.product_id = o.product_id)`
+/** Counts of this export against the previous one, from the rows' kinds. */
+async function deltaCounts(client: pg.PoolClient, previous: number): Promise<ExportCounts> {
+  const { rows } = await client.query<{ kind: string; n: string }>('SELECT kind, count(*) AS n FROM export_rows GROUP BY kind')
+  const of = (kind: string) => Number(rows.find((row) => row.kind === kind)?.n ?? 0)
+  const counts = { previous, new: of('new'), modified: of('modified'), unchanged: of('unchanged') }
+  return { ...counts, now: counts.new + counts.modified + counts.unchanged, deleted: previous - counts.modified - counts.unchanged }
+}
+
+/** The channel stage becomes this export's rows, writing only what changed. */
+async function replaceStage(client: pg.PoolClient, ofChannel: string, ids: { site: string; channel: string }, accountId: string, counts: ExportCounts): Promise<void> {
+  if (counts.deleted > 0) {
+    await client.query(`DELETE FROM stage_product o WHERE ${ofChannel} AND NOT EXISTS (SELECT 1 FROM export_rows n WHERE n.product_id = o.product_id)`)
+  }
+  if (counts.modified > 0) {
+    await client.query(`UPDATE stage_product o SET data = n.data FROM export_rows n WHERE n.kind = 'modified' AND ${ofChannel} AND o.product_id = n.product_id`)
+  }
+  if (counts.new > 0) {
+    await client.query(`INSERT INTO stage_product (site_id, stage, stage_id, product_id, account_id, data)
+      SELECT ${ids.site}, 'channel', ${ids.channel}, n.product_id, ${accountId}, n.data FROM export_rows n WHERE n.kind = 'new'`)
   }
 }
 
-/** The mapped row as jsonb; empty values are left out (a read shows them as ''). */
-function rowObject(mapping: ColumnMapping[]): RawBuilder<unknown> {
+/** The rows a delta file gets: one kind of change against the previous export. */
+function rowsOf(type: NonNullable<ChannelFilename['type']>, old: string): string {
+  if (type === 'deleted') return `SELECT o.product_id, o.data FROM ${old} AND NOT EXISTS (SELECT 1 FROM export_rows n WHERE n.product_id = o.product_id)`
+  return `SELECT n.product_id, n.data FROM export_rows n WHERE n.kind = '${type}'`
+}
+
+/**
+ * The mapped row as jsonb. A mapping that passes every stage column through unchanged keeps the row
+ * as it is, which saves rebuilding every row's object (the larger part of an export's time).
+ */
+function rowObject(mapping: ColumnMapping[], stageColumns: string[]): RawBuilder<unknown> {
   if (mapping.length === 0) return sql`'{}'::jsonb`
+  const identity = mapping.length === stageColumns.length && mapping.every((m, i) => 'source' in m && m.source === m.column && m.column === stageColumns[i])
+  if (identity) return sql`data`
   const slices: RawBuilder<unknown>[] = []
   for (let i = 0; i < mapping.length; i += PAIRS_PER_CALL) {
-    const pairs = mapping.slice(i, i + PAIRS_PER_CALL).map((m) => ('source' in m ? sql`${m.column}::text, nullif(data ->> ${m.source}, '')` : sql`${m.column}::text, nullif(${m.value}::text, '')`))
-    slices.push(sql`jsonb_strip_nulls(jsonb_build_object(${sql.join(pairs)}))`)
+    const pairs = mapping.slice(i, i + PAIRS_PER_CALL).map((m) => ('source' in m ? sql`${m.column}::text, coalesce(data ->> ${m.source}, '')` : sql`${m.column}::text, ${m.value}::text`))
+    slices.push(sql`jsonb_build_object(${sql.join(pairs)})`)
   }
   return sql.join(slices, sql` || `)
 }
 
 function resolveFilename(template: string, siteId: string, channelId: string, now: Date): string {
   return template.replaceAll('{site_id}', siteId).replaceAll('{channel_id}', channelId).replaceAll('{date}', now.toISOString().slice(0, 10))
+}
+
+/** A Kysely fragment as the text and values of a pg query (for a row count Kysely's run drops). */
+function compiled(db: Db, fragment: RawBuilder<unknown>): [string, unknown[]] {
+  const query = fragment.compile(db)
+  return [query.sql, [...query.parameters]]
 }
 
 // Ids go into COPY statements, which take no parameters: only digits can pass.
