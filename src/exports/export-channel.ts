@@ -67,14 +67,42 @@ export async function exportChannel(db: Db, dataDir: string, site: Site, channel
       // The rows of this export sit in a temporary table (neither logged nor indexed) while they are
       // compared with the previous export's. A first export has nothing to compare with: its rows go
       // straight into the channel stage, unless a delta file asks for them by kind.
+      const filesOf = async (types: (ChannelFilename['type'] | 'all')[], from: pg.PoolClient = client, fullSql = `SELECT o.product_id, o.data FROM ${old}`) => {
+        for (const entry of channel.filenames) {
+          if (!types.includes(entry.type ?? 'all')) continue
+          const filename = resolveFilename(entry.filename, site.id, channel.id, now)
+          const key = storageKeyOf(channel.id, pid, filename)
+          const finalPath = storagePath(dataDir, key)
+          await fs.mkdir(path.dirname(finalPath), { recursive: true })
+          const selectSql = entry.type === null ? fullSql : rowsOf(entry.type, old)
+          const feed = await writeFeedFile(from, { selectSql, columns }, channel.format, finalPath, {
+            title: `${site.title}: ${channel.name}`,
+            link: '',
+            description: `Channel ${channel.id} of site ${site.id}`,
+          })
+          written.push({ entry, filename, feed, key })
+        }
+      }
       const direct = Number(previous?.n ?? 0) === 0 && channel.filenames.every((entry) => entry.type === null)
       let counts: ExportCounts
+      let filesWritten = false
       if (direct) {
-        const inserted = await client.query(
+        const insert = client.query(
           ...compiled(db, sql`INSERT INTO stage_product (site_id, stage, stage_id, product_id, account_id, data)
               SELECT ${site.id}, 'channel', ${channel.id}, r.product_id, ${site.account_id}, r.data FROM (${rows}) AS r`),
         )
-        const now = inserted.rowCount ?? 0
+        // The channel's rows are the import stage's as they are (no filter, identity mapping): the
+        // files are written from the import stage on a second connection while the stage is filled,
+        // instead of after it. The import stage cannot change meanwhile: one run per site at a time.
+        const parallel = channel.filter.trim() === '' && isIdentity(mapping, stageColumns)
+        const files = parallel
+          ? withRawTransaction(db, (reader) => filesOf(['all'], reader, `SELECT product_id, data FROM stage_product WHERE site_id = ${ids.site} AND stage = 'import' AND stage_id = 0`))
+          : Promise.resolve()
+        const [inserted, written] = await Promise.allSettled([insert, files])
+        if (inserted.status === 'rejected') throw inserted.reason
+        if (written.status === 'rejected') throw written.reason
+        filesWritten = parallel
+        const now = inserted.value.rowCount ?? 0
         counts = { now, previous: 0, new: now, modified: 0, unchanged: 0, deleted: 0 }
       } else {
         // Each row is classified against the previous export as it is stored: one merge join of two
@@ -93,22 +121,6 @@ export async function exportChannel(db: Db, dataDir: string, site: Site, channel
         )
         counts = await deltaCounts(client, Number(previous?.n ?? 0))
       }
-      const filesOf = async (types: (ChannelFilename['type'] | 'all')[]) => {
-        for (const entry of channel.filenames) {
-          if (!types.includes(entry.type ?? 'all')) continue
-          const filename = resolveFilename(entry.filename, site.id, channel.id, now)
-          const key = storageKeyOf(channel.id, pid, filename)
-          const finalPath = storagePath(dataDir, key)
-          await fs.mkdir(path.dirname(finalPath), { recursive: true })
-          const selectSql = entry.type === null ? `SELECT o.product_id, o.data FROM ${old}` : rowsOf(entry.type, old)
-          const feed = await writeFeedFile(client, { selectSql, columns }, channel.format, finalPath, {
-            title: `${site.title}: ${channel.name}`,
-            link: '',
-            description: `Channel ${channel.id} of site ${site.id}`,
-          })
-          written.push({ entry, filename, feed, key })
-        }
-      }
       // Delta files need the previous rows, so they are written before the stage changes; full files
       // after, from the new stage in its index order (no sort).
       await filesOf(['new', 'modified', 'unchanged', 'deleted'])
@@ -116,7 +128,7 @@ export async function exportChannel(db: Db, dataDir: string, site: Site, channel
         await replaceStage(client, ofChannel, ids, integer(site.account_id), counts)
         await client.query('RESET enable_nestloop')
       }
-      await filesOf(['all'])
+      if (!filesWritten) await filesOf(['all'])
       written.sort((a, b) => channel.filenames.indexOf(a.entry) - channel.filenames.indexOf(b.entry))
       await run(
         sql`INSERT INTO site_stage (site_id, stage, stage_id, account_id, columns, row_count, recipe)
@@ -176,14 +188,18 @@ function rowsOf(type: NonNullable<ChannelFilename['type']>, old: string): string
   return `SELECT n.product_id, n.data FROM export_rows n WHERE n.kind = '${type}'`
 }
 
+/** A mapping that passes every stage column through, in stage order. */
+function isIdentity(mapping: ColumnMapping[], stageColumns: string[]): boolean {
+  return mapping.length === stageColumns.length && mapping.every((m, i) => 'source' in m && m.source === m.column && m.column === stageColumns[i])
+}
+
 /**
  * The mapped row as jsonb. A mapping that passes every stage column through unchanged keeps the row
  * as it is, which saves rebuilding every row's object (the larger part of an export's time).
  */
 function rowObject(mapping: ColumnMapping[], stageColumns: string[]): RawBuilder<unknown> {
   if (mapping.length === 0) return sql`'{}'::jsonb`
-  const identity = mapping.length === stageColumns.length && mapping.every((m, i) => 'source' in m && m.source === m.column && m.column === stageColumns[i])
-  if (identity) return sql`data`
+  if (isIdentity(mapping, stageColumns)) return sql`data`
   const slices: RawBuilder<unknown>[] = []
   for (let i = 0; i < mapping.length; i += PAIRS_PER_CALL) {
     const pairs = mapping.slice(i, i + PAIRS_PER_CALL).map((m) => ('source' in m ? sql`${m.column}::text, coalesce(data ->> ${m.source}, '')` : sql`${m.column}::text, ${m.value}::text`))
