@@ -1,14 +1,10 @@
 import type pg from 'pg'
 import type { Db } from '../db/database.js'
 import type { BatchStage } from '../db/schema.js'
-import { RowError, readRow } from '../catalog/row-rules.js'
+import { RowError, addAttributeNames, readRow } from '../catalog/row-rules.js'
 import { CopyWriter, copyText } from '../stream/copy-writer.js'
 import { StageCollector } from '../stream/upload-stage.js'
 import { JsonElementSplitter, type Element } from './json-elements.js'
-
-// Same cap as chunked uploads put on a batch's attribute names: a payload with a new key in every
-// row must not grow the column list (and memory) without bound.
-const MAX_COLUMNS = 10_000
 
 /**
  * A referenced payload is parsed when it is imported: its stored chunks are read one at a time,
@@ -39,10 +35,7 @@ export async function parseReferencedBatch(
       if (row.error === RowError.emptyLine) return
       return collector.error(row.error, element.index, element.text)
     }
-    for (const key in row.attributes) {
-      if (columns.size >= MAX_COLUMNS && !columns.has(key)) return collector.error(`More than ${MAX_COLUMNS} attribute names in one batch`, element.index, element.text)
-    }
-    for (const key in row.attributes) columns.add(key)
+    if (!addAttributeNames(columns, row.attributes)) return collector.error(RowError.tooManyAttributes, element.index, element.text)
     collector.success()
     copy.row(`${prefix}${element.index}${accountField}${copyText(row.productId)}\t${copyText(row.data)}\n`)
   }

@@ -1,15 +1,10 @@
 import { sql } from 'kysely'
 import type { DbHandle } from '../db/database.js'
 import type { Process, ProcessAction } from '../db/schema.js'
-
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i
-
-export function isPid(value: string): boolean {
-  return UUID.test(value)
-}
+import { isUuid } from '../sites/ids.js'
 
 export async function findProcess(db: DbHandle, accountId: string, siteId: string, pid: string): Promise<Process | undefined> {
-  if (!isPid(pid)) return undefined
+  if (!isUuid(pid)) return undefined
   return db.selectFrom('process').selectAll().where('account_id', '=', accountId).where('site_id', '=', siteId).where('pid', '=', pid).executeTakeFirst()
 }
 

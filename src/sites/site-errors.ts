@@ -1,6 +1,7 @@
 import type { DbHandle } from '../db/database.js'
 import type { SiteError } from '../db/schema.js'
 import { severityOf, type SiteErrorCodeValue } from '../jobs/run-failure.js'
+import { isUuid } from './ids.js'
 import { getSite } from './sites.js'
 
 export interface NewSiteError {
@@ -53,7 +54,7 @@ export async function listSiteErrors(db: DbHandle, accountId: string, siteSegmen
     pid = latest.pid
   }
   // A pid that is not a UUID names no run: an empty list, as for a run without errors.
-  if (!/^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i.test(pid)) return { siteId: site.id, errors: [] }
+  if (!isUuid(pid)) return { siteId: site.id, errors: [] }
   const errors = await db
     .selectFrom('site_error')
     .selectAll()

@@ -3,6 +3,7 @@ import type { CompiledQuery } from 'kysely'
 import type { Db, DbHandle } from '../db/database.js'
 import type { Batch, BatchKind, BatchStage, BatchStatus, Stream } from '../db/schema.js'
 import { NotFoundError, UnsupportedMediaTypeError } from '../errors.js'
+import { isUuid } from '../sites/ids.js'
 import { getStream } from './streams.js'
 import { isoSeconds } from './upload-stage.js'
 
@@ -98,7 +99,7 @@ export function emptyPayloadBatch(stream: Stream, now: Date): Batch {
 
 export async function getBatch(db: DbHandle, accountId: string, streamId: string, batchId: string): Promise<Batch> {
   const stream = await getStream(db, accountId, streamId)
-  const batch = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i.test(batchId)
+  const batch = isUuid(batchId)
     ? await db
         .selectFrom('batch')
         .selectAll()
