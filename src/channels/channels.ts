@@ -76,6 +76,19 @@ async function templateId(db: DbHandle, accountId: string, name: string): Promis
   return row.id
 }
 
+/** The channel columns a configuration is stored in (create and update write the same ones). */
+async function storedConfig(db: DbHandle, accountId: string, config: ChannelConfig) {
+  return {
+    template_id: await templateId(db, accountId, config.exportName),
+    name: config.name,
+    active: config.active,
+    format: config.format,
+    mapping: JSON.stringify(config.mapping),
+    filter: config.filter,
+    filenames: JSON.stringify(config.filenames),
+  }
+}
+
 async function replaceDestinations(db: DbHandle, accountId: string, channelId: string, destinations: NonNullable<ChannelConfig['destinations']>): Promise<void> {
   await db.deleteFrom('channel_destination').where('channel_id', '=', channelId).execute()
   if (destinations.length === 0) return
@@ -94,17 +107,7 @@ export async function createChannel(db: Db, accountId: string, siteSegment: stri
     await checkFilter(trx, site.id, config.filter)
     const created = await trx
       .insertInto('channel')
-      .values({
-        account_id: accountId,
-        site_id: site.id,
-        template_id: await templateId(trx, accountId, config.exportName),
-        name: config.name,
-        active: config.active,
-        format: config.format,
-        mapping: JSON.stringify(config.mapping),
-        filter: config.filter,
-        filenames: JSON.stringify(config.filenames),
-      })
+      .values({ account_id: accountId, site_id: site.id, ...(await storedConfig(trx, accountId, config)) })
       .returning('id')
       .executeTakeFirstOrThrow()
     // Without destinations a channel gets the built-in one: its files are served at once.
@@ -120,16 +123,7 @@ export async function updateChannel(db: Db, accountId: string, siteSegment: stri
     await checkFilter(trx, current.channel.site_id, config.filter)
     await trx
       .updateTable('channel')
-      .set({
-        template_id: await templateId(trx, accountId, config.exportName),
-        name: config.name,
-        active: config.active,
-        format: config.format,
-        mapping: JSON.stringify(config.mapping),
-        filter: config.filter,
-        filenames: JSON.stringify(config.filenames),
-        updated_at: new Date(),
-      })
+      .set({ ...(await storedConfig(trx, accountId, config)), updated_at: new Date() })
       .where('account_id', '=', accountId)
       .where('id', '=', current.channel.id)
       .execute()

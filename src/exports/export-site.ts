@@ -2,7 +2,7 @@ import type { Db } from '../db/database.js'
 import type { Channel, Process, Site } from '../db/schema.js'
 import { pushFile } from '../feeds/http-push.js'
 import { RunFailure, SiteErrorCode } from '../jobs/run-failure.js'
-import { addSiteError } from '../sites/site-errors.js'
+import { siteErrorReporter, type SiteErrorReporter } from '../sites/site-errors.js'
 import { exportChannel } from './export-channel.js'
 import { removeFeedFiles } from './feed-storage.js'
 
@@ -24,8 +24,7 @@ async function channelsFor(db: Db, site: Site, run: Process): Promise<Channel[]>
  * run once every other channel had its turn.
  */
 export async function exportSite(db: Db, dataDir: string, site: Site, run: Process, now: () => Date): Promise<string> {
-  const report = (code: (typeof SiteErrorCode)[keyof typeof SiteErrorCode], message: string, data: Record<string, unknown>) =>
-    addSiteError(db, { accountId: site.account_id, siteId: site.id, pid: run.pid, code, message, data })
+  const report = siteErrorReporter(db, site, run.pid)
   const channels = await channelsFor(db, site, run)
   const active = channels.filter((channel) => channel.active)
   if (active.length === 0) {
@@ -81,7 +80,7 @@ async function pushToDestinations(
   db: Db,
   channel: Channel,
   files: { filename: string; path: string; contentType: string }[],
-  report: (code: (typeof SiteErrorCode)[keyof typeof SiteErrorCode], message: string, data: Record<string, unknown>) => Promise<void>,
+  report: SiteErrorReporter,
 ): Promise<boolean> {
   const destinations = await db.selectFrom('channel_destination').selectAll().where('channel_id', '=', channel.id).where('kind', '=', 'http').where('active', '=', true).execute()
   let ok = true

@@ -3,7 +3,7 @@ import type { Db } from '../db/database.js'
 import type { Site } from '../db/schema.js'
 import { SiteErrorCode } from '../jobs/run-failure.js'
 import { addImportHistory } from '../sites/import-history.js'
-import { addSiteError } from '../sites/site-errors.js'
+import { siteErrorReporter } from '../sites/site-errors.js'
 import { applyPendingBatches } from './apply-batches.js'
 import { buildImportStage, type StageSource } from './build-stage.js'
 
@@ -20,8 +20,7 @@ export interface ImportRun {
  * import. Throws RunFailure when the site's data cannot be imported; the stage then stays as it was.
  */
 export async function importSite(db: Db, site: Site, run: ImportRun): Promise<{ productCount: number }> {
-  const report = (code: (typeof SiteErrorCode)[keyof typeof SiteErrorCode], message: string, data: Record<string, unknown>) =>
-    addSiteError(db, { accountId: site.account_id, siteId: site.id, pid: run.pid, code, message, data })
+  const report = siteErrorReporter(db, site, run.pid)
   const rows = await db
     .selectFrom('data_source as ds')
     .innerJoin('stream as s', 's.id', 'ds.stream_id')

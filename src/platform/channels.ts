@@ -3,6 +3,7 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { channelHistory, createChannel, deleteChannel, getChannel, listChannels, updateChannel, type ChannelDetails } from '../channels/channels.js'
 import type { ChannelExport } from '../db/schema.js'
 import { removeFeedFiles } from '../exports/feed-storage.js'
+import { feedUrl } from '../feeds/feed-routes.js'
 import { formatTimestamp, links } from './envelope.js'
 import { accountOf, baseOf, type PlatformDeps } from './deps.js'
 import { Envelope, Links, NullableBoolean, NullableString, SiteParams, SuccessBody, errorResponses } from './schemas.js'
@@ -63,7 +64,7 @@ function channelView({ channel, destinations, files }: ChannelDetails, base: str
       name: d.name ?? destinationName,
       destination_name: destinationName,
       active: d.active,
-      urls: d.kind === 'feed' && d.token ? files.map((f) => `${base}/feeds/${d.token}/${encodeURIComponent(f.filename)}`) : [],
+      urls: d.kind === 'feed' && d.token ? files.map((f) => feedUrl(base, d.token ?? '', f.filename)) : [],
     }
   }
   const self = `/platform/v2/sites/${channel.site_id}/channels/${channel.id}`

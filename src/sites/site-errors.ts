@@ -30,6 +30,13 @@ export async function addSiteError(db: DbHandle, error: NewSiteError): Promise<v
     .execute()
 }
 
+/** Reports site errors of one run of a site: the run's code, message and context values. */
+export type SiteErrorReporter = (code: SiteErrorCodeValue, message: string, data: Record<string, unknown>) => Promise<void>
+
+export function siteErrorReporter(db: DbHandle, site: { account_id: string; id: string }, pid: string): SiteErrorReporter {
+  return (code, message, data) => addSiteError(db, { accountId: site.account_id, siteId: site.id, pid, code, message, data })
+}
+
 export interface ErrorPage {
   pid?: string | undefined
   limit: number
