@@ -2,7 +2,7 @@ import type { AddressInfo } from 'node:net'
 import { gzipSync } from 'node:zlib'
 import { beforeAll, describe, expect, it } from 'vitest'
 import { useTestApp } from '../helpers/test-app.js'
-import { RawConnection, openTransactions, uploadHead, waitUntil } from './raw-http.js'
+import { openTransactions, RawConnection, serverSettled, uploadHead, waitUntil } from './raw-http.js'
 import { HIGH_LIMITS, expectBatch, expectNothingStored, storedCounts, streamClient } from './stream-fixtures.js'
 
 const t = useTestApp(HIGH_LIMITS)
@@ -34,11 +34,6 @@ async function uploadInProgress(): Promise<void> {
   )
 }
 
-/** Waits until no transaction of the server is open: whatever it did with the upload has finished. */
-async function serverSettled(): Promise<void> {
-  await waitUntil('the upload transaction to end', async () => (await openTransactions(t)).length === 0)
-}
-
 describe('a cut-off upload leaves nothing behind', () => {
   it.each([
     ['chunked', 'application/x-ndjson', 1024 * 1024],
@@ -56,7 +51,7 @@ describe('a cut-off upload leaves nothing behind', () => {
     } finally {
       connection.destroy()
     }
-    await serverSettled()
+    await serverSettled(t)
     await expectNothingStored(t, c, stream.id)
 
     // The stream takes the next upload as if nothing had happened.
@@ -77,7 +72,7 @@ describe('a cut-off upload leaves nothing behind', () => {
     } finally {
       connection.destroy()
     }
-    await serverSettled()
+    await serverSettled(t)
     await expectNothingStored(t, c, stream.id)
   })
 
@@ -96,7 +91,7 @@ describe('a cut-off upload leaves nothing behind', () => {
     } finally {
       connection.destroy()
     }
-    await serverSettled()
+    await serverSettled(t)
     const batches = await c.batches(stream.id)
     expect(batches).toHaveLength(1)
     expect(batches[0]?.attributes.stages.upload).toMatchObject({ status: 'success', successCount: count })

@@ -6,7 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { buildApp } from '../../src/app.js'
 import { createDb, type Db } from '../../src/db/database.js'
 import { useTestApp } from '../helpers/test-app.js'
-import { RawConnection, openTransactions, uploadHead, waitUntil, type RawResponse } from './raw-http.js'
+import { openTransactions, RawConnection, type RawResponse, serverSettled, uploadHead, waitUntil } from './raw-http.js'
 import { HIGH_LIMITS, expectBatch, expectNothingStored, storedCounts, streamClient, type ErrorJson } from './stream-fixtures.js'
 
 // Connections that break: the database's (a backend terminated or cancelled mid-upload) and the
@@ -102,9 +102,6 @@ function serverConnections(): Promise<number> {
   return new Promise((resolve, reject) => app.server.getConnections((error, count) => (error ? reject(error) : resolve(count))))
 }
 
-async function serverSettled(): Promise<void> {
-  await waitUntil('no transaction of the server left open', async () => (await openTransactions(t)).length === 0)
-}
 
 describe('the database connection of an upload drops', () => {
   it('answers 5xx, keeps serving, stores nothing, and the pool recovers', async () => {
@@ -124,7 +121,7 @@ describe('the database connection of an upload drops', () => {
     }
     expectServerError(response)
     expect((await rawGet(`/streams/${stream.id}`, c.account.token)).statusCode).toBe(200)
-    await serverSettled()
+    await serverSettled(t)
     await expectNothingStored(t, c, stream.id)
     const uploads = await Promise.all(Array.from({ length: 6 }, () => uploadVia(stream.id, c.account.token, '{"id":"after"}\n')))
     for (const upload of uploads) expectBatch(upload)
@@ -182,7 +179,7 @@ describe('Postgres fails the COPY of an upload', () => {
     const errors = logged.slice(before).filter((line) => line.err)
     expect(errors.map((line) => line.err?.type)).not.toContain('TypeError')
     expect(errors.map((line) => line.err?.code)).toContain('57014')
-    await serverSettled()
+    await serverSettled(t)
     await expectNothingStored(t, c, stream.id)
   })
 })
@@ -216,7 +213,7 @@ describe('clients that go away before their upload reads the body', () => {
       await locker.query('COMMIT')
       await locker.end()
     }
-    await serverSettled()
+    await serverSettled(t)
     for (const stream of streams) expect(await storedCounts(t, stream.id)).toEqual({ batches: 0, rows: 0, payloadChunks: 0 })
     const uploads = await Promise.all(streams.map((stream) => uploadVia(stream.id, c.account.token, '{"id":"after"}\n')))
     for (const upload of uploads) expectBatch(upload)

@@ -1,7 +1,7 @@
 import pg from 'pg'
 import { describe, expect, it } from 'vitest'
 import { useTestApp } from '../helpers/test-app.js'
-import { openTransactions, waitUntil } from './raw-http.js'
+import { openTransactions, serverSettled, waitUntil } from './raw-http.js'
 import {
   HIGH_LIMITS, JSON_BODY, NDJSON, expectApiError, expectBatch, expectNothingStored, ndjson, streamClient, type Response,
 } from './stream-fixtures.js'
@@ -37,9 +37,6 @@ async function onlyTheLockHolderLeft(): Promise<void> {
   await waitUntil('the writes to give up waiting for the lock', async () => (await openTransactions(t)).length === 1)
 }
 
-async function serverSettled(): Promise<void> {
-  await waitUntil('no transaction of the server left open', async () => (await openTransactions(t)).length === 0)
-}
 
 describe('the deadline while a write waits for the database', () => {
   it('answers 503 and commits nothing when the stream row is locked', async () => {
@@ -53,7 +50,7 @@ describe('the deadline while a write waits for the database', () => {
     } finally {
       await lock.release()
     }
-    await serverSettled()
+    await serverSettled(t)
     await expectNothingStored(t, c, stream.id)
     const batch = expectBatch(await c.upload(stream.id, ndjson([{ id: '1' }])))
     expect((await c.batches(stream.id)).map((b) => b.id)).toEqual([batch.id])
@@ -79,7 +76,7 @@ describe('the deadline while a write waits for the database', () => {
     } finally {
       await lock.release()
     }
-    await serverSettled()
+    await serverSettled(t)
     for (const stream of [...chunked, referenced, deletes]) await expectNothingStored(t, c, stream.id)
     expectBatch(await c.upload(referenced.id, '[{"id":"A"}]', JSON_BODY))
     expectBatch(await c.send('DELETE', `/streams/${deletes.id}/products/A`))

@@ -108,6 +108,11 @@ export async function openTransactions(t: TestContext): Promise<{ state: string;
   return rows
 }
 
+/** Waits until no transaction of the server is open: whatever it did with a request has finished. */
+export async function serverSettled(t: TestContext): Promise<void> {
+  await waitUntil('no transaction of the server left open', async () => (await openTransactions(t)).length === 0)
+}
+
 /** Polls (bounded) until `check` holds; throws with `what` when it never does. */
 export async function waitUntil(what: string, check: () => Promise<boolean>, attempts = 100, intervalMs = 50): Promise<void> {
   for (let i = 0; i < attempts; i++) {

@@ -1,7 +1,7 @@
 import type { AddressInfo } from 'node:net'
 import { beforeAll, describe, expect, it } from 'vitest'
 import { useTestApp } from '../helpers/test-app.js'
-import { RawConnection, openTransactions, sleep, uploadHead, waitUntil } from './raw-http.js'
+import { RawConnection, openTransactions, sleep, uploadHead, waitUntil, type RawResponse } from './raw-http.js'
 import { HIGH_LIMITS, expectBatch, expectNothingStored, ndjson, streamClient, type ErrorJson } from './stream-fixtures.js'
 
 const TIMEOUT_MS = 300
@@ -13,6 +13,18 @@ beforeAll(async () => {
   port = (t.app.server.address() as AddressInfo).port
 })
 
+/** Sends the head and half the body, lets twice the time limit pass, then sends the rest. */
+async function sendWithPause(connection: RawConnection, head: string, body: string): Promise<RawResponse> {
+  const half = Math.floor(body.length / 2)
+  await connection.write(head)
+  await connection.write(body.slice(0, half))
+  const answer = connection.response()
+  answer.catch(() => {})
+  await sleep(2 * TIMEOUT_MS)
+  await connection.write(body.slice(half))
+  return answer
+}
+
 describe('STREAM_REQUEST_TIMEOUT_MS', () => {
   it.each([
     ['chunked', 'application/x-ndjson'],
@@ -22,17 +34,9 @@ describe('STREAM_REQUEST_TIMEOUT_MS', () => {
     const stream = await c.createStream(undefined, type)
     const rows = Array.from({ length: 200 }, (_, i) => ({ id: `SKU-${i}`, title: `Product ${i}` }))
     const body = contentType === 'application/json' ? JSON.stringify(rows) : ndjson(rows)
-    const half = Math.floor(body.length / 2)
     const connection = await RawConnection.open(port)
     try {
-      await connection.write(uploadHead(stream.id, c.account.token, Buffer.byteLength(body), contentType))
-      await connection.write(body.slice(0, half))
-      const answer = connection.response()
-      answer.catch(() => {})
-      // Twice the time limit passes before the rest of the body is sent.
-      await sleep(2 * TIMEOUT_MS)
-      await connection.write(body.slice(half))
-      const response = await answer
+      const response = await sendWithPause(connection, uploadHead(stream.id, c.account.token, Buffer.byteLength(body), contentType), body)
       expect(response.statusCode, response.body).toBe(503)
       expect(response.headers['content-type']).toMatch(/^application\/vnd\.api\+json/)
       const { errors } = JSON.parse(response.body) as { errors: ErrorJson[] }
@@ -48,18 +52,11 @@ describe('STREAM_REQUEST_TIMEOUT_MS', () => {
   it('answers a slow stream-management request with a 503 JSON:API error and creates nothing', async () => {
     const c = await streamClient(t)
     const body = JSON.stringify({ data: { type: 'stream', attributes: { name: 'Slow stream' } } })
-    const half = Math.floor(body.length / 2)
     const head = ['POST /streams HTTP/1.1', 'Host: 127.0.0.1', `Authorization: Bearer ${c.account.token}`,
       'Content-Type: application/vnd.api+json', `Content-Length: ${Buffer.byteLength(body)}`, '', ''].join('\r\n')
     const connection = await RawConnection.open(port)
     try {
-      await connection.write(head)
-      await connection.write(body.slice(0, half))
-      const answer = connection.response()
-      answer.catch(() => {})
-      await sleep(2 * TIMEOUT_MS)
-      await connection.write(body.slice(half))
-      const response = await answer
+      const response = await sendWithPause(connection, head, body)
       expect(response.statusCode, response.body).toBe(503)
       expect(response.headers['content-type']).toMatch(/^application\/vnd\.api\+json/)
     } finally {
