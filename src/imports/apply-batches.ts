@@ -17,8 +17,6 @@ interface PendingBatch {
 }
 
 export interface AppliedStream {
-  streamId: string
-  batches: number
   /** Rows of referenced payloads that failed to parse, over all applied batches. */
   failedRows: number
 }
@@ -34,7 +32,7 @@ export async function applyPendingBatches(db: Db, streamId: string, upToSeq: str
     const [stream] = await run(
       db.selectFrom('stream').select(['id', 'account_id', 'type', 'columns']).where('id', '=', streamId).forUpdate().compile(),
     )
-    const applied: AppliedStream = { streamId, batches: 0, failedRows: 0 }
+    const applied: AppliedStream = { failedRows: 0 }
     if (!stream) return applied
     const pending = await run<PendingBatch>(
       db
@@ -81,7 +79,6 @@ export async function applyPendingBatches(db: Db, streamId: string, upToSeq: str
       )
     }
     await run(db.updateTable('stream').set({ columns: [...columns], applied_seq: lastSeq }).where('id', '=', streamId).compile())
-    applied.batches = pending.length
     return applied
   })
 }

@@ -19,8 +19,6 @@ export interface StageSite {
 
 export interface BuiltStage {
   rowCount: number
-  columns: string[]
-  incremental: boolean
 }
 
 type Trx = Transaction<Database>
@@ -79,10 +77,8 @@ export async function buildImportStage(db: Db, site: StageSite, sources: StageSo
       const onlyMain = mains.length === 1 && additions.length === 0 ? mains[0] : undefined
       const previousSeq = onlyMain ? previous?.stream_seqs[onlyMain.streamId] : undefined
       let rowCount: number
-      let incremental = false
       if (previous && previous.recipe === recipe && onlyMain && previousSeq !== undefined) {
         rowCount = Number(previous.row_count) + (await applyChanges(trx, site, onlyMain.streamId, previousSeq))
-        incremental = true
       } else {
         rowCount = liveMains === 0 ? await clearStage(trx, site) : await rebuild(trx, site, mains, additions)
       }
@@ -117,7 +113,7 @@ export async function buildImportStage(db: Db, site: StageSite, sources: StageSo
           }),
         )
         .execute()
-      return { rowCount, columns, incremental }
+      return { rowCount }
     })
 }
 
