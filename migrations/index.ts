@@ -3,6 +3,7 @@ import * as m0001 from './0001-accounts-projects-sites.js'
 import * as m0002 from './0002-streams-batches.js'
 import * as m0003 from './0003-imports-runs.js'
 import * as m0004 from './0004-channels-exports.js'
+import * as m0005 from './0005-channel-pushes.js'
 
 // A static list instead of a directory scan: it works the same from TypeScript sources (tsx, vitest)
 // and from the compiled build, and a migration cannot be forgotten by the bundler.
@@ -11,4 +12,5 @@ export const migrations: Record<string, Migration> = {
   '0002-streams-batches': m0002,
   '0003-imports-runs': m0003,
   '0004-channels-exports': m0004,
+  '0005-channel-pushes': m0005,
 }

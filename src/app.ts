@@ -3,18 +3,22 @@ import Fastify, { type FastifyError, type FastifyInstance, type FastifyReply, ty
 import swagger from '@fastify/swagger'
 import swaggerUi from '@fastify/swagger-ui'
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
-import type { Config } from './config.js'
+import { FailedAuthLimit, MemoryFailedAuthStore } from './auth/failed-auth-limit.js'
+import type { Config, TrustProxy } from './config.js'
 import type { Db } from './db/database.js'
 import { feedsDir } from './exports/feed-storage.js'
 import { feedRoutes } from './feeds/feed-routes.js'
 import { healthRoutes } from './http/health.js'
+import { PushWorker } from './jobs/push-worker.js'
 import { RunWorker } from './jobs/run-worker.js'
 import { runSchedulerTick } from './jobs/scheduler.js'
 import './http/fastify-types.js'
+import { createOutboundGuard, type ResolveHost } from './net/outbound-guard.js'
 import { ErrorBody } from './platform/schemas.js'
 import { platformPlugin } from './platform/platform-plugin.js'
 import { MemoryRateLimitStore, type RateLimitStore } from './stream/rate-limit.js'
 import { streamPlugin } from './stream/stream-plugin.js'
+import { UploadSlots } from './stream/upload-slots.js'
 
 export interface AppDeps {
   db: Db
@@ -24,9 +28,11 @@ export interface AppDeps {
   rateLimits?: RateLimitStore
   /** Logger options; tests pass false. */
   logger?: FastifyServerOptions['logger']
+  /** Name resolution of the outbound guard; tests give one to play DNS rebinding. */
+  resolveHost?: ResolveHost
 }
 
-export async function buildApp({ db, config, logger, clock = () => new Date(), rateLimits = new MemoryRateLimitStore() }: AppDeps): Promise<FastifyInstance> {
+export async function buildApp({ db, config, logger, clock = () => new Date(), rateLimits = new MemoryRateLimitStore(), resolveHost }: AppDeps): Promise<FastifyInstance> {
   const app = Fastify({
     logger: logger ?? {
       level: config.LOG_LEVEL,
@@ -34,7 +40,9 @@ export async function buildApp({ db, config, logger, clock = () => new Date(), r
     },
     requestIdHeader: 'x-request-id',
     genReqId: () => randomUUID(),
-    trustProxy: true,
+    // X-Forwarded-For only from the configured proxies: from anyone else it would choose the address
+    // that the per-address limits count and the logs show.
+    trustProxy: trustedProxies(config.TRUST_PROXY),
     // Clients put ids with trailing slashes (`.../stage/intermediate/`).
     routerOptions: { ignoreTrailingSlash: true, ignoreDuplicateSlashes: true },
     ajv: { customOptions: { coerceTypes: 'array', useDefaults: true, removeAdditional: false, allErrors: false } },
@@ -75,15 +83,44 @@ export async function buildApp({ db, config, logger, clock = () => new Date(), r
       expireSeconds: config.RUN_TIMEOUT_SECONDS,
       now: clock,
       dataDir: config.DATA_DIR,
+      limits: { attributesPerStream: config.MAX_ATTRIBUTES_PER_STREAM, stageColumns: config.MAX_STAGE_COLUMNS },
+      accountConcurrency: config.RUN_ACCOUNT_CONCURRENCY,
     },
     app.log,
   )
   await worker.startWhenReachable()
   app.decorate('runWorker', worker)
+  // Exported files reach http destinations through a worker of their own, after the run: a slow
+  // destination holds a push slot of its account, never a run slot.
+  const outbound = createOutboundGuard({ allowPrivate: config.ALLOW_PRIVATE_DESTINATIONS, resolve: resolveHost })
+  const pushes = new PushWorker(
+    db,
+    {
+      concurrency: config.PUSH_CONCURRENCY,
+      accountConcurrency: config.PUSH_ACCOUNT_CONCURRENCY,
+      timeoutSeconds: config.PUSH_TIMEOUT_SECONDS,
+      budgetSeconds: config.PUSH_BUDGET_SECONDS,
+      pollingSeconds: config.RUN_POLL_SECONDS,
+      dataDir: config.DATA_DIR,
+      guard: outbound,
+    },
+    app.log,
+  )
+  pushes.start()
+  app.addHook('onClose', () => pushes.stop())
   let scheduler: NodeJS.Timeout | undefined
   if (config.SCHEDULER_INTERVAL_SECONDS > 0) {
+    const settings = { defaultTimeZone: config.DEFAULT_TZ, limits: { maxLines: config.MAX_SCHEDULE_LINES, maxChars: config.MAX_SCHEDULE_CHARS }, log: app.log }
+    // A tick that outlasts the interval (it yields between batches) is not joined by another.
+    let ticking = false
     scheduler = setInterval(() => {
-      runSchedulerTick(db, worker.queue, config.DEFAULT_TZ, clock()).catch((error: unknown) => app.log.warn({ err: error }, 'scheduler tick failed'))
+      if (ticking) return
+      ticking = true
+      runSchedulerTick(db, worker.queue, settings, clock())
+        .catch((error: unknown) => app.log.warn({ err: error }, 'scheduler tick failed'))
+        .finally(() => {
+          ticking = false
+        })
     }, config.SCHEDULER_INTERVAL_SECONDS * 1000)
     scheduler.unref()
   }
@@ -92,16 +129,23 @@ export async function buildApp({ db, config, logger, clock = () => new Date(), r
     await worker.stop()
   })
 
-  await app.register(healthRoutes, { db })
+  const uploadSlots = new UploadSlots(config.UPLOAD_CONCURRENCY, config.UPLOADS_PER_ACCOUNT)
+  await app.register(healthRoutes, { db, uploadSlots })
   // Feed files of the built-in destination: public, at unguessable URLs.
   await app.register(feedRoutes, { db, feedsDir: feedsDir(config.DATA_DIR) })
-  await app.register(platformPlugin, { db, config, runs: worker.queue })
-  await app.register(streamPlugin, { prefix: config.STREAM_PREFIX, db, config, clock, rateLimits })
+  const authLimit = new FailedAuthLimit(new MemoryFailedAuthStore(), config.AUTH_FAILURES_PER_MINUTE, clock)
+  await app.register(platformPlugin, { db, config, runs: worker.queue, authLimit, outbound })
+  await app.register(streamPlugin, { prefix: config.STREAM_PREFIX, db, config, clock, rateLimits, authLimit, uploadSlots })
 
   app.setNotFoundHandler((request, reply) =>
     reply.code(404).send({ success: false, message: `No route ${request.method} ${request.url.split('?')[0]}` }),
   )
   return app
+}
+
+/** Fastify's hop-count form of trustProxy, which its types leave out: the nearest `hops` proxies. */
+function trustedProxies(trust: TrustProxy): boolean | string[] | ((address: string, hop: number) => boolean) {
+  return typeof trust === 'number' ? (_address, hop) => hop < trust : trust
 }
 
 function answerFrameworkError(error: FastifyError, url: string, reply: FastifyReply): void {

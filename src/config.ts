@@ -1,3 +1,4 @@
+import { isIP } from 'node:net'
 import path from 'node:path'
 import { Type, type Static } from '@sinclair/typebox'
 import { Value } from '@sinclair/typebox/value'
@@ -14,10 +15,14 @@ const ConfigSchema = Type.Object({
   ),
   PUBLIC_URL: Type.Optional(Type.String({ pattern: '^https?://' })),
   DEFAULT_TZ: Type.String({ minLength: 1, default: 'UTC' }),
-  DB_POOL_SIZE: Type.Integer({ minimum: 1, maximum: 200, default: 10 }),
+  DB_POOL_SIZE: Type.Integer({ minimum: 2, maximum: 200, default: 20 }),
   STREAM_PREFIX: Type.String({ pattern: '^(/[A-Za-z0-9._~-]+)*$', default: '' }),
   MAX_UPLOAD_BYTES: Type.Integer({ minimum: 1, default: 200 * 1024 * 1024 }),
   STREAM_REQUEST_TIMEOUT_MS: Type.Integer({ minimum: 1, default: 10_000 }),
+  // The proxies whose X-Forwarded-For is believed: off, a hop count, or their addresses (parsed below).
+  TRUST_PROXY: Type.String({ default: 'false' }),
+  AUTH_FAILURES_PER_MINUTE: Type.Integer({ minimum: 1, default: 30 }),
+  SHUTDOWN_GRACE_SECONDS: Type.Number({ minimum: 1, maximum: 3600, default: 30 }),
   RATE_LIMIT_PRODUCTS: Type.Integer({ minimum: 1, default: 30 }),
   RATE_LIMIT_BATCHES: Type.Integer({ minimum: 1, default: 100 }),
   RATE_LIMIT_OTHER: Type.Integer({ minimum: 1, default: 5 }),
@@ -27,9 +32,38 @@ const ConfigSchema = Type.Object({
   RUN_STALE_SECONDS: Type.Number({ minimum: 0.5, default: 60 }),
   RUN_TIMEOUT_SECONDS: Type.Integer({ minimum: 1, maximum: 86_399, default: 6 * 3600 }),
   SCHEDULER_INTERVAL_SECONDS: Type.Number({ minimum: 0, default: 20 }),
+  // Outbound requests (channel http destinations): loopback and private networks are refused
+  // unless the operator allows them (local development, tests). Metadata services never are.
+  ALLOW_PRIVATE_DESTINATIONS: Type.Boolean({ default: false }),
+  // Pushes of exported files run outside the run slots, with their own bounds (DESIGN.md 9).
+  PUSH_CONCURRENCY: Type.Integer({ minimum: 0, maximum: 64, default: 4 }),
+  PUSH_ACCOUNT_CONCURRENCY: Type.Integer({ minimum: 1, maximum: 64, default: 1 }),
+  PUSH_TIMEOUT_SECONDS: Type.Number({ minimum: 0.1, maximum: 3600, default: 30 }),
+  PUSH_BUDGET_SECONDS: Type.Number({ minimum: 0.1, maximum: 86_400, default: 300 }),
+  // Tenant bounds and budgets of the catalog, uploads, reads and runs (DESIGN.md section 9).
+  MAX_ATTRIBUTES_PER_STREAM: Type.Integer({ minimum: 1, maximum: 10_000, default: 1000 }),
+  MAX_STAGE_COLUMNS: Type.Integer({ minimum: 1, maximum: 1600, default: 1000 }),
+  PRODUCT_READ_MAX_BYTES: Type.Integer({ minimum: 1024, default: 32 * 1024 * 1024 }),
+  UPLOAD_CONCURRENCY: Type.Integer({ minimum: 1, maximum: 200, default: 6 }),
+  UPLOADS_PER_ACCOUNT: Type.Integer({ minimum: 1, maximum: 1000, default: 3 }),
+  UPLOAD_MIN_BYTES_PER_SECOND: Type.Integer({ minimum: 0, default: 16 * 1024 }),
+  RUN_ACCOUNT_CONCURRENCY: Type.Integer({ minimum: 1, maximum: 64, default: 1 }),
+  // Objects one account may own (DESIGN.md 9): far above any real catalog, low enough that one
+  // tenant's listings and copies stay cheap for the service.
+  MAX_PROJECTS_PER_ACCOUNT: Type.Integer({ minimum: 1, default: 1000 }),
+  MAX_SITES_PER_ACCOUNT: Type.Integer({ minimum: 1, default: 5000 }),
+  MAX_CHANNELS_PER_ACCOUNT: Type.Integer({ minimum: 1, default: 5000 }),
+  MAX_TAGS_PER_ACCOUNT: Type.Integer({ minimum: 1, default: 50_000 }),
+  MAX_DATA_SOURCES_PER_ACCOUNT: Type.Integer({ minimum: 1, default: 5000 }),
+  // A site's import_schedule, checked before it is parsed: every scheduler pass evaluates it.
+  MAX_SCHEDULE_LINES: Type.Integer({ minimum: 1, default: 100 }),
+  MAX_SCHEDULE_CHARS: Type.Integer({ minimum: 1, default: 10_000 }),
 })
 
-export type Config = Omit<Static<typeof ConfigSchema>, 'DATA_DIR'> & { DATA_DIR: string }
+/** Fastify's trustProxy: nobody, the nearest N hops, or the proxies' addresses and CIDR ranges. */
+export type TrustProxy = false | number | string[]
+
+export type Config = Omit<Static<typeof ConfigSchema>, 'DATA_DIR' | 'TRUST_PROXY'> & { DATA_DIR: string; TRUST_PROXY: TrustProxy }
 
 export class ConfigError extends Error {}
 
@@ -46,10 +80,44 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     throw new ConfigError(`Invalid configuration: ${detail}`)
   }
   const config = converted as Static<typeof ConfigSchema>
+  if (config.UPLOAD_CONCURRENCY >= config.DB_POOL_SIZE) {
+    throw new ConfigError(`Invalid configuration: UPLOAD_CONCURRENCY (${config.UPLOAD_CONCURRENCY}) must be smaller than DB_POOL_SIZE (${config.DB_POOL_SIZE}), so that uploads never hold every connection`)
+  }
   if (!isKnownTimeZone(config.DEFAULT_TZ)) {
     throw new ConfigError(`Invalid configuration: DEFAULT_TZ: unknown time zone "${config.DEFAULT_TZ}"`)
   }
-  return { ...config, DATA_DIR: path.resolve(config.DATA_DIR) }
+  return { ...config, DATA_DIR: path.resolve(config.DATA_DIR), TRUST_PROXY: parseTrustProxy(config.TRUST_PROXY) }
+}
+
+// proxy-addr's names for the loopback, link-local and unique-local ranges.
+const NAMED_RANGES = new Set(['loopback', 'linklocal', 'uniquelocal'])
+
+/**
+ * TRUST_PROXY as Fastify takes it. `true` is refused: it would believe X-Forwarded-For from every
+ * client, so anyone could pick the address that per-address limits and the logs see.
+ */
+export function parseTrustProxy(value: string): TrustProxy {
+  const text = value.trim()
+  if (text === '' || text.toLowerCase() === 'false') return false
+  if (/^\d+$/.test(text)) return Number(text) === 0 ? false : Number(text)
+  const fail = (why: string): never => {
+    throw new ConfigError(`Invalid configuration: TRUST_PROXY: ${why}; set the number of proxy hops in front of the server (e.g. 1) or the proxies' addresses or CIDR ranges (e.g. 10.0.0.0/8,127.0.0.1), or leave it unset`)
+  }
+  if (text.toLowerCase() === 'true') fail('"true" would trust X-Forwarded-For from every client')
+  const entries = text.split(',').map((entry) => entry.trim())
+  for (const entry of entries) {
+    if (!isAddressOrRange(entry)) fail(`"${entry}" is neither an IP address, a CIDR range nor one of ${[...NAMED_RANGES].join(', ')}`)
+  }
+  return entries
+}
+
+function isAddressOrRange(entry: string): boolean {
+  if (NAMED_RANGES.has(entry)) return true
+  const [address = '', prefix, extra] = entry.split('/')
+  const family = isIP(address)
+  if (family === 0 || extra !== undefined) return false
+  if (prefix === undefined) return true
+  return /^\d{1,3}$/.test(prefix) && Number(prefix) <= (family === 4 ? 32 : 128)
 }
 
 export function isKnownTimeZone(zone: string): boolean {

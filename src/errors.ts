@@ -73,8 +73,18 @@ export class LockedError extends AppError {
 }
 
 export class TooManyRequestsError extends AppError {
-  constructor(readonly retryAfterSeconds: number) {
-    super(429, 'Too Many Requests', 'too_many_requests')
+  constructor(
+    readonly retryAfterSeconds: number,
+    message = 'Too Many Requests',
+  ) {
+    super(429, message, 'too_many_requests')
+  }
+}
+
+/** A request body that arrives slower than the minimum rate: it would hold a connection for nothing. */
+export class SlowBodyError extends AppError {
+  constructor(minBytesPerSecond: number) {
+    super(408, `The body arrived slower than ${minBytesPerSecond} bytes per second (UPLOAD_MIN_BYTES_PER_SECOND) and was cut off; nothing was written`, 'slow_body')
   }
 }
 

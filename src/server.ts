@@ -1,7 +1,7 @@
 import type { FastifyInstance } from 'fastify'
 import { buildApp } from './app.js'
 import type { Config } from './config.js'
-import { connect, type Connection } from './db/connect.js'
+import { connect, settlesWithin, type Connection } from './db/connect.js'
 import { migrateToLatest } from './db/migrate.js'
 import { runCleanup } from './imports/cleanup.js'
 
@@ -9,13 +9,20 @@ import { runCleanup } from './imports/cleanup.js'
 // rows of applied batches, and the stage rows of deleted sites.
 const PURGE_INTERVAL_MS = 60 * 60 * 1000
 
+// Share of SHUTDOWN_GRACE_SECONDS in which requests and runs may finish on their own; the rest is
+// for ending what is left and stopping the database.
+const DRAIN_SHARE = 0.5
+
 export interface RunningServer {
   app: FastifyInstance
   connection: Connection
   close(): Promise<void>
 }
 
-/** Process concerns only: connect, migrate, listen, and a close that drains before stopping the database. */
+/**
+ * Process concerns only: connect, migrate, listen, and a close that drains, then ends what is left,
+ * before stopping the database, all within SHUTDOWN_GRACE_SECONDS.
+ */
 export async function startServer(config: Config): Promise<RunningServer> {
   const connection = await connect(config)
   let app: FastifyInstance | undefined
@@ -46,9 +53,21 @@ export async function startServer(config: Config): Promise<RunningServer> {
     connection,
     close: async () => {
       clearInterval(purge)
-      // Stop accepting, let in-flight requests finish, then release the database.
-      await listening.close()
-      await connection.close()
+      const graceMs = config.SHUTDOWN_GRACE_SECONDS * 1000
+      const deadline = Date.now() + graceMs
+      // No new runs and no new requests; the ones under way get the drain time to finish.
+      const runsStopped = listening.runWorker.stop(graceMs)
+      const appClosed = listening.close()
+      if (!(await settlesWithin(Promise.all([runsStopped, appClosed]), graceMs * DRAIN_SHARE))) {
+        // A long export query, say. Its run is retried elsewhere (or here after a restart), so its
+        // work is ended rather than waited for: the pool takes nothing new, so nothing of it is
+        // recorded as failed, and this process's sessions are ended in the database.
+        listening.log.warn(`requests or runs still under way after ${Math.round((graceMs * DRAIN_SHARE) / 1000)} s: ending them; interrupted runs are retried`)
+        listening.runWorker.interrupt()
+        listening.server.closeAllConnections()
+        await connection.interrupt()
+      }
+      await connection.close(deadline)
     },
   }
 }

@@ -1,9 +1,10 @@
 import { sql } from 'kysely'
-import type { DbHandle } from '../db/database.js'
+import type { Db, DbHandle } from '../db/database.js'
 import { BadRequestError, NotFoundError } from '../errors.js'
 import { isId } from '../sites/ids.js'
 import { getSite } from '../sites/sites.js'
 import { filterToSql, parseFilter } from './filter.js'
+import { readPageText } from './stage-page.js'
 
 /** Columns whose names start with this are hidden unless the reader asks for them (DESIGN.md 5.4). */
 export const HIDDEN_PREFIX = '___'
@@ -74,32 +75,47 @@ export async function stageProperties(db: DbHandle, accountId: string, siteSegme
 
 /**
  * A page of a stage's rows in stage order (the product id order of the primary key, so that paging
- * returns every row once), each with every asked column, '' where the row has no value.
+ * returns every row once), each with every asked column, '' where the row has no value, as the JSON
+ * text of the `products` array.
+ *
+ * The page is read in slices and written out row by row, so that neither a wide stage nor large
+ * values hold more than one slice in memory; a page whose text would pass `maxBytes` is refused
+ * with a 400 that says what to ask instead, before anything is sent.
  */
-export async function readStageRows(db: DbHandle, accountId: string, siteSegment: string, ref: StageRef, query: StageQuery): Promise<Record<string, string>[]> {
+export async function readStagePage(
+  db: Db,
+  accountId: string,
+  siteSegment: string,
+  ref: StageRef,
+  query: StageQuery,
+  maxBytes: number,
+): Promise<string> {
   const stage = await resolveStage(db, accountId, siteSegment, ref)
   const visible = visibleColumns(stage.columns, query.hidden)
   for (const field of query.fields) {
     if (!visible.includes(field)) {
       const why = field.startsWith(HIDDEN_PREFIX) && stage.columns.includes(field) ? ' (a hidden column: add hidden=1)' : ''
-      throw new BadRequestError(`fields: unknown column "${field}"${why}; the stage has ${visible.join(', ') || 'no columns'}`)
+      throw new BadRequestError(`fields: unknown column "${field}"${why}; the stage has ${columnList(visible)}`)
     }
   }
   const output = query.fields.length > 0 ? query.fields : visible
-  let rows = db
-    .selectFrom('stage_product')
-    .select('data')
-    .where('site_id', '=', stage.siteId)
-    .where('stage', '=', stage.stage)
-    .where('stage_id', '=', stage.stageId)
-  if (query.filter !== undefined && query.filter.trim() !== '') {
-    const condition = parseFilter(query.filter, query.hidden ? stage.columns : visible)
-    rows = rows.where(filterToSql(condition, (column) => sql<string>`coalesce(data ->> ${column}, '')`))
+  const condition = query.filter !== undefined && query.filter.trim() !== '' ? parseFilter(query.filter, query.hidden ? stage.columns : visible) : undefined
+  const pageRows = (handle: DbHandle, after: string | undefined, limit: number) => {
+    let rows = handle
+      .selectFrom('stage_product')
+      .select(['product_id', 'data'])
+      .where('site_id', '=', stage.siteId)
+      .where('stage', '=', stage.stage)
+      .where('stage_id', '=', stage.stageId)
+    if (condition) rows = rows.where(filterToSql(condition, (column) => sql<string>`coalesce(data ->> ${column}, '')`))
+    rows = after === undefined ? rows.offset(query.offset) : rows.where('product_id', '>', after)
+    return rows.orderBy('product_id').limit(limit)
   }
-  const page = await rows.orderBy('product_id').limit(query.limit).offset(query.offset).execute()
-  return page.map(({ data }) => {
-    const row: Record<string, string> = {}
-    for (const column of output) row[column] = data[column] ?? ''
-    return row
-  })
+  return readPageText(db, pageRows, { columns: output, limit: query.limit, maxBytes })
+}
+
+/** A stage's columns for a message: the first few, and how many more. */
+function columnList(columns: string[]): string {
+  if (columns.length === 0) return 'no columns'
+  return columns.length <= 50 ? columns.join(', ') : `${columns.slice(0, 50).join(', ')} and ${columns.length - 50} more`
 }

@@ -1,5 +1,7 @@
 import type { ChannelFilename, ColumnMapping, DeltaType, FeedFormat } from '../db/schema.js'
 import { BadRequestError } from '../errors.js'
+import { OutboundRefusedError, type OutboundGuard } from '../net/outbound-guard.js'
+import { checkText } from '../sites/text-input.js'
 
 // What a client may send to configure a channel (DESIGN.md 5.8): every field is checked here, so
 // that an export never meets a configuration it cannot carry out for a reason the client could
@@ -59,6 +61,8 @@ export function readChannelInput(input: ChannelInput, current?: ChannelConfig): 
     if (bad) throw new BadRequestError(`mapping: "${bad.column}" is not a valid XML element name for format xml (letters, digits, . _ -, optional g: prefix)`)
   }
   const filenames = input.filenames === undefined || input.filenames === null ? (current?.filenames ?? [{ type: null, filename: `{channel_id}.${format === 'ndjson' ? 'ndjson' : format}` }]) : readFilenames(input.filenames)
+  // Postgres cannot store NUL; the filter's own rules are the filter parser's.
+  if (input.filter?.includes('\0')) throw new BadRequestError('filter: must not contain NUL (\\u0000)')
   const filter = input.filter === undefined || input.filter === null ? (current?.filter ?? '') : input.filter
   return {
     name,
@@ -74,9 +78,8 @@ export function readChannelInput(input: ChannelInput, current?: ChannelConfig): 
 
 function text(value: string | null | undefined, field: string): string | undefined {
   if (value === undefined || value === null) return undefined
-  const trimmed = value.trim()
+  const trimmed = checkText(value.trim(), field)
   if (trimmed === '') throw new BadRequestError(`${field}: must not be empty`)
-  if (trimmed.length > 255) throw new BadRequestError(`${field}: at most 255 characters`)
   return trimmed
 }
 
@@ -87,12 +90,15 @@ function readMapping(value: unknown): ColumnMapping[] {
   return value.map((entry: unknown, i) => {
     const item = (typeof entry === 'object' && entry !== null ? entry : {}) as Record<string, unknown>
     const column = item.column
-    if (typeof column !== 'string' || column.trim() === '' || column.includes('\0')) throw new BadRequestError(`mapping[${i}].column: must be a non-empty column name`)
+    if (typeof column !== 'string' || column.trim() === '') throw new BadRequestError(`mapping[${i}].column: must be a non-empty column name`)
+    checkText(column, `mapping[${i}].column`)
     if (seen.has(column)) throw new BadRequestError(`mapping[${i}].column: "${column}" appears twice`)
     seen.add(column)
     const hasSource = typeof item.source === 'string' && item.source !== ''
     const hasValue = typeof item.value === 'string'
     if (hasSource === hasValue) throw new BadRequestError(`mapping[${i}]: give exactly one of "source" (a stage column) or "value" (a constant text)`)
+    // A source names a stage column, whose length is the stage's rule; only NUL (jsonb cannot hold it) is refused here.
+    if (hasSource && (item.source as string).includes('\0')) throw new BadRequestError(`mapping[${i}].source: must not contain NUL`)
     if (hasSource) return { column, source: item.source as string }
     if ((item.value as string).includes('\0')) throw new BadRequestError(`mapping[${i}].value: must not contain NUL`)
     return { column, value: item.value as string }
@@ -106,6 +112,7 @@ function readFilenames(value: unknown): ChannelFilename[] {
   return value.map((entry: unknown, i) => {
     const item = (typeof entry === 'string' ? { filename: entry } : typeof entry === 'object' && entry !== null ? entry : {}) as Record<string, unknown>
     const filename = item.filename
+    if (typeof filename === 'string') checkText(filename, `filenames[${i}].filename`)
     if (typeof filename !== 'string' || !FILENAME.test(filename) || filename.startsWith('.')) {
       throw new BadRequestError(`filenames[${i}].filename: use letters, digits, . _ - and {site_id}, {channel_id}, {date}; not starting with a dot`)
     }
@@ -131,7 +138,31 @@ function readDestinations(value: DestinationInput[]): ChannelConfig['destination
       } catch {
         throw new BadRequestError(`destinations[${i}].url: an http or https URL is required for type http`)
       }
+      // A password stored in a URL is shown back in every channel read and every error message.
+      if (new URL(url).username !== '' || new URL(url).password !== '') {
+        throw new BadRequestError(`destinations[${i}].url: credentials in the URL are not allowed; use a token in the path or query instead`)
+      }
     }
-    return { kind, name: item.name ?? null, active: item.active ?? true, url }
+    const name = typeof item.name === 'string' ? checkText(item.name, `destinations[${i}].name`) : null
+    return { kind, name, active: item.active ?? true, url }
   })
+}
+
+/**
+ * The outbound guard's save-time check of the http destinations of a request body: a URL whose
+ * host is, or now resolves to, loopback, a private network or a metadata service is refused (400)
+ * before it is stored. Pushes check again when they connect. Awaited outside any transaction: it
+ * may wait on DNS.
+ */
+export async function guardDestinations(guard: OutboundGuard, destinations: DestinationInput[] | null | undefined): Promise<void> {
+  if (!Array.isArray(destinations)) return
+  for (const [i, item] of destinations.entries()) {
+    if (item.type !== 'http' || typeof item.url !== 'string') continue
+    try {
+      await guard.checkUrl(item.url)
+    } catch (error) {
+      if (!(error instanceof OutboundRefusedError)) throw error
+      throw new BadRequestError(`destinations[${i}].url: ${item.url} is not allowed: ${error.reason}`)
+    }
+  }
 }

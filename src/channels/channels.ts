@@ -1,11 +1,13 @@
+import { lockAccountCreates, requireRoom, type AccountLimits } from '../accounts/object-limits.js'
 import type { Db, DbHandle } from '../db/database.js'
 import type { Channel, ChannelDestination, ChannelExport, FeedFile } from '../db/schema.js'
 import { NotFoundError } from '../errors.js'
 import { parseFilter } from '../catalog/filter.js'
 import { newFeedToken } from '../feeds/feed-routes.js'
+import type { OutboundGuard } from '../net/outbound-guard.js'
 import { isId } from '../sites/ids.js'
 import { getSite } from '../sites/sites.js'
-import { readChannelInput, type ChannelConfig, type ChannelInput } from './channel-input.js'
+import { guardDestinations, readChannelInput, type ChannelConfig, type ChannelInput } from './channel-input.js'
 
 export interface ChannelDetails {
   channel: Channel & { export_name: string }
@@ -100,11 +102,14 @@ async function replaceDestinations(db: DbHandle, accountId: string, channelId: s
     .execute()
 }
 
-export async function createChannel(db: Db, accountId: string, siteSegment: string, input: ChannelInput): Promise<ChannelDetails> {
+export async function createChannel(db: Db, accountId: string, siteSegment: string, input: ChannelInput, limits: AccountLimits, guard: OutboundGuard): Promise<ChannelDetails> {
   const config = readChannelInput(input)
+  await guardDestinations(guard, input.destinations)
   return db.transaction().execute(async (trx) => {
+    await lockAccountCreates(trx, accountId)
     const site = await getSite(trx, accountId, siteSegment)
     await checkFilter(trx, site.id, config.filter)
+    await requireRoom(trx, accountId, limits, { channels: 1 })
     const created = await trx
       .insertInto('channel')
       .values({ account_id: accountId, site_id: site.id, ...(await storedConfig(trx, accountId, config)) })
@@ -116,7 +121,8 @@ export async function createChannel(db: Db, accountId: string, siteSegment: stri
   })
 }
 
-export async function updateChannel(db: Db, accountId: string, siteSegment: string, channelId: string, input: ChannelInput): Promise<ChannelDetails> {
+export async function updateChannel(db: Db, accountId: string, siteSegment: string, channelId: string, input: ChannelInput, guard: OutboundGuard): Promise<ChannelDetails> {
+  await guardDestinations(guard, input.destinations)
   return db.transaction().execute(async (trx) => {
     const current = await getChannel(trx, accountId, siteSegment, channelId)
     const config = readChannelInput(input, configOf(current.channel))

@@ -1,9 +1,11 @@
 import { loadConfig } from '../config.js'
 import { startServer } from '../server.js'
 
-const DRAIN_TIMEOUT_MS = 30_000
+// The close keeps to SHUTDOWN_GRACE_SECONDS, an immediate stop of the embedded Postgres can follow;
+// past this margin too, something hangs that only exiting ends.
+const LAST_RESORT_MARGIN_MS = 15_000
 
-/** Runs the server until SIGINT/SIGTERM: stop accepting, drain, stop the database, exit 0. */
+/** Runs the server until SIGINT/SIGTERM: stop accepting, drain, end what is left, stop the database, exit 0. */
 export async function serve(): Promise<void> {
   // A signal during start-up is remembered and honoured once the server is up, so that an embedded
   // Postgres started a moment ago is stopped too, not left running.
@@ -13,7 +15,8 @@ export async function serve(): Promise<void> {
   }
   process.on('SIGINT', early)
   process.on('SIGTERM', early)
-  const server = await startServer(loadConfig())
+  const config = loadConfig()
+  const server = await startServer(config)
   process.off('SIGINT', early)
   process.off('SIGTERM', early)
   let closing = false
@@ -23,11 +26,14 @@ export async function serve(): Promise<void> {
       process.exit(1)
     }
     closing = true
-    server.app.log.info(`${signal} received: draining requests and shutting down`)
+    server.app.log.info(`${signal} received: draining requests and runs for up to ${config.SHUTDOWN_GRACE_SECONDS} s, then shutting down`)
+    // Work cut off by the shutdown fails in libraries that do not wait for it (pg-boss records a
+    // job's end without awaiting it): that must not turn a clean stop into a crash.
+    process.on('unhandledRejection', (error) => server.app.log.warn({ err: error }, 'work cut off by the shutdown failed'))
     const timer = setTimeout(() => {
       server.app.log.error('shutdown took too long; exiting')
       process.exit(1)
-    }, DRAIN_TIMEOUT_MS)
+    }, config.SHUTDOWN_GRACE_SECONDS * 1000 + LAST_RESORT_MARGIN_MS)
     timer.unref()
     server.close().then(
       () => process.exit(0),

@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto'
 import { Kysely, PostgresDialect, type CompiledQuery, type Transaction } from 'kysely'
 import pg from 'pg'
 import type { Database } from './schema.js'
@@ -9,8 +10,14 @@ export type DbHandle = Kysely<Database> | Transaction<Database>
 // COPY needs the pg client itself, which Kysely does not expose: remember each handle's pool.
 const pools = new WeakMap<Db, pg.Pool>()
 
+/**
+ * Every connection of this process names itself with this, so that a shutdown can find and end the
+ * statements this process still runs, and only those (src/db/own-sessions.ts).
+ */
+export const PROCESS_APPLICATION_NAME = `catalog-platform/${process.pid}/${randomBytes(4).toString('hex')}`
+
 export function createDb(connectionString: string, poolSize = 10): Db {
-  const pool = new pg.Pool({ connectionString, max: poolSize })
+  const pool = new pg.Pool({ connectionString, max: poolSize, application_name: PROCESS_APPLICATION_NAME })
   // An idle client losing its connection (database restart) must not crash the process.
   pool.on('error', () => {})
   // Nor may a checked-out one: the pool listens only while a client is idle, and Kysely adds no
@@ -20,6 +27,20 @@ export function createDb(connectionString: string, poolSize = 10): Db {
   const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) })
   pools.set(db, pool)
   return db
+}
+
+export interface PoolUsage {
+  size: number
+  busy: number
+  /** Requests waiting for a connection. */
+  waiting: number
+}
+
+/** How busy a handle's pool is, for the health check. */
+export function poolUsage(db: Db): PoolUsage | undefined {
+  const pool = pools.get(db)
+  if (!pool) return undefined
+  return { size: pool.options.max, busy: pool.totalCount - pool.idleCount, waiting: pool.waitingCount }
 }
 
 /**

@@ -8,6 +8,7 @@ import path from 'node:path'
 import { promisify } from 'node:util'
 import pg from 'pg'
 import { freePort } from '../net/free-port.js'
+import { PROCESS_APPLICATION_NAME } from './database.js'
 
 const run = promisify(execFile)
 
@@ -25,13 +26,19 @@ export interface EmbeddedCluster {
   /** Connection string for a database of the cluster. */
   urlFor(database: string): string
   /** Stops the cluster unless another process still uses it; `force` stops it regardless (tests). */
-  stop(options?: { force?: boolean }): Promise<void>
+  stop(options?: StopOptions): Promise<void>
 }
 
 export interface EmbeddedOptions {
   /** Disposable clusters (tests) trade durability for speed. */
   disposable?: boolean
   log?: (line: string) => void
+}
+
+export interface StopOptions {
+  force?: boolean
+  /** How long a fast stop (clients disconnected, transactions rolled back) may take before an immediate one. */
+  timeoutSeconds?: number
 }
 
 const SUPERUSER = 'postgres'
@@ -51,9 +58,13 @@ export async function startEmbeddedCluster(dataDir: string, options: EmbeddedOpt
 
   // The last process to leave a shared cluster stops it, whoever started it: a CLI command must not
   // stop the cluster under a server that attached meanwhile, nor a server leave it running forever.
-  const stopIfLastClient = async (port: number, options?: { force?: boolean }) => {
+  const stopIfLastClient = async (port: number, options?: StopOptions) => {
     if (!options?.force && (await otherClientCount(urlFor(port)('postgres'))) > 0) return
-    await run(binaries.pg_ctl, ['stop', '-w', '-m', 'fast', '-D', clusterDir], runAs).catch(() => {})
+    const stop = (mode: string, seconds: number) =>
+      run(binaries.pg_ctl, ['stop', '-w', '-t', String(seconds), '-m', mode, '-D', clusterDir], runAs).then(() => true, () => false)
+    // Immediate mode ends every backend at once, even one busy inside a single long computation that
+    // a fast stop would wait for; Postgres recovers from the WAL at the next start.
+    if (!(await stop('fast', Math.max(1, Math.floor(options?.timeoutSeconds ?? 60))))) await stop('immediate', 10)
   }
 
   const runningPort = await runningClusterPort(clusterDir)
@@ -79,13 +90,17 @@ export async function startEmbeddedCluster(dataDir: string, options: EmbeddedOpt
   }
 }
 
-/** Client sessions other than the asking one: another server or CLI still using the cluster. */
+/**
+ * Client sessions of other processes: another server or CLI still using the cluster. This process's
+ * own sessions do not count: they are closing, or were ended at shutdown and are still going away.
+ */
 async function otherClientCount(url: string): Promise<number> {
   const client = new pg.Client({ connectionString: url })
   try {
     await client.connect()
     const { rows } = await client.query<{ count: string }>(
-      "SELECT count(*) AS count FROM pg_stat_activity WHERE backend_type = 'client backend' AND pid <> pg_backend_pid()",
+      "SELECT count(*) AS count FROM pg_stat_activity WHERE backend_type = 'client backend' AND pid <> pg_backend_pid() AND NOT starts_with(application_name, $1)",
+      [PROCESS_APPLICATION_NAME],
     )
     return Number(rows[0]?.count ?? 0)
   } catch {

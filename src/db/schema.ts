@@ -299,6 +299,29 @@ export interface ChannelExportTable {
   uploaded: Generated<number>
 }
 
+export type ChannelPushStatus = 'pending' | 'running' | 'done' | 'failed' | 'skipped'
+
+export interface ChannelPushTable {
+  id: Id
+  account_id: string
+  site_id: string
+  channel_id: string
+  export_id: string
+  pid: string
+  url: string
+  storage_key: string
+  filename: string
+  content_type: string
+  status: Generated<ChannelPushStatus>
+  attempts: Generated<number>
+  run_at: Generated<Date>
+  locked_until: Date | null
+  budget_ends_at: Date | null
+  note: string | null
+  created_at: Generated<Date>
+  finished_at: Date | null
+}
+
 export interface Database {
   account: AccountTable
   platform_credential: PlatformCredentialTable
@@ -324,6 +347,7 @@ export interface Database {
   channel_destination: ChannelDestinationTable
   feed_file: FeedFileTable
   channel_export: ChannelExportTable
+  channel_push: ChannelPushTable
 }
 
 export type Project = Selectable<ProjectTable>
@@ -342,3 +366,4 @@ export type Channel = Selectable<ChannelTable>
 export type ChannelDestination = Selectable<ChannelDestinationTable>
 export type FeedFile = Selectable<FeedFileTable>
 export type ChannelExport = Selectable<ChannelExportTable>
+export type ChannelPush = Selectable<ChannelPushTable>

@@ -22,6 +22,8 @@ export interface ExportCounts {
 export interface ExportedFile {
   filename: string
   path: string
+  /** Where the file is kept (DATA_DIR/feeds); a push sends it from there after the run. */
+  storageKey: string
   contentType: string
 }
 
@@ -149,7 +151,7 @@ export async function exportChannel(db: Db, dataDir: string, site: Site, channel
     })
     return {
       ...result,
-      files: written.map((file) => ({ filename: file.filename, path: storagePath(dataDir, file.key), contentType: contentTypeOf(channel.format) })),
+      files: written.map((file) => ({ filename: file.filename, path: storagePath(dataDir, file.key), storageKey: file.key, contentType: contentTypeOf(channel.format) })),
     }
   } catch (error) {
     for (const file of written) {

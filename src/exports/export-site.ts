@@ -1,8 +1,8 @@
 import type { Db } from '../db/database.js'
 import type { Channel, Process, Site } from '../db/schema.js'
-import { pushFile } from '../feeds/http-push.js'
 import { RunFailure, SiteErrorCode } from '../jobs/run-failure.js'
-import { siteErrorReporter, type SiteErrorReporter } from '../sites/site-errors.js'
+import { siteErrorReporter } from '../sites/site-errors.js'
+import { recordChannelExport } from './channel-pushes.js'
 import { exportChannel } from './export-channel.js'
 import { removeFeedFiles } from './feed-storage.js'
 
@@ -34,32 +34,15 @@ export async function exportSite(db: Db, dataDir: string, site: Site, run: Proce
   }
   const failed: string[] = []
   let exported = 0
+  let queued = 0
   for (const channel of active) {
     const start = now()
     const history = { account_id: site.account_id, site_id: site.id, channel_id: channel.id, pid: run.pid, export_start: start }
     try {
       const result = await exportChannel(db, dataDir, site, channel, run.pid, start)
       await removeFeedFiles(dataDir, result.replacedKeys)
-      const uploaded = await pushToDestinations(db, channel, result.files, report)
-      const { counts } = result
-      await db
-        .insertInto('channel_export')
-        .values({
-          ...history,
-          export_time: now(),
-          process_status: 'success',
-          product_count: counts.now,
-          product_count_now: counts.now,
-          product_count_previous: counts.previous,
-          product_count_new: counts.new,
-          product_count_modified: counts.modified,
-          product_count_deleted: counts.deleted,
-          product_count_unchanged: counts.unchanged,
-          product_count_skipped: 0,
-          uploaded: uploaded ? 1 : 0,
-        })
-        .execute()
-      exported += counts.now
+      queued += await recordChannelExport(db, { site, channel, pid: run.pid, start, end: now(), result })
+      exported += result.counts.now
     } catch (error) {
       const message = error instanceof RunFailure ? error.message : `Channel ${channel.id} could not be exported; its previous files are kept`
       await report(error instanceof RunFailure ? error.code : SiteErrorCode.exportFailed, message, { channel_id: channel.id })
@@ -72,30 +55,8 @@ export async function exportSite(db: Db, dataDir: string, site: Site, run: Proce
     }
   }
   if (failed.length > 0) throw new RunFailure(SiteErrorCode.exportFailed, `Channels ${failed.join(', ')} failed to export; see the site errors`, { channels: failed })
-  return `Exported ${exported} rows through ${active.length} channel${active.length === 1 ? '' : 's'}`
-}
-
-/** POSTs every file to each active http destination; a failure is a site error and uploaded = 0. */
-async function pushToDestinations(
-  db: Db,
-  channel: Channel,
-  files: { filename: string; path: string; contentType: string }[],
-  report: SiteErrorReporter,
-): Promise<boolean> {
-  const destinations = await db.selectFrom('channel_destination').selectAll().where('channel_id', '=', channel.id).where('kind', '=', 'http').where('active', '=', true).execute()
-  let ok = true
-  for (const destination of destinations) {
-    for (const file of files) {
-      const pushed = await pushFile(destination.url ?? '', file)
-      if (!pushed.ok) {
-        ok = false
-        await report(SiteErrorCode.destinationFailed, `Channel ${channel.id}: sending ${file.filename} to ${destination.url} failed after ${pushed.attempts} attempts: ${pushed.error}`, {
-          channel_id: channel.id,
-          destination_id: destination.id,
-          filename: file.filename,
-        })
-      }
-    }
-  }
-  return ok
+  // Delivery to http destinations follows the run (channel-pushes.ts): the run succeeded once its
+  // files are written; the history's `uploaded` and site errors 2003 tell how delivery went.
+  const delivery = queued > 0 ? `; ${queued} file${queued === 1 ? '' : 's'} queued for delivery to http destinations` : ''
+  return `Exported ${exported} rows through ${active.length} channel${active.length === 1 ? '' : 's'}${delivery}`
 }

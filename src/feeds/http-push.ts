@@ -1,6 +1,8 @@
-import { createReadStream } from 'node:fs'
 import fs from 'node:fs/promises'
-import { setTimeout as sleep } from 'node:timers/promises'
+import http from 'node:http'
+import https from 'node:https'
+import type { Socket } from 'node:net'
+import { OutboundRefusedError, type OutboundGuard } from '../net/outbound-guard.js'
 
 export interface PushFile {
   path: string
@@ -8,98 +10,113 @@ export interface PushFile {
   contentType: string
 }
 
-export interface PushOptions {
-  /** Tries in all, the first included (default 3). */
-  attempts?: number
-  /** Wait before the second try; doubled before each further one (default 500 ms). */
-  backoffMs?: number
-  /** Limit of one try, from the request to the response headers (default 60 s). */
-  timeoutMs?: number
-  fetch?: typeof fetch
+export interface SendOptions {
+  guard: OutboundGuard
+  /** Limit of the attempt, from the start of the connection to the response's status line. */
+  timeoutMs: number
+  /** Aborts the attempt (the server is shutting down); the result is then `aborted`. */
+  signal?: AbortSignal
 }
 
-export type PushResult = { ok: true; attempts: number } | { ok: false; attempts: number; error: string }
+/**
+ * What one attempt came to. `error` says what failed in the service's own words (status code,
+ * timeout, could not connect, refused by the guard): nothing a remote server sends — body, reason
+ * phrase, headers — ever reaches it, and a failed connection says no more than that it failed.
+ */
+export type SendResult =
+  | { ok: true }
+  | { ok: false; kind: 'status' | 'timeout' | 'unreachable' | 'refused' | 'missing' | 'aborted'; error: string; retry: boolean }
 
-type Attempt = { ok: true } | { ok: false; error: string; retry: boolean }
+type Failure = Extract<SendResult, { ok: false }>
+
+const fail = (kind: Failure['kind'], error: string, retry: boolean): Failure => ({ ok: false, kind, error, retry })
 
 /**
- * POSTs a file, streamed from disk, to an http destination. Retries what may pass on a second try
- * (network errors, timeouts, 408, 429, 5xx) with exponential backoff; a client error or a redirect
- * is final. Never throws: the export turns a failure into a site error.
+ * POSTs a file, streamed from disk, to an http destination, once. Redirects are never followed.
+ * The connection goes through the outbound guard's lookup, so the address connected to is the one
+ * the guard checked. Never throws.
  */
-export async function pushFile(url: string, file: PushFile, options: PushOptions = {}): Promise<PushResult> {
-  const attempts = Math.max(1, Math.floor(options.attempts ?? 3))
-  const backoffMs = options.backoffMs ?? 500
+export async function sendFile(url: string, file: PushFile, options: SendOptions): Promise<SendResult> {
   let target: URL
   try {
     target = new URL(url)
-    if (target.protocol !== 'http:' && target.protocol !== 'https:') throw new Error('not http')
-  } catch {
-    return { ok: false, attempts: 0, error: `not an http(s) URL: ${url}` }
+    if (target.protocol !== 'http:' && target.protocol !== 'https:') return fail('refused', 'only http and https URLs are allowed', false)
+    if (target.username !== '' || target.password !== '') return fail('refused', 'credentials in the URL are not allowed', false)
+    options.guard.checkHost(target)
+  } catch (error) {
+    return fail('refused', error instanceof OutboundRefusedError ? error.message : 'not a valid URL', false)
   }
-  for (let attempt = 1; ; attempt++) {
-    const outcome = await tryPush(target, file, options.timeoutMs ?? 60_000, options.fetch ?? fetch)
-    if (outcome.ok) return { ok: true, attempts: attempt }
-    if (!outcome.retry || attempt >= attempts) return { ok: false, attempts: attempt, error: outcome.error }
-    await sleep(backoffMs * 2 ** (attempt - 1))
-  }
-}
-
-async function tryPush(url: URL, file: PushFile, timeoutMs: number, fetchImpl: typeof fetch): Promise<Attempt> {
+  let handle: fs.FileHandle | undefined
   let size: number
   try {
-    size = (await fs.stat(file.path)).size
-  } catch (error) {
-    return { ok: false, error: `cannot read ${file.filename}: ${describe(error)}`, retry: false }
+    handle = await fs.open(file.path)
+    size = (await handle.stat()).size
+  } catch {
+    await handle?.close()
+    return fail('missing', `the file ${file.filename} is no longer there`, false)
   }
-  const body = createReadStream(file.path)
-  try {
-    const response = await fetchImpl(url, {
+  const body = handle.createReadStream()
+  const host = target.host
+  return new Promise<SendResult>((resolve) => {
+    let connected = false
+    let settled = false
+    const finish = (result: SendResult) => {
+      if (settled) return
+      settled = true
+      clearTimeout(timer)
+      options.signal?.removeEventListener('abort', onAbort)
+      request.destroy()
+      body.destroy()
+      resolve(result)
+    }
+    const request = (target.protocol === 'https:' ? https : http).request(target, {
       method: 'POST',
+      agent: false,
+      lookup: options.guard.lookup,
       headers: {
         'content-type': file.contentType,
         'content-length': String(size),
         'content-disposition': contentDisposition(file.filename),
       },
-      // Node's fetch streams an async iterable body; `duplex` is required for a streamed body.
-      body: body as unknown as RequestInit['body'],
-      duplex: 'half',
-      redirect: 'manual',
-      signal: AbortSignal.timeout(timeoutMs),
-    } as RequestInit)
-    const excerpt = await bodyExcerpt(response)
-    if (response.status >= 200 && response.status < 300) return { ok: true }
-    const status = `HTTP ${response.status}${response.statusText ? ` ${response.statusText}` : ''}${excerpt ? `: ${excerpt}` : ''}`
-    if (response.status >= 300 && response.status < 400) return { ok: false, error: `${status} (redirects are not followed)`, retry: false }
-    const retry = response.status === 408 || response.status === 429 || response.status >= 500
-    return { ok: false, error: status, retry }
-  } catch (error) {
-    if (error instanceof Error && error.name === 'TimeoutError') return { ok: false, error: `no response within ${timeoutMs} ms`, retry: true }
-    return { ok: false, error: describe(error), retry: true }
-  } finally {
-    body.destroy()
-  }
+    })
+    request.on('socket', (socket: Socket) => socket.once('connect', () => (connected = true)))
+    request.on('response', (response) => {
+      // The status decides; the body is not read at all.
+      response.resume()
+      finish(statusResult(response.statusCode ?? 0))
+    })
+    request.on('error', (error: NodeJS.ErrnoException) => finish(errorResult(error, connected, host)))
+    body.on('error', () => finish(fail('missing', `the file ${file.filename} could not be read`, false)))
+    const seconds = Math.round(options.timeoutMs / 100) / 10
+    const timer = setTimeout(
+      () => finish(connected ? fail('timeout', `no response within ${seconds} s`, true) : fail('unreachable', `could not connect to ${host} within ${seconds} s`, true)),
+      options.timeoutMs,
+    )
+    const onAbort = () => finish(fail('aborted', 'the server stopped before the attempt ended', true))
+    if (options.signal?.aborted) onAbort()
+    else options.signal?.addEventListener('abort', onAbort, { once: true })
+    body.pipe(request)
+  })
 }
 
-/** The start of the response body, for the error text; the rest is dropped unread. */
-async function bodyExcerpt(response: Response): Promise<string> {
-  if (!response.body) return ''
-  const reader = response.body.getReader()
-  const chunks: Uint8Array[] = []
-  let length = 0
-  try {
-    while (length < 200) {
-      const { done, value } = await reader.read()
-      if (done) break
-      chunks.push(value)
-      length += value.length
-    }
-  } catch {
-    // An unreadable error body says nothing more than the status.
-  } finally {
-    await reader.cancel().catch(() => {})
+function statusResult(status: number): SendResult {
+  if (status >= 200 && status < 300) return { ok: true }
+  // Node's own reason phrase for the code, never the one the server sent.
+  const phrase = http.STATUS_CODES[status]
+  const text = `HTTP ${status}${phrase ? ` ${phrase}` : ''}`
+  if (status >= 300 && status < 400) return fail('status', `${text} (redirects are not followed)`, false)
+  return fail('status', text, status === 408 || status === 429 || status >= 500)
+}
+
+function errorResult(error: NodeJS.ErrnoException, connected: boolean, host: string): Failure {
+  if (error instanceof OutboundRefusedError) return fail('refused', error.message, false)
+  if (error.code === 'ENOTFOUND' || error.code === 'EAI_AGAIN') return fail('unreachable', `could not resolve ${host.replace(/:\d+$/, '')}`, true)
+  // Refused, unreachable and reset all read the same: the state of a port is not for tenants to probe.
+  if (!connected) return fail('unreachable', `could not connect to ${host}`, true)
+  if (typeof error.code === 'string' && /^(ERR_TLS|ERR_SSL|CERT_|UNABLE_TO|DEPTH_ZERO|SELF_SIGNED|HOSTNAME_MISMATCH)/.test(error.code)) {
+    return fail('unreachable', `the TLS connection to ${host} failed (${error.code})`, false)
   }
-  return Buffer.concat(chunks).toString('utf8', 0, Math.min(length, 200)).replace(/\s+/g, ' ').trim()
+  return fail('unreachable', `the connection to ${host} closed before a response`, true)
 }
 
 /** `attachment` with the name quoted; a non-ASCII name also goes in `filename*` (RFC 6266). */
@@ -110,12 +127,4 @@ export function contentDisposition(filename: string): string {
   // RFC 5987 value characters: encodeURIComponent leaves ' ( ) * as they are, which it does not allow.
   const encoded = encodeURIComponent(filename).replace(/['()*]/g, (c) => `%${c.charCodeAt(0).toString(16).toUpperCase()}`)
   return `${header}; filename*=UTF-8''${encoded}`
-}
-
-/** A network error as fetch reports it, with the underlying cause (ECONNREFUSED, ENOTFOUND, ...). */
-function describe(error: unknown): string {
-  if (!(error instanceof Error)) return String(error)
-  const cause = error.cause as { code?: string; message?: string } | undefined
-  const detail = cause?.code ?? cause?.message
-  return detail && detail !== error.message ? `${error.message} (${detail})` : error.message
 }

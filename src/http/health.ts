@@ -1,19 +1,34 @@
 import { Type } from '@sinclair/typebox'
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { sql } from 'kysely'
-import type { Db } from '../db/database.js'
+import { poolUsage, type Db } from '../db/database.js'
+import type { UploadSlots } from '../stream/upload-slots.js'
 
-const Health = Type.Object({ status: Type.String(), database: Type.String() })
+const Usage = Type.Object({ size: Type.Integer(), busy: Type.Integer(), waiting: Type.Integer() })
+const Health = Type.Object({
+  status: Type.String({ description: 'ok, saturated (every connection busy and requests waiting for one) or unavailable' }),
+  database: Type.String(),
+  pool: Type.Optional(Usage),
+  uploads: Type.Optional(Usage),
+})
 
 // Load balancers and the Docker HEALTHCHECK poll this without credentials.
-export const healthRoutes: FastifyPluginAsyncTypebox<{ db: Db }> = async (app, { db }) => {
+export const healthRoutes: FastifyPluginAsyncTypebox<{ db: Db; uploadSlots: UploadSlots }> = async (app, { db, uploadSlots }) => {
   app.get('/healthz', { schema: { tags: ['health'], security: [], response: { 200: Health, 503: Health } } }, async (request, reply) => {
+    const pool = poolUsage(db)
+    const { active, waiting, total } = uploadSlots.usage
+    const usage = { ...(pool ? { pool } : {}), uploads: { size: total, busy: active, waiting } }
+    // A saturated pool is answered without a query: the query would queue behind the others, and
+    // the answer the balancer needs is that this process cannot take more work now.
+    if (pool && pool.waiting > 0 && pool.busy >= pool.size) {
+      return reply.code(503).send({ status: 'saturated', database: 'up', ...usage })
+    }
     try {
       await sql`SELECT 1`.execute(db)
-      return { status: 'ok', database: 'up' }
+      return { status: 'ok', database: 'up', ...usage }
     } catch (error) {
       request.log.warn({ err: error }, 'health check: database unreachable')
-      return reply.code(503).send({ status: 'unavailable', database: 'down' })
+      return reply.code(503).send({ status: 'unavailable', database: 'down', ...usage })
     }
   })
 }

@@ -2,6 +2,7 @@ import { sql, type CompiledQuery } from 'kysely'
 import type pg from 'pg'
 import { withRawTransaction, type Db } from '../db/database.js'
 import type { BatchKind, BatchStage } from '../db/schema.js'
+import { AttributeNames } from '../catalog/row-rules.js'
 import { isoSeconds } from '../stream/upload-stage.js'
 import { parseReferencedBatch } from './referenced-rows.js'
 
@@ -27,7 +28,7 @@ export interface AppliedStream {
  * and then find nothing pending). Commits on its own: the batches stay applied even if the stage
  * built from them later fails, and the next import builds from the catalog as it is.
  */
-export async function applyPendingBatches(db: Db, streamId: string, upToSeq: string, now: Date): Promise<AppliedStream> {
+export async function applyPendingBatches(db: Db, streamId: string, upToSeq: string, now: Date, maxAttributes: number): Promise<AppliedStream> {
   return withRawTransaction(db, async (client, run) => {
     const [stream] = await run(
       db.selectFrom('stream').select(['id', 'account_id', 'type', 'columns']).where('id', '=', streamId).forUpdate().compile(),
@@ -47,10 +48,14 @@ export async function applyPendingBatches(db: Db, streamId: string, upToSeq: str
     if (pending.length === 0) return applied
 
     const stages = new Map<string, BatchStage>()
-    const columns = new Set(stream.columns)
+    let columns = new Set(stream.columns)
     for (const batch of pending) {
+      // Deleting every row forgets the stream's attribute names: the names of the uploads after it
+      // start a new set (the way out of the MAX_ATTRIBUTES_PER_STREAM cap).
+      if (batch.kind === 'delete_all') columns = new Set()
       if (stream.type === 'referenced' && batch.kind === 'upsert') {
-        const parsed = await parseReferencedBatch(db, client, batch.id, stream.account_id, now)
+        // Referenced payloads meet the per-stream cap here, when their rows are first read.
+        const parsed = await parseReferencedBatch(db, client, batch.id, stream.account_id, now, new AttributeNames(columns, maxAttributes))
         stages.set(batch.id, parsed.stage)
         batch.columns = parsed.columns
         applied.failedRows += parsed.stage.errorCount

@@ -17,6 +17,12 @@ export interface StageSite {
   id_column: string
 }
 
+/** The catalog's bounds (MAX_ATTRIBUTES_PER_STREAM, MAX_STAGE_COLUMNS), as a run applies them. */
+export interface CatalogLimits {
+  attributesPerStream: number
+  stageColumns: number
+}
+
 export interface BuiltStage {
   rowCount: number
 }
@@ -31,7 +37,7 @@ const IMPORT_STAGE = 'import'
  * readers see the old stage or the new one, and a failure leaves the old one as it was. Repeatable
  * read gives one snapshot of every stream, so the change sequences recorded match the rows read.
  */
-export async function buildImportStage(db: Db, site: StageSite, sources: StageSource[]): Promise<BuiltStage> {
+export async function buildImportStage(db: Db, site: StageSite, sources: StageSource[], maxColumns: number): Promise<BuiltStage> {
   const mains = sources.filter((source) => source.importType === 1)
   const additions = sources.filter((source) => source.importType === 2)
   if (mains.length === 0) {
@@ -90,6 +96,16 @@ export async function buildImportStage(db: Db, site: StageSite, sources: StageSo
         }
       }
       const columns = rowCount === 0 ? [] : await filledColumns(trx, site.id, [...candidates])
+      // Every product read and export walks every column of the stage: several streams within their
+      // own caps may still add up to more than a read or a feed file can carry. Failing here rolls
+      // the new stage back; the previous one stays.
+      if (columns.length > maxColumns) {
+        throw new RunFailure(
+          SiteErrorCode.tooManyColumns,
+          `The import stage would have ${columns.length} columns, more than the limit of ${maxColumns} (MAX_STAGE_COLUMNS); the import was stopped and the previous data kept. Use fewer attribute names in the site's data sources.`,
+          { columns: columns.length, limit: maxColumns },
+        )
+      }
       const streamSeqs = Object.fromEntries(sources.map((source) => [source.streamId, byId.get(source.streamId)?.applied_seq ?? '0']))
       await trx
         .insertInto('site_stage')

@@ -1,5 +1,6 @@
 import { sql } from 'kysely'
 import type { Db } from '../db/database.js'
+import { deleteEndedPushes } from '../exports/channel-pushes.js'
 import { purgeDeletedStreams } from '../stream/streams.js'
 
 // Work that imports and deletes leave for later, so that neither waits for it: run hourly by every
@@ -44,6 +45,7 @@ export interface CleanupReport {
   streams: number
   batches: number
   sites: number
+  pushes: number
 }
 
 /** Everything the hourly cleanup does, in order. */
@@ -51,5 +53,6 @@ export async function runCleanup(db: Db, now: Date, graceMinutes = 10): Promise<
   const streams = await purgeDeletedStreams(db, now)
   const batches = await releaseAppliedBatchRows(db, graceMinutes)
   const sites = await purgeDeletedSiteStages(db)
-  return { streams, batches, sites }
+  const pushes = await deleteEndedPushes(db)
+  return { streams, batches, sites, pushes }
 }

@@ -5,13 +5,14 @@ import { SiteErrorCode } from '../jobs/run-failure.js'
 import { addImportHistory } from '../sites/import-history.js'
 import { siteErrorReporter } from '../sites/site-errors.js'
 import { applyPendingBatches } from './apply-batches.js'
-import { buildImportStage, type StageSource } from './build-stage.js'
+import { buildImportStage, type CatalogLimits, type StageSource } from './build-stage.js'
 
 export interface ImportRun {
   pid: string
   /** Batches up to this sequence number were uploaded before the run started. */
   upToSeq: string
   now: () => Date
+  limits: CatalogLimits
 }
 
 /**
@@ -51,7 +52,7 @@ export async function importSite(db: Db, site: Site, run: ImportRun): Promise<{ 
       })
       continue
     }
-    const outcome = await applyPendingBatches(db, row.stream_id, run.upToSeq, run.now())
+    const outcome = await applyPendingBatches(db, row.stream_id, run.upToSeq, run.now(), run.limits.attributesPerStream)
     if (outcome.failedRows > 0) {
       await report(SiteErrorCode.rowsFailedToParse, `${outcome.failedRows} products of stream ${row.stream_id} could not be read; see the batches' processing stage`, {
         stream_id: row.stream_id,
@@ -60,7 +61,7 @@ export async function importSite(db: Db, site: Site, run: ImportRun): Promise<{ 
     }
   }
 
-  const stage = await buildImportStage(db, site, sources)
+  const stage = await buildImportStage(db, site, sources, run.limits.stageColumns)
   await addImportHistory(db, { accountId: site.account_id, siteId: site.id, pid: run.pid, productCount: stage.rowCount, importTime: run.now() })
   await forgetSeenTombstones(db, [...applied])
   return { productCount: stage.rowCount }

@@ -1,7 +1,7 @@
 import type pg from 'pg'
 import type { Db } from '../db/database.js'
 import type { BatchStage } from '../db/schema.js'
-import { RowError, addAttributeNames, readRow } from '../catalog/row-rules.js'
+import { RowError, RowReader, type AttributeNames } from '../catalog/row-rules.js'
 import { CopyWriter, copyText } from '../stream/copy-writer.js'
 import { StageCollector } from '../stream/upload-stage.js'
 import { JsonElementSplitter, type Element } from './json-elements.js'
@@ -18,9 +18,10 @@ export async function parseReferencedBatch(
   batchId: string,
   accountId: string,
   now: Date,
+  names: AttributeNames,
 ): Promise<{ stage: BatchStage; columns: string[] }> {
   const collector = new StageCollector()
-  const columns = new Set<string>()
+  const reader = new RowReader()
   const splitter = new JsonElementSplitter()
   const decoder = new TextDecoder('utf-8')
   const copy = new CopyWriter(client, 'COPY batch_row (batch_id, line_no, account_id, product_id, data) FROM STDIN')
@@ -29,13 +30,13 @@ export async function parseReferencedBatch(
   const handle = (element: Element) => {
     if (element.kind === 'tooLarge') return collector.error(RowError.tooLarge, element.index, element.head)
     if (element.kind === 'trailing') return collector.error(RowError.syntax, element.index, element.text)
-    const row = readRow(element.text)
+    const row = reader.read(element.text)
     if ('error' in row) {
       // Blank entries between separators are not products; the upload already refused empty payloads.
       if (row.error === RowError.emptyLine) return
       return collector.error(row.error, element.index, element.text)
     }
-    if (!addAttributeNames(columns, row.attributes)) return collector.error(RowError.tooManyAttributes, element.index, element.text)
+    if (!names.add(row.attributes)) return collector.error(names.error, element.index, element.text)
     collector.success()
     copy.row(`${prefix}${element.index}${accountField}${copyText(row.productId)}\t${copyText(row.data)}\n`)
   }
@@ -55,5 +56,5 @@ export async function parseReferencedBatch(
     copy.abort(error as Error)
     throw error
   }
-  return { stage: collector.stage(now), columns: [...columns] }
+  return { stage: collector.stage(now), columns: [...names.names] }
 }

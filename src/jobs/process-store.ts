@@ -77,16 +77,48 @@ export async function endProcess(db: DbHandle, pid: string, attempt: number | nu
   return query.returningAll().executeTakeFirst()
 }
 
-/** The run waiting behind the one that just ended, locked, if it has no job yet. */
-export async function nextWaiting(db: DbHandle, siteId: string): Promise<Process | undefined> {
-  return db
+/**
+ * Serialises the decisions about one account's runs (which may start) for the rest of the
+ * transaction. An advisory lock rather than the account row: nothing else waits on it.
+ */
+export async function lockAccountRuns(db: DbHandle, accountId: string): Promise<void> {
+  await sql`SELECT pg_advisory_xact_lock(${ACCOUNT_RUNS_LOCK}, hashtext(${accountId}))`.execute(db)
+}
+
+// The first key of the account-runs advisory lock: a number of our own, so it meets no other lock.
+const ACCOUNT_RUNS_LOCK = 7301
+
+/** Runs of the account that may run now: running, or queued with a job. */
+export async function admittedRuns(db: DbHandle, accountId: string): Promise<number> {
+  const row = await db
     .selectFrom('process')
-    .selectAll()
-    .where('site_id', '=', siteId)
-    .where('status', '=', 'queued')
-    .where('job_id', 'is', null)
-    .forUpdate()
+    .select((eb) => eb.fn.countAll<string>().as('n'))
+    .where('account_id', '=', accountId)
+    .where('status', 'in', ['queued', 'running'])
+    .where('job_id', 'is not', null)
     .executeTakeFirst()
+  return Number(row?.n ?? 0)
+}
+
+/**
+ * The account's runs that wait without a job although their site runs nothing: they wait for the
+ * account's turn (RUN_ACCOUNT_CONCURRENCY). Oldest first, locked, at most `limit`.
+ */
+export async function waitingForAccount(db: DbHandle, accountId: string, limit: number): Promise<Process[]> {
+  if (limit <= 0) return []
+  return db
+    .selectFrom('process as p')
+    .selectAll('p')
+    .where('p.account_id', '=', accountId)
+    .where('p.status', '=', 'queued')
+    .where('p.job_id', 'is', null)
+    .where(({ not, exists, selectFrom }) =>
+      not(exists(selectFrom('process as r').select('r.pid').whereRef('r.site_id', '=', 'p.site_id').where('r.status', '=', 'running'))),
+    )
+    .orderBy('p.created_at')
+    .limit(limit)
+    .forUpdate()
+    .execute()
 }
 
 /** Running runs whose worker has not written a heartbeat for `staleSeconds`: their process died. */

@@ -11,6 +11,8 @@ export interface RunQueueOptions {
   pollingSeconds: number
   /** How long a run may take before pg-boss gives up on it: the backstop behind the heartbeat. */
   expireSeconds: number
+  /** Runs of one account with a job at once (RUN_ACCOUNT_CONCURRENCY); default 1. */
+  accountConcurrency?: number
 }
 
 export interface RunHandlers {
@@ -34,6 +36,7 @@ interface RunJobData {
 export class RunQueue {
   private readonly boss: PgBoss
   private readonly workerIds: string[] = []
+  readonly accountConcurrency: number
 
   constructor(
     db: Db,
@@ -42,6 +45,7 @@ export class RunQueue {
     // pg-boss runs its statements through our pool: one set of connections, and `send` can join the
     // transaction that creates the run.
     this.boss = new PgBoss({ db: adapter(db), schedule: false, supervise: true, migrate: true, maintenanceIntervalSeconds: 30 })
+    this.accountConcurrency = options.accountConcurrency ?? 1
   }
 
   private started = false
@@ -96,9 +100,10 @@ export class RunQueue {
     for (const id of this.workerIds) this.boss.notifyWorker(id)
   }
 
-  async stop(): Promise<void> {
+  /** Takes no more runs, and waits up to `timeoutMs` for the running ones before giving them up (retried). */
+  async stop(timeoutMs = 10_000): Promise<void> {
     if (!this.started) return
-    await this.boss.stop({ graceful: true, close: false, wait: true, timeout: 10_000 })
+    await this.boss.stop({ graceful: true, close: false, wait: true, timeout: timeoutMs })
   }
 }
 

@@ -4,7 +4,7 @@ import type { Process, ProcessAction, Site } from '../db/schema.js'
 import { BadRequestError, NotFoundError } from '../errors.js'
 import { isId } from '../sites/ids.js'
 import { getSite } from '../sites/sites.js'
-import { activeRuns, estimatedSeconds, findProcess, insertProcess, setJob } from './process-store.js'
+import { activeRuns, admittedRuns, estimatedSeconds, findProcess, insertProcess, lockAccountRuns, setJob } from './process-store.js'
 import type { RunQueue } from './run-queue.js'
 
 export const ACTIONS: readonly ProcessAction[] = ['import', 'export', 'channel', 'export-all', 'all']
@@ -59,6 +59,12 @@ export async function queueRun(db: Db, queue: RunQueue, site: Site, action: Proc
     await insertProcess(trx, { pid, accountId: site.account_id, siteId: site.id, action, targetId, trigger })
     const running = active.find((run) => run.status === 'running')
     if (running) return `Run queued; it starts when process ${running.pid} has finished`
+    // Run slots are shared fairly: an account's runs beyond its share wait here, without a job, so
+    // that the queue's next job is always another account's while this one has its share running.
+    await lockAccountRuns(trx, site.account_id)
+    if ((await admittedRuns(trx, site.account_id)) >= queue.accountConcurrency) {
+      return `Run queued; it starts when one of the account's other runs has finished (an account runs at most ${queue.accountConcurrency} at a time)`
+    }
     await setJob(trx, pid, await queue.send(trx, pid))
     return 'Run queued'
   })

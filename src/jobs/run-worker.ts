@@ -1,7 +1,8 @@
 import type { FastifyBaseLogger } from 'fastify'
 import type { Db } from '../db/database.js'
 import { addSiteError } from '../sites/site-errors.js'
-import { beat, claimProcess, endProcess, nextWaiting, setJob, setSiteProcessing, staleRuns } from './process-store.js'
+import { admittedRuns, beat, claimProcess, endProcess, lockAccountRuns, setJob, setSiteProcessing, staleRuns, waitingForAccount } from './process-store.js'
+import type { CatalogLimits } from '../imports/build-stage.js'
 import { performRun } from './run-actions.js'
 import { RunFailure, SiteErrorCode } from './run-failure.js'
 import { RunQueue, type RunHandlers } from './run-queue.js'
@@ -17,6 +18,9 @@ export interface RunWorkerOptions {
   now: () => Date
   /** Where exported feed files are kept (DATA_DIR). */
   dataDir: string
+  limits: CatalogLimits
+  /** Runs of one account that may run at once, across every process (RUN_ACCOUNT_CONCURRENCY). */
+  accountConcurrency: number
 }
 
 /**
@@ -32,7 +36,12 @@ export class RunWorker {
     private readonly options: RunWorkerOptions,
     private readonly log: FastifyBaseLogger,
   ) {
-    this.queue = new RunQueue(db, { concurrency: options.concurrency, pollingSeconds: options.pollingSeconds, expireSeconds: options.expireSeconds })
+    this.queue = new RunQueue(db, {
+      concurrency: options.concurrency,
+      pollingSeconds: options.pollingSeconds,
+      expireSeconds: options.expireSeconds,
+      accountConcurrency: options.accountConcurrency,
+    })
   }
 
   private stopped = false
@@ -67,11 +76,28 @@ export class RunWorker {
     }
   }
 
-  async stop(): Promise<void> {
+  private stopping: Promise<void> | undefined
+  private interrupted = false
+
+  /**
+   * Takes no more runs and waits up to `timeoutMs` for the running ones. A shutdown calls it first,
+   * the app's close again: both wait for the same stop.
+   */
+  stop(timeoutMs?: number): Promise<void> {
     this.stopped = true
     clearTimeout(this.retry)
     clearInterval(this.sweeper)
-    await this.queue.stop()
+    this.stopping ??= this.queue.stop(timeoutMs)
+    return this.stopping
+  }
+
+  /**
+   * Shutdown is about to end this process's database sessions: the runs still going fail from now
+   * on, and are neither recorded as failed nor logged as errors. They are retried, by pg-boss or by
+   * the stale-run sweep of another process (or of this one after a restart), with site error 9001.
+   */
+  interrupt(): void {
+    this.interrupted = true
   }
 
   private async execute(pid: string, jobId: string): Promise<void> {
@@ -82,9 +108,13 @@ export class RunWorker {
       beat(this.db, pid, run.attempt).catch((error: unknown) => this.log.warn({ err: error, pid }, 'run heartbeat failed'))
     }, this.options.heartbeatSeconds * 1000)
     try {
-      const message = await performRun(this.db, this.options.dataDir, run, this.options.now)
+      const message = await performRun(this.db, this.options.dataDir, run, this.options.now, this.options.limits)
       await this.end(pid, run.attempt, 'success', message)
     } catch (error) {
+      if (this.interrupted) {
+        this.log.warn({ pid }, 'run interrupted by the shutdown; it will be retried')
+        throw error
+      }
       if (!(error instanceof RunFailure)) {
         // Unexpected: pg-boss retries once, then the dead-letter handler marks the run failed.
         this.log.error({ err: error, pid }, 'run failed unexpectedly')
@@ -103,8 +133,11 @@ export class RunWorker {
       const ended = await endProcess(trx, pid, attempt, status, message)
       if (!ended) return false
       await setSiteProcessing(trx, ended.site_id, 'Done')
-      const waiting = await nextWaiting(trx, ended.site_id)
-      if (waiting) await setJob(trx, waiting.pid, await this.queue.send(trx, waiting.pid))
+      // The account's turn passes on: to the run waiting behind this one on the site, or to another
+      // site's run of the account that waited for the account's share of the run slots.
+      await lockAccountRuns(trx, ended.account_id)
+      const free = this.queue.accountConcurrency - (await admittedRuns(trx, ended.account_id))
+      for (const waiting of await waitingForAccount(trx, ended.account_id, free)) await setJob(trx, waiting.pid, await this.queue.send(trx, waiting.pid))
       return true
     }).then((ended) => {
       if (ended) this.queue.wake()

@@ -12,6 +12,30 @@ export interface ParsedSchedule {
 
 export class ScheduleError extends Error {}
 
+/** Bounds of a schedule text (MAX_SCHEDULE_LINES, MAX_SCHEDULE_CHARS). */
+export interface ScheduleLimits {
+  maxLines: number
+  maxChars: number
+}
+
+/**
+ * Refuses a schedule text over its bounds without splitting or parsing it: every scheduler pass
+ * evaluates each schedule, so the cost of one must stay small whatever a client stored.
+ */
+export function checkScheduleSize(text: string, limits: ScheduleLimits): void {
+  if (text.length > limits.maxChars) {
+    throw new ScheduleError(`at most ${limits.maxChars} characters (MAX_SCHEDULE_CHARS); this one has ${text.length}`)
+  }
+  let lines = 1
+  for (let at = text.indexOf('\n'); at !== -1; at = text.indexOf('\n', at + 1)) {
+    // A final newline ends the last line rather than starting another.
+    if (at < text.length - 1) lines++
+  }
+  if (lines > limits.maxLines) {
+    throw new ScheduleError(`at most ${limits.maxLines} lines (MAX_SCHEDULE_LINES); this one has ${lines}`)
+  }
+}
+
 export function parseSchedule(text: string): ParsedSchedule {
   const rawLines = text.split(/\r?\n/)
   const lines: string[] = []
@@ -59,16 +83,26 @@ export function hashedMinute(siteId: string): number {
 export function nextRunAt(text: string, siteId: string, defaultTimeZone: string, after: Date): Date | null {
   const schedule = parseSchedule(text)
   const timezone = schedule.timeZone ?? defaultTimeZone
+  return earliest(schedule.lines.map((line) => nextRunOfLine(line, siteId, timezone, after)))
+}
+
+/**
+ * Next time after `after` at which one cron line of the site fires, or null. One line can take a few
+ * milliseconds (croner searches years ahead for a date that never comes, 30 February say), so the
+ * scheduler evaluates a schedule line by line and lets other work run in between.
+ */
+export function nextRunOfLine(line: string, siteId: string, timezone: string, after: Date): Date | null {
+  const cron = new Cron(withMinute(line, hashedMinute(siteId)), { paused: true, timezone })
+  let candidate = cron.nextRun(after)
+  // In a repeated hour (DST fall-back) croner can answer an instant at or before `after`; asking
+  // again from that answer moves past it. Bounded, so that a croner surprise cannot spin.
+  for (let attempt = 0; candidate && candidate <= after && attempt < 5; attempt++) candidate = cron.nextRun(candidate)
+  return candidate && candidate > after ? candidate : null
+}
+
+export function earliest(candidates: (Date | null)[]): Date | null {
   let next: Date | null = null
-  for (const line of schedule.lines) {
-    const cron = new Cron(withMinute(line, hashedMinute(siteId)), { paused: true, timezone })
-    let candidate = cron.nextRun(after)
-    // In a repeated hour (DST fall-back) croner can answer an instant at or before `after`; asking
-    // again from that answer moves past it. Bounded, so that a croner surprise cannot spin.
-    for (let attempt = 0; candidate && candidate <= after && attempt < 5; attempt++) candidate = cron.nextRun(candidate)
-    if (candidate && candidate <= after) candidate = null
-    if (candidate && (next === null || candidate < next)) next = candidate
-  }
+  for (const candidate of candidates) if (candidate && (next === null || candidate < next)) next = candidate
   return next
 }
 

@@ -1,5 +1,6 @@
 import { Type } from '@sinclair/typebox'
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
+import { accountLimits } from '../accounts/object-limits.js'
 import { channelHistory, createChannel, deleteChannel, getChannel, listChannels, updateChannel, type ChannelDetails } from '../channels/channels.js'
 import type { ChannelExport } from '../db/schema.js'
 import { removeFeedFiles } from '../exports/feed-storage.js'
@@ -108,6 +109,7 @@ function historyView(entry: ChannelExport): Record<string, string> {
 
 export const channelRoutes: FastifyPluginAsyncTypebox<PlatformDeps> = async (app, deps) => {
   const { db } = deps
+  const limits = accountLimits(deps.config)
   const Channels = Envelope('Channels', ChannelOut)
   app.get('/sites/:siteId/channels', { schema: { tags, params: SiteParams, response: { 200: Channels, ...errorResponses } } }, async (request) => {
     const found = await listChannels(db, accountOf(request), request.params.siteId)
@@ -126,11 +128,11 @@ export const channelRoutes: FastifyPluginAsyncTypebox<PlatformDeps> = async (app
     },
   )
   app.post('/sites/:siteId/channels', { schema: { tags, params: SiteParams, body: ChannelBody, response: { 201: Channels, ...errorResponses } } }, async (request, reply) => {
-    const created = await createChannel(db, accountOf(request), request.params.siteId, request.body)
+    const created = await createChannel(db, accountOf(request), request.params.siteId, request.body, limits, deps.outbound)
     return reply.code(201).send({ success: true as const, Channels: [channelView(created, baseOf(request, deps))] })
   })
   app.put('/sites/:siteId/channels/:channelId', { schema: { tags, params: ChannelParams, body: ChannelBody, response: { 200: Channels, ...errorResponses } } }, async (request) => {
-    const updated = await updateChannel(db, accountOf(request), request.params.siteId, request.params.channelId, request.body)
+    const updated = await updateChannel(db, accountOf(request), request.params.siteId, request.params.channelId, request.body, deps.outbound)
     return { success: true as const, Channels: [channelView(updated, baseOf(request, deps))] }
   })
   app.delete('/sites/:siteId/channels/:channelId', { schema: { tags, params: ChannelParams, response: { 200: SuccessBody, ...errorResponses } } }, async (request) => {

@@ -1,6 +1,7 @@
 import { Type } from '@sinclair/typebox'
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import type { DataSource } from '../db/schema.js'
+import { accountLimits } from '../accounts/object-limits.js'
 import { createDataSource, deleteDataSource, getDataSource, listDataSources, updateDataSource } from '../sites/data-sources.js'
 import { accountOf, type PlatformDeps } from './deps.js'
 import { NullableBoolean, NullableString, SiteParams, errorResponses } from './schemas.js'
@@ -60,14 +61,15 @@ const single = (source: DataSource) => ({
   meta: { cursor: { current: 0, prev: 0, next: 0, count: 1 } },
 })
 
-export const dataSourceRoutes: FastifyPluginAsyncTypebox<PlatformDeps> = async (app, { db }) => {
+export const dataSourceRoutes: FastifyPluginAsyncTypebox<PlatformDeps> = async (app, { db, config: settings }) => {
+  const limits = accountLimits(settings)
   app.get('/sites/:siteId/streams', { config, schema: { tags, params: SiteParams, querystring: PageQuery, response: { 200: Sources, ...errorResponses } } }, async (request) => {
     const page = await listDataSources(db, accountOf(request), request.params.siteId, request.query)
     return { success: true as const, Sources: page.sources.map(sourceView), meta: { cursor: page.cursor } }
   })
 
   app.post('/sites/:siteId/streams', { config, schema: { tags, params: SiteParams, body: SourceBody, response: { 201: Sources, ...errorResponses } } }, async (request, reply) =>
-    reply.code(201).send(single(await createDataSource(db, accountOf(request), request.params.siteId, request.body))),
+    reply.code(201).send(single(await createDataSource(db, accountOf(request), request.params.siteId, request.body, limits))),
   )
 
   app.get('/sites/:siteId/streams/:streamId', { config, schema: { tags, params: SourceParams, response: { 200: Sources, ...errorResponses } } }, async (request) =>

@@ -1,7 +1,9 @@
 import type { FastifyRequest } from 'fastify'
+import type { FailedAuthLimit } from '../auth/failed-auth-limit.js'
 import type { Config } from '../config.js'
 import type { Db } from '../db/database.js'
 import { UnauthorizedError } from '../errors.js'
+import type { OutboundGuard } from '../net/outbound-guard.js'
 import type { RunQueue } from '../jobs/run-queue.js'
 import { baseUrl } from './envelope.js'
 
@@ -11,6 +13,10 @@ export interface PlatformDeps {
   config: Config
   /** Where process requests queue their runs. */
   runs: RunQueue
+  /** Checks the URLs the service will call on an account's behalf (channel http destinations). */
+  outbound: OutboundGuard
+  /** Failed authentications per caller address, shared with the stream interface. */
+  authLimit: FailedAuthLimit
 }
 
 /** The authenticated account of a request; the auth hook has set it on every protected route. */

@@ -1,6 +1,6 @@
 import type { FastifyInstance, FastifyPluginAsync } from 'fastify'
 import { authenticate } from '../auth/authenticate.js'
-import { BadRequestError, GoneError, UnauthorizedError } from '../errors.js'
+import { BadRequestError, GoneError, TooManyRequestsError, UnauthorizedError } from '../errors.js'
 import { toClientError } from '../http/http-errors.js'
 import type { PlatformDeps } from './deps.js'
 import { channelRoutes } from './channels.js'
@@ -32,10 +32,9 @@ export const platformPlugin: FastifyPluginAsync<PlatformDeps> = async (app, deps
   app.addHook('onRequest', async (request) => {
     const scheme = request.routeOptions.config.auth ?? 'x-auth-token'
     if (request.is404 || scheme === 'none') return
-    const caller = await authenticate(deps.db, scheme, {
-      xAuthToken: request.headers['x-auth-token'],
-      authorization: request.headers.authorization,
-    })
+    const caller = await deps.authLimit.authenticate(request.ip, () =>
+      authenticate(deps.db, scheme, { xAuthToken: request.headers['x-auth-token'], authorization: request.headers.authorization }),
+    )
     if (!caller) throw new UnauthorizedError()
     request.caller = caller
   })
@@ -48,6 +47,7 @@ export const platformPlugin: FastifyPluginAsync<PlatformDeps> = async (app, deps
   app.setErrorHandler((thrown, request, reply) => {
     const { statusCode, message } = toClientError(thrown)
     if (statusCode >= 500) request.log.error({ err: thrown }, 'platform request failed')
+    if (thrown instanceof TooManyRequestsError) reply.header('retry-after', thrown.retryAfterSeconds)
     return reply.code(statusCode).send({ success: false, message })
   })
 

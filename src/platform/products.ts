@@ -1,6 +1,7 @@
 import { Type } from '@sinclair/typebox'
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
-import { readStageRows, stageProperties, type StageQuery } from '../catalog/stage-reads.js'
+import type { FastifyReply } from 'fastify'
+import { readStagePage, stageProperties, type StageQuery } from '../catalog/stage-reads.js'
 import { BadRequestError } from '../errors.js'
 import { accountOf, type PlatformDeps } from './deps.js'
 import { errorResponses } from './schemas.js'
@@ -39,13 +40,15 @@ export function fieldList(query: Record<string, unknown>): string[] {
   return names.map((name) => name.trim()).filter((name) => name !== '')
 }
 
-export const productRoutes: FastifyPluginAsyncTypebox<PlatformDeps> = async (app, { db }) => {
+export const productRoutes: FastifyPluginAsyncTypebox<PlatformDeps> = async (app, { db, config }) => {
   for (const url of ['/site/:siteId/stage/:stageName', '/site/:siteId/stage/:stageName/:stageId']) {
-    app.get(url, { schema: { tags, params: StageParams, querystring: RowsQuery, response: { 200: Rows, ...errorResponses } } }, async (request) => {
+    app.get(url, { schema: { tags, params: StageParams, querystring: RowsQuery, response: { 200: Rows, ...errorResponses } } }, async (request, reply) => {
       const { siteId, stageName, stageId } = request.params
       const q = request.query
       const query: StageQuery = { limit: q.limit, offset: q.offset, hidden: q.hidden === 1, filter: q.filter, fields: fieldList(q) }
-      return { success: true as const, products: await readStageRows(db, accountOf(request), siteId, { name: stageName, id: stageId }, query) }
+      const products = await readStagePage(db, accountOf(request), siteId, { name: stageName, id: stageId }, query, config.PRODUCT_READ_MAX_BYTES)
+      // Already JSON, written row by row within the read budget: sent as it is, not serialised again.
+      return (reply as FastifyReply).type('application/json; charset=utf-8').send(`{"success":true,"products":${products}}`)
     })
   }
   for (const url of ['/site/:siteId/stage/:stageName/properties', '/site/:siteId/stage/:stageName/:stageId/properties']) {

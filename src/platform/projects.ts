@@ -1,5 +1,6 @@
 import { Type } from '@sinclair/typebox'
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
+import { accountLimits } from '../accounts/object-limits.js'
 import { createProject, deleteProject, getProject, listProjects, updateProject } from '../sites/projects.js'
 import { accountOf, baseOf, type PlatformDeps } from './deps.js'
 import { Envelope, NullableString, ProjectParams, SuccessBody, errorResponses } from './schemas.js'
@@ -15,6 +16,7 @@ const tags = ['projects']
 
 export const projectRoutes: FastifyPluginAsyncTypebox<PlatformDeps> = async (app, deps) => {
   const { db } = deps
+  const limits = accountLimits(deps.config)
 
   app.get('/projects', { schema: { tags, response: { 200: Projects, ...errorResponses } } }, async (request) => {
     const projects = await listProjects(db, accountOf(request))
@@ -22,7 +24,7 @@ export const projectRoutes: FastifyPluginAsyncTypebox<PlatformDeps> = async (app
   })
 
   app.post('/projects', { schema: { tags, body: ProjectBody, response: { 201: Projects, ...errorResponses } } }, async (request, reply) => {
-    const project = await createProject(db, accountOf(request), request.body)
+    const project = await createProject(db, accountOf(request), request.body, limits)
     return reply.code(201).send({ success: true as const, Projects: [projectView(project, baseOf(request, deps))] })
   })
 

@@ -2,7 +2,9 @@ import { Type } from '@sinclair/typebox'
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import type { FastifyRequest } from 'fastify'
 import type { Site } from '../db/schema.js'
+import { accountLimits } from '../accounts/object-limits.js'
 import { copySite } from '../sites/copy-site.js'
+import { isId } from '../sites/ids.js'
 import { projectIds } from '../sites/projects.js'
 import { createSite, deleteSite, findSites, getSite, listSites, updateSite } from '../sites/sites.js'
 import { NotFoundError } from '../errors.js'
@@ -32,29 +34,39 @@ const tags = ['sites']
 
 export const siteRoutes: FastifyPluginAsyncTypebox<PlatformDeps> = async (app, deps) => {
   const { db } = deps
-  const envelope = async (request: FastifyRequest, sites: Site[]) => {
+  const limits = accountLimits(deps.config)
+  // availableProjectIds: a response about one site carries every project id of the account (at
+  // most MAX_PROJECTS_PER_ACCOUNT); a listing carries only each site's own project, since repeating
+  // every project on every site made a listing grow with sites x projects (issue 10, finding 6).
+  const envelope = async (request: FastifyRequest, site: Site) => {
     const available = await projectIds(db, accountOf(request))
-    return { success: true as const, Sites: sites.map((s) => siteView(s, baseOf(request, deps), available)) }
+    return { success: true as const, Sites: [siteView(site, baseOf(request, deps), available)] }
   }
+  const listing = (request: FastifyRequest, sites: Site[]) => ({
+    success: true as const,
+    Sites: sites.map((s) => siteView(s, baseOf(request, deps), [s.project_id])),
+  })
 
   app.get('/sites', { schema: { tags, response: { 200: Sites, ...errorResponses } } }, async (request) =>
-    envelope(request, await listSites(db, accountOf(request))),
+    listing(request, await listSites(db, accountOf(request))),
   )
 
   app.post('/sites', { schema: { tags, body: SiteBody, response: { 201: Sites, ...errorResponses } } }, async (request, reply) => {
-    const site = await createSite(db, accountOf(request), request.body)
-    return reply.code(201).send(await envelope(request, [site]))
+    const site = await createSite(db, accountOf(request), request.body, limits)
+    return reply.code(201).send(await envelope(request, site))
   })
 
-  // A numeric id names one site; `<tagName>:<tagValue>` every site carrying that tag.
+  // A numeric id names one site; `<tagName>:<tagValue>` every site carrying that tag (a listing).
   app.get('/sites/:siteId', { schema: { tags, params: SiteParams, response: { 200: Sites, ...errorResponses } } }, async (request) => {
-    const sites = await findSites(db, accountOf(request), request.params.siteId)
+    const { siteId } = request.params
+    if (isId(siteId)) return envelope(request, await getSite(db, accountOf(request), siteId))
+    const sites = await findSites(db, accountOf(request), siteId)
     if (sites.length === 0) throw new NotFoundError()
-    return envelope(request, sites)
+    return listing(request, sites)
   })
 
   app.put('/sites/:siteId', { schema: { tags, params: SiteParams, body: SiteBody, response: { 200: Sites, ...errorResponses } } }, async (request) =>
-    envelope(request, [await updateSite(db, accountOf(request), request.params.siteId, request.body)]),
+    envelope(request, await updateSite(db, accountOf(request), request.params.siteId, request.body, limits)),
   )
 
   app.delete('/sites/:siteId', { schema: { tags, params: SiteParams, response: { 200: SuccessBody, ...errorResponses } } }, async (request) => {
@@ -66,21 +78,21 @@ export const siteRoutes: FastifyPluginAsyncTypebox<PlatformDeps> = async (app, d
     '/sites/:siteId/copy',
     { schema: { tags, params: SiteParams, body: CopyBody, response: { 201: Sites, ...errorResponses } } },
     async (request, reply) => {
-      const site = await copySite(db, accountOf(request), request.params.siteId, request.body)
-      return reply.code(201).send(await envelope(request, [site]))
+      const site = await copySite(db, accountOf(request), request.params.siteId, request.body, limits)
+      return reply.code(201).send(await envelope(request, site))
     },
   )
 
   app.get('/projects/:projectId/sites', { schema: { tags, params: ProjectParams, response: { 200: Sites, ...errorResponses } } }, async (request) =>
-    envelope(request, await listSites(db, accountOf(request), request.params.projectId)),
+    listing(request, await listSites(db, accountOf(request), request.params.projectId)),
   )
 
   app.post(
     '/projects/:projectId/sites',
     { schema: { tags, params: ProjectParams, body: SiteBody, response: { 201: Sites, ...errorResponses } } },
     async (request, reply) => {
-      const site = await createSite(db, accountOf(request), request.body, request.params.projectId)
-      return reply.code(201).send(await envelope(request, [site]))
+      const site = await createSite(db, accountOf(request), request.body, limits, request.params.projectId)
+      return reply.code(201).send(await envelope(request, site))
     },
   )
 
@@ -88,7 +100,7 @@ export const siteRoutes: FastifyPluginAsyncTypebox<PlatformDeps> = async (app, d
     '/projects/:projectId/sites/:siteId',
     { schema: { tags, params: ProjectSiteParams, body: SiteBody, response: { 200: Sites, ...errorResponses } } },
     async (request) =>
-      envelope(request, [await updateSite(db, accountOf(request), request.params.siteId, request.body, request.params.projectId)]),
+      envelope(request, await updateSite(db, accountOf(request), request.params.siteId, request.body, limits, request.params.projectId)),
   )
 
   // Reading one site of a project is not in SPEC.md, but its links make clients expect it.
@@ -98,7 +110,7 @@ export const siteRoutes: FastifyPluginAsyncTypebox<PlatformDeps> = async (app, d
     async (request) => {
       const site = await getSite(db, accountOf(request), request.params.siteId)
       if (site.project_id !== request.params.projectId) throw new NotFoundError()
-      return envelope(request, [site])
+      return envelope(request, site)
     },
   )
 }

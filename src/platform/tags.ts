@@ -1,5 +1,6 @@
 import { Type } from '@sinclair/typebox'
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
+import { accountLimits } from '../accounts/object-limits.js'
 import { createTag, deleteTag, listTags } from '../sites/tags.js'
 import { accountOf, type PlatformDeps } from './deps.js'
 import { Envelope, NullableString, SiteParams, SuccessBody, errorResponses } from './schemas.js'
@@ -15,7 +16,8 @@ const TagParams = Type.Object({ siteId: Type.String(), tagId: Type.String() })
 const Tags = Envelope('Tags', TagOut)
 const tags = ['tags']
 
-export const tagRoutes: FastifyPluginAsyncTypebox<PlatformDeps> = async (app, { db }) => {
+export const tagRoutes: FastifyPluginAsyncTypebox<PlatformDeps> = async (app, { db, config }) => {
+  const limits = accountLimits(config)
   app.get('/sites/:siteId/tags', { schema: { tags, params: SiteParams, response: { 200: Tags, ...errorResponses } } }, async (request) => {
     const siteTags = await listTags(db, accountOf(request), request.params.siteId)
     return { success: true as const, Tags: siteTags.map(tagView) }
@@ -25,7 +27,7 @@ export const tagRoutes: FastifyPluginAsyncTypebox<PlatformDeps> = async (app, { 
     '/sites/:siteId/tags',
     { schema: { tags, params: SiteParams, body: TagBody, response: { 201: Tags, ...errorResponses } } },
     async (request, reply) => {
-      const tag = await createTag(db, accountOf(request), request.params.siteId, request.body)
+      const tag = await createTag(db, accountOf(request), request.params.siteId, request.body, limits)
       return reply.code(201).send({ success: true as const, Tags: [tagView(tag)] })
     },
   )

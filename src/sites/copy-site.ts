@@ -1,9 +1,12 @@
+import { lockAccountCreates, requireRoom, type AccountLimits } from '../accounts/object-limits.js'
 import { copyChannels } from '../channels/channels.js'
-import type { Db } from '../db/database.js'
+import { sql } from 'kysely'
+import type { Db, DbHandle } from '../db/database.js'
 import type { Site } from '../db/schema.js'
 import { BadRequestError } from '../errors.js'
 import { bodyId, isId } from './ids.js'
 import { getSite, requireAccountProject } from './sites.js'
+import { readText } from './text-input.js'
 
 export interface CopyInput {
   site_name?: string | null
@@ -18,15 +21,22 @@ export interface CopyInput {
  * unique), id_column and status. `copy_schedule_and_trigger` adds the import schedule,
  * `copy_shared_setting` the data sources (the data flow), `copy_export` the channels.
  */
-export async function copySite(db: Db, accountId: string, segment: string, input: CopyInput): Promise<Site> {
-  const source = await getSite(db, accountId, segment)
-  const title = input.site_name?.trim() ?? ''
-  if (title === '') throw new BadRequestError('site_name: is required and must not be empty')
-  const projectId = bodyId(input.project_id) ?? source.project_id
-  if (!isId(projectId)) throw new BadRequestError('project_id: must be a positive integer')
-
+export async function copySite(db: Db, accountId: string, segment: string, input: CopyInput, limits: AccountLimits): Promise<Site> {
   return db.transaction().execute(async (trx) => {
+    await lockAccountCreates(trx, accountId)
+    const source = await getSite(trx, accountId, segment)
+    const title = readText(input.site_name, 'site_name') ?? ''
+    if (title === '') throw new BadRequestError('site_name: is required and must not be empty')
+    const projectId = bodyId(input.project_id) ?? source.project_id
+    if (!isId(projectId)) throw new BadRequestError('project_id: must be a positive integer')
     await requireAccountProject(trx, accountId, projectId)
+    // Everything the copy adds is counted before anything is written; over a limit, nothing is.
+    await requireRoom(trx, accountId, limits, {
+      sites: 1,
+      tags: await countOfSite(trx, 'site_tag', accountId, source.id, true),
+      dataSources: input.copy_shared_setting ? await countOfSite(trx, 'data_source', accountId, source.id) : 0,
+      channels: input.copy_export ? await countOfSite(trx, 'channel', accountId, source.id) : 0,
+    })
     const copy = await trx
       .insertInto('site')
       .values({
@@ -68,4 +78,15 @@ export async function copySite(db: Db, accountId: string, segment: string, input
     if (input.copy_export) await copyChannels(trx, accountId, source.id, copy.id)
     return copy
   })
+}
+
+async function countOfSite(trx: DbHandle, table: 'site_tag' | 'data_source' | 'channel', accountId: string, siteId: string, withoutReference = false): Promise<number> {
+  let query = trx
+    .selectFrom(table)
+    .select((eb) => eb.fn.countAll<string>().as('count'))
+    .where('account_id', '=', accountId)
+    .where('site_id', '=', siteId)
+  if (withoutReference) query = query.where(sql<boolean>`NOT is_reference`)
+  const row = await query.executeTakeFirstOrThrow()
+  return Number(row.count)
 }

@@ -1,8 +1,10 @@
-import type { DbHandle } from '../db/database.js'
+import { lockAccountCreates, requireRoom, type AccountLimits } from '../accounts/object-limits.js'
+import type { Db, DbHandle } from '../db/database.js'
 import type { DataSource } from '../db/schema.js'
 import { BadRequestError, NotFoundError } from '../errors.js'
 import { bodyId, isId } from './ids.js'
 import { getSite } from './sites.js'
+import { checkText } from './text-input.js'
 
 export interface DataSourceInput {
   import_type?: string | number | null
@@ -74,35 +76,40 @@ export async function getDataSource(db: DbHandle, accountId: string, siteSegment
   return source
 }
 
-export async function createDataSource(db: DbHandle, accountId: string, siteSegment: string, input: DataSourceInput): Promise<DataSource> {
-  const site = await getSite(db, accountId, siteSegment)
-  const importType = readImportType(input.import_type, true)
-  const status = readStatus(input.status, true)
-  if (input.description === null || input.description === undefined) throw new BadRequestError('description: is required')
-  const streamId = bodyId(input.stream_id)
-  if (streamId === undefined) throw new BadRequestError('stream_id: is required')
-  if (!isId(streamId)) throw new BadRequestError('stream_id: must be a positive integer')
-  const stream = await db
-    .selectFrom('stream')
-    .select('id')
-    .where('account_id', '=', accountId)
-    .where('id', '=', streamId)
-    .where('deleted_at', 'is', null)
-    .executeTakeFirst()
-  if (!stream) throw new BadRequestError(`stream_id: no stream ${streamId} in this account`)
-  return db
-    .insertInto('data_source')
-    .values({
-      account_id: accountId,
-      site_id: site.id,
-      stream_id: stream.id,
-      import_type: importType ?? 1,
-      description: input.description,
-      status: status ?? 'active',
-      import_empty: input.import_empty ?? false,
-    })
-    .returningAll()
-    .executeTakeFirstOrThrow()
+export async function createDataSource(db: Db, accountId: string, siteSegment: string, input: DataSourceInput, limits: AccountLimits): Promise<DataSource> {
+  return db.transaction().execute(async (trx) => {
+    await lockAccountCreates(trx, accountId)
+    const site = await getSite(trx, accountId, siteSegment)
+    const importType = readImportType(input.import_type, true)
+    const status = readStatus(input.status, true)
+    if (input.description === null || input.description === undefined) throw new BadRequestError('description: is required')
+    const description = checkText(input.description, 'description')
+    const streamId = bodyId(input.stream_id)
+    if (streamId === undefined) throw new BadRequestError('stream_id: is required')
+    if (!isId(streamId)) throw new BadRequestError('stream_id: must be a positive integer')
+    const stream = await trx
+      .selectFrom('stream')
+      .select('id')
+      .where('account_id', '=', accountId)
+      .where('id', '=', streamId)
+      .where('deleted_at', 'is', null)
+      .executeTakeFirst()
+    if (!stream) throw new BadRequestError(`stream_id: no stream ${streamId} in this account`)
+    await requireRoom(trx, accountId, limits, { dataSources: 1 })
+    return trx
+      .insertInto('data_source')
+      .values({
+        account_id: accountId,
+        site_id: site.id,
+        stream_id: stream.id,
+        import_type: importType ?? 1,
+        description,
+        status: status ?? 'active',
+        import_empty: input.import_empty ?? false,
+      })
+      .returningAll()
+      .executeTakeFirstOrThrow()
+  })
 }
 
 export async function updateDataSource(db: DbHandle, accountId: string, siteSegment: string, sourceId: string, input: DataSourceInput): Promise<DataSource> {
@@ -113,7 +120,7 @@ export async function updateDataSource(db: DbHandle, accountId: string, siteSegm
   }
   const changes = {
     import_type: readImportType(input.import_type, false),
-    description: input.description ?? undefined,
+    description: input.description === null || input.description === undefined ? undefined : checkText(input.description, 'description'),
     status: readStatus(input.status, false),
     import_empty: input.import_empty ?? undefined,
   }

@@ -1,7 +1,9 @@
-import type { DbHandle } from '../db/database.js'
+import { lockAccountCreates, requireRoom, type AccountLimits } from '../accounts/object-limits.js'
+import type { Db, DbHandle } from '../db/database.js'
 import type { Project } from '../db/schema.js'
 import { BadRequestError, NotFoundError } from '../errors.js'
 import { bodyId, isId } from './ids.js'
+import { readText } from './text-input.js'
 
 export interface ProjectInput {
   id?: string | number | null
@@ -21,11 +23,15 @@ export async function getProject(db: DbHandle, accountId: string, projectId: str
   return project
 }
 
-export async function createProject(db: DbHandle, accountId: string, input: ProjectInput): Promise<Project> {
+export async function createProject(db: Db, accountId: string, input: ProjectInput, limits: AccountLimits): Promise<Project> {
   if (bodyId(input.id) !== undefined) throw new BadRequestError('id: must be empty on create')
   if (input.created_at) throw new BadRequestError('created_at: must be empty on create')
   const name = requireName(input.name)
-  return db.insertInto('project').values({ account_id: accountId, name }).returningAll().executeTakeFirstOrThrow()
+  return db.transaction().execute(async (trx) => {
+    await lockAccountCreates(trx, accountId)
+    await requireRoom(trx, accountId, limits, { projects: 1 })
+    return trx.insertInto('project').values({ account_id: accountId, name }).returningAll().executeTakeFirstOrThrow()
+  })
 }
 
 export async function updateProject(db: DbHandle, accountId: string, projectId: string, input: ProjectInput): Promise<Project> {
@@ -64,7 +70,7 @@ export async function projectIds(db: DbHandle, accountId: string): Promise<strin
 }
 
 function requireName(name: string | null | undefined): string {
-  const trimmed = name?.trim() ?? ''
+  const trimmed = readText(name, 'name') ?? ''
   if (trimmed === '') throw new BadRequestError('name: is required and must not be empty')
   return trimmed
 }

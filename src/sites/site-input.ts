@@ -1,7 +1,8 @@
-import { ScheduleError, parseSchedule } from '../jobs/schedule.js'
+import { ScheduleError, checkScheduleSize, parseSchedule, type ScheduleLimits } from '../jobs/schedule.js'
 import type { SiteStatus } from '../db/schema.js'
 import { BadRequestError } from '../errors.js'
 import { bodyId, isId } from './ids.js'
+import { checkText, readText } from './text-input.js'
 
 export const SITE_STATUSES: readonly SiteStatus[] = ['active', 'paused_upload', 'disabled']
 
@@ -25,18 +26,19 @@ export interface SiteChanges {
   importSchedule?: string
 }
 
-export function readSiteChanges(input: SiteInput): SiteChanges {
+export function readSiteChanges(input: SiteInput, scheduleLimits: ScheduleLimits): SiteChanges {
   const changes: SiteChanges = {}
-  if (input.title !== null && input.title !== undefined) {
-    if (input.title.trim() === '') throw new BadRequestError('title: must not be empty')
-    changes.title = input.title.trim()
+  const title = readText(input.title, 'title')
+  if (title !== undefined) {
+    if (title === '') throw new BadRequestError('title: must not be empty')
+    changes.title = title
   }
   const projectId = bodyId(input.project_id)
   if (projectId !== undefined) {
     if (!isId(projectId)) throw new BadRequestError('project_id: must be a positive integer')
     changes.projectId = projectId
   }
-  if (input.id_column !== null && input.id_column !== undefined) changes.idColumn = input.id_column.trim()
+  changes.idColumn = readText(input.id_column, 'id_column')
   if (input.status !== null && input.status !== undefined) {
     if (!SITE_STATUSES.includes(input.status as SiteStatus)) {
       throw new BadRequestError(`status: must be one of ${SITE_STATUSES.join(', ')}`)
@@ -44,13 +46,16 @@ export function readSiteChanges(input: SiteInput): SiteChanges {
     changes.status = input.status as SiteStatus
   }
   if (input.import_schedule !== null && input.import_schedule !== undefined) {
-    changes.importSchedule = checkSchedule(input.import_schedule)
+    changes.importSchedule = checkSchedule(input.import_schedule, scheduleLimits)
   }
   return changes
 }
 
-export function checkSchedule(text: string): string {
+/** The size is checked before anything splits or parses the text. */
+export function checkSchedule(text: string, limits: ScheduleLimits): string {
   try {
+    checkScheduleSize(text, limits)
+    if (text.includes('\0')) throw new ScheduleError('must not contain NUL (\\u0000)')
     parseSchedule(text)
   } catch (error) {
     if (error instanceof ScheduleError) throw new BadRequestError(`import_schedule: ${error.message}`)
@@ -73,7 +78,7 @@ export function parseReference(text: string): Reference | undefined {
 
 export function readReference(input: SiteInput): Reference | undefined {
   if (input.reference === null || input.reference === undefined || input.reference === '') return undefined
-  const reference = parseReference(input.reference.trim())
+  const reference = parseReference(checkText(input.reference.trim(), 'reference'))
   if (!reference) throw new BadRequestError('reference: must have the form <tagName>:<tagValue>')
   return reference
 }

@@ -1,3 +1,4 @@
+import { lockAccountCreates, requireRoom, type AccountLimits } from '../accounts/object-limits.js'
 import type { Db, DbHandle } from '../db/database.js'
 import type { Site } from '../db/schema.js'
 import { isUniqueViolation } from '../db/errors.js'
@@ -49,10 +50,10 @@ export async function listSites(db: DbHandle, accountId: string, projectId?: str
 }
 
 /** Creates a site; `pathProjectId` is the project of `/projects/{projectId}/sites`. */
-export async function createSite(db: Db, accountId: string, input: SiteInput, pathProjectId?: string): Promise<Site> {
+export async function createSite(db: Db, accountId: string, input: SiteInput, limits: AccountLimits, pathProjectId?: string): Promise<Site> {
   if (bodyId(input.id) !== undefined) throw new BadRequestError('id: must be empty on create')
   if (input.created_at) throw new BadRequestError('created_at: must be empty on create')
-  const changes = readSiteChanges(input)
+  const changes = readSiteChanges(input, limits.schedule)
   if (changes.title === undefined) throw new BadRequestError('title: is required and must not be empty')
   let projectId = changes.projectId
   if (pathProjectId !== undefined) {
@@ -66,7 +67,10 @@ export async function createSite(db: Db, accountId: string, input: SiteInput, pa
   const reference = readReference(input)
 
   return db.transaction().execute(async (trx) => {
+    await lockAccountCreates(trx, accountId)
     await requireAccountProject(trx, accountId, projectId)
+    // The reference is a tag of the site, so it counts against the tags.
+    await requireRoom(trx, accountId, limits, { sites: 1, tags: reference ? 1 : 0 })
     const site = await trx
       .insertInto('site')
       .values({
@@ -84,14 +88,14 @@ export async function createSite(db: Db, accountId: string, input: SiteInput, pa
   })
 }
 
-export async function updateSite(db: DbHandle, accountId: string, segment: string, input: SiteInput, pathProjectId?: string): Promise<Site> {
+export async function updateSite(db: DbHandle, accountId: string, segment: string, input: SiteInput, limits: AccountLimits, pathProjectId?: string): Promise<Site> {
   const site = await getSite(db, accountId, segment)
   if (pathProjectId !== undefined && (await getProject(db, accountId, pathProjectId)).id !== site.project_id) {
     throw new NotFoundError()
   }
   const givenId = bodyId(input.id)
   if (givenId !== undefined && givenId !== site.id) throw new BadRequestError(`id: must match the site in the path (${site.id})`)
-  const changes = readSiteChanges(input)
+  const changes = readSiteChanges(input, limits.schedule)
   if (changes.projectId !== undefined) await requireAccountProject(db, accountId, changes.projectId)
   return db
     .updateTable('site')

@@ -1,9 +1,11 @@
-import type { DbHandle } from '../db/database.js'
+import { lockAccountCreates, requireRoom, type AccountLimits } from '../accounts/object-limits.js'
+import type { Db, DbHandle } from '../db/database.js'
 import type { SiteTag } from '../db/schema.js'
 import { isUniqueViolation } from '../db/errors.js'
 import { BadRequestError, ConflictError, NotFoundError } from '../errors.js'
 import { bodyId, isId } from './ids.js'
 import { getSite } from './sites.js'
+import { readText } from './text-input.js'
 
 export interface TagInput {
   site_id?: string | number | null
@@ -17,28 +19,32 @@ export async function listTags(db: DbHandle, accountId: string, siteSegment: str
   return db.selectFrom('site_tag').selectAll().where('account_id', '=', accountId).where('site_id', '=', site.id).orderBy('id').execute()
 }
 
-export async function createTag(db: DbHandle, accountId: string, siteSegment: string, input: TagInput): Promise<SiteTag> {
-  const site = await getSite(db, accountId, siteSegment)
-  const givenSiteId = bodyId(input.site_id)
-  if (givenSiteId !== undefined && givenSiteId !== site.id) {
-    throw new BadRequestError(`site_id: must match the site in the path (${site.id})`)
-  }
-  const key = input.key?.trim() ?? ''
-  const value = input.value?.trim() ?? ''
-  if (key === '') throw new BadRequestError('key: is required and must not be empty')
-  if (key.includes(':')) throw new BadRequestError('key: must not contain ":" (sites are looked up as <tagName>:<tagValue>)')
-  if (value === '') throw new BadRequestError('value: is required and must not be empty')
-  const readonly = readReadonly(input.readonly)
-  try {
-    return await db
-      .insertInto('site_tag')
-      .values({ account_id: accountId, site_id: site.id, key, value, readonly })
-      .returningAll()
-      .executeTakeFirstOrThrow()
-  } catch (error) {
-    if (isUniqueViolation(error)) throw new ConflictError(`Site ${site.id} already has the tag ${key}:${value}`)
-    throw error
-  }
+export async function createTag(db: Db, accountId: string, siteSegment: string, input: TagInput, limits: AccountLimits): Promise<SiteTag> {
+  return db.transaction().execute(async (trx) => {
+    await lockAccountCreates(trx, accountId)
+    const site = await getSite(trx, accountId, siteSegment)
+    const givenSiteId = bodyId(input.site_id)
+    if (givenSiteId !== undefined && givenSiteId !== site.id) {
+      throw new BadRequestError(`site_id: must match the site in the path (${site.id})`)
+    }
+    const key = readText(input.key, 'key') ?? ''
+    const value = readText(input.value, 'value') ?? ''
+    if (key === '') throw new BadRequestError('key: is required and must not be empty')
+    if (key.includes(':')) throw new BadRequestError('key: must not contain ":" (sites are looked up as <tagName>:<tagValue>)')
+    if (value === '') throw new BadRequestError('value: is required and must not be empty')
+    const readonly = readReadonly(input.readonly)
+    await requireRoom(trx, accountId, limits, { tags: 1 })
+    try {
+      return await trx
+        .insertInto('site_tag')
+        .values({ account_id: accountId, site_id: site.id, key, value, readonly })
+        .returningAll()
+        .executeTakeFirstOrThrow()
+    } catch (error) {
+      if (isUniqueViolation(error)) throw new ConflictError(`Site ${site.id} already has the tag ${key}:${value}`)
+      throw error
+    }
+  })
 }
 
 export async function deleteTag(db: DbHandle, accountId: string, siteSegment: string, tagId: string): Promise<void> {

@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto'
-import type { CompiledQuery } from 'kysely'
+import { sql, type CompiledQuery } from 'kysely'
 import type { Db, DbHandle } from '../db/database.js'
 import type { Batch, BatchKind, BatchStage, BatchStatus, Stream } from '../db/schema.js'
 import { NotFoundError, UnsupportedMediaTypeError } from '../errors.js'
@@ -44,6 +44,26 @@ export function finishBatchQuery(db: Db, batchId: string, stage: BatchStage, sta
     .where('id', '=', batchId)
     .returningAll()
     .compile()
+}
+
+/**
+ * The attribute names a stream uses already: those of its catalog and those of its batches still
+ * waiting for an import (which join the catalog's when applied), counting from the last waiting
+ * delete of every row, which forgets the names before it. A new upload counts its new names
+ * against these (AttributeNames).
+ */
+export function streamAttributeNamesQuery(db: Db, stream: Stream) {
+  return sql<{ name: string }>`
+    WITH reset AS (
+      SELECT max(seq) AS seq FROM batch
+      WHERE stream_id = ${stream.id} AND account_id = ${stream.account_id} AND applied_at IS NULL AND kind = 'delete_all' AND status <> 'failed'
+    )
+    SELECT unnest(columns) AS name FROM stream
+    WHERE id = ${stream.id} AND account_id = ${stream.account_id} AND (SELECT seq FROM reset) IS NULL
+    UNION
+    SELECT unnest(columns) FROM batch
+    WHERE stream_id = ${stream.id} AND account_id = ${stream.account_id} AND applied_at IS NULL AND status <> 'failed'
+      AND seq > coalesce((SELECT seq FROM reset), 0)`.compile(db)
 }
 
 /**

@@ -11,7 +11,7 @@ import { deleteProducts, uploadProducts } from './uploads.js'
 const StreamParams = Type.Object({ streamId: Type.String() })
 const BatchDoc = Type.Object({ data: BatchResource })
 const errors = {
-  400: JsonApiError, 401: JsonApiError, 403: JsonApiError, 404: JsonApiError, 413: JsonApiError,
+  400: JsonApiError, 401: JsonApiError, 403: JsonApiError, 404: JsonApiError, 408: JsonApiError, 413: JsonApiError,
   415: JsonApiError, 423: JsonApiError, 429: JsonApiError, 500: JsonApiError, 503: JsonApiError,
 }
 // An empty payload answers 422 with a failed batch document (COMPAT.md); other 422s are errors.
@@ -23,7 +23,7 @@ function hasBody(request: FastifyRequest): boolean {
   return (length !== undefined && length !== '0') || request.headers['transfer-encoding'] !== undefined
 }
 
-export const productRoutes: FastifyPluginAsyncTypebox<StreamDeps> = async (app, { db, config, clock }) => {
+export const productRoutes: FastifyPluginAsyncTypebox<StreamDeps> = async (app, { db, config, clock, uploadSlots }) => {
   const prefix = config.STREAM_PREFIX
   // Bodies are read as streams by the upload itself, never buffered by a parser.
   app.removeAllContentTypeParsers()
@@ -43,6 +43,9 @@ export const productRoutes: FastifyPluginAsyncTypebox<StreamDeps> = async (app, 
       body: request.raw,
       deadline: deadlineOf(request, reply),
       maxBytes: config.MAX_UPLOAD_BYTES,
+      maxAttributes: config.MAX_ATTRIBUTES_PER_STREAM,
+      minBytesPerSecond: config.UPLOAD_MIN_BYTES_PER_SECOND,
+      slots: uploadSlots,
       now: clock,
     })
 
@@ -64,7 +67,7 @@ export const productRoutes: FastifyPluginAsyncTypebox<StreamDeps> = async (app, 
     async (request, reply) => {
       if (request.query.all === true) {
         if (hasBody(request)) throw new BadRequestError('?all=true deletes every row and takes no body; send either ids or all=true')
-        const batch = await deleteProducts(db, accountOf(request), request.params.streamId, undefined, clock(), deadlineOf(request, reply))
+        const batch = await deleteProducts(db, accountOf(request), request.params.streamId, undefined, clock(), deadlineOf(request, reply), uploadSlots)
         return reply.code(202).send({ data: batchResource(batch, prefix) })
       }
       const result = await deleteLines(request, reply, request.params.streamId)
@@ -77,7 +80,7 @@ export const productRoutes: FastifyPluginAsyncTypebox<StreamDeps> = async (app, 
     { schema: { tags, params: Type.Object({ streamId: Type.String(), productId: Type.String() }), response: { 202: BatchDoc, ...errors } } },
     async (request, reply) => {
       const { streamId, productId } = request.params
-      const batch = await deleteProducts(db, accountOf(request), streamId, productId, clock(), deadlineOf(request, reply))
+      const batch = await deleteProducts(db, accountOf(request), streamId, productId, clock(), deadlineOf(request, reply), uploadSlots)
       return reply.code(202).send({ data: batchResource(batch, prefix) })
     },
   )

@@ -1,5 +1,6 @@
 import type { FastifyInstance, FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify'
 import { authenticate } from '../auth/authenticate.js'
+import type { FailedAuthLimit } from '../auth/failed-auth-limit.js'
 import { hashSecret } from '../auth/secrets.js'
 import type { Config } from '../config.js'
 import type { Db } from '../db/database.js'
@@ -11,12 +12,17 @@ import { JSON_API } from './json-api.js'
 import { productRoutes } from './product-routes.js'
 import { rateLimitBucket, type RateLimitStore } from './rate-limit.js'
 import { streamRoutes } from './stream-routes.js'
+import type { UploadSlots } from './upload-slots.js'
 
 export interface StreamDeps {
   db: Db
   config: Config
   clock: () => Date
   rateLimits: RateLimitStore
+  /** Failed authentications per caller address, shared with the platform interface. */
+  authLimit: FailedAuthLimit
+  /** Database connections for uploads, shared fairly across accounts. */
+  uploadSlots: UploadSlots
 }
 
 const TITLES: Record<number, string> = {
@@ -24,6 +30,7 @@ const TITLES: Record<number, string> = {
   401: 'Unauthorized',
   403: 'Forbidden',
   404: 'Not Found',
+  408: 'Request Timeout',
   409: 'Conflict',
   413: 'Payload Too Large',
   415: 'Unsupported Media Type',
@@ -53,7 +60,7 @@ export const streamPlugin: FastifyPluginAsync<StreamDeps> = async (app, deps) =>
     reply.header('ratelimit-reset', outcome.reset)
     if (!outcome.allowed) throw new TooManyRequestsError(Math.max(1, outcome.reset - Math.floor(deps.clock().getTime() / 1000)))
     if (request.is404) return
-    const caller = await authenticate(deps.db, 'bearer', { authorization })
+    const caller = await deps.authLimit.authenticate(request.ip, () => authenticate(deps.db, 'bearer', { authorization }))
     if (!caller) throw new UnauthorizedError('A valid personal access token is required: Authorization: Bearer <token>')
     request.caller = caller
   })
@@ -116,6 +123,7 @@ function sendError(thrown: unknown, request: FastifyRequest, reply: FastifyReply
   if (statusCode >= 500 && statusCode !== 503) request.log.error({ err: thrown }, 'stream request failed')
   if (thrown instanceof TooManyRequestsError) reply.header('retry-after', thrown.retryAfterSeconds)
   const title = TITLES[statusCode] ?? 'Error'
-  const body = statusCode === 429 ? { status: '429', title } : { status: String(statusCode), title, detail: message, ...(error?.meta ? { meta: error.meta } : {}) }
+  // A rate-limit 429 is the body SPEC.md shows; other 429s (uploads in flight) say why.
+  const body = statusCode === 429 && message === title ? { status: '429', title } : { status: String(statusCode), title, detail: message, ...(error?.meta ? { meta: error.meta } : {}) }
   return reply.code(statusCode).type(JSON_API).send({ errors: [body] })
 }

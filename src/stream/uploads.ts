@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto'
 import { isUtf8 } from 'node:buffer'
 import type { Readable } from 'node:stream'
-import { MAX_LINE_BYTES, RowError, addAttributeNames, exceedsLineLimit, hasUnstorableCharacter, readRow } from '../catalog/row-rules.js'
+import { AttributeNames, MAX_LINE_BYTES, RowError, RowReader, exceedsLineLimit, hasUnstorableCharacter } from '../catalog/row-rules.js'
 import { withRawTransaction, type Db } from '../db/database.js'
 import type { Batch, BatchKind, Stream } from '../db/schema.js'
 import { BadRequestError, ForbiddenError, LockedError, UnsupportedMediaTypeError } from '../errors.js'
@@ -11,8 +11,9 @@ import type { UploadDeadline } from './deadline.js'
 import { LineSplitter, type SplitItem } from './line-splitter.js'
 import { saveReferencedPayload } from './referenced-payload.js'
 import { feedsDisabledSite, getStream } from './streams.js'
+import type { UploadSlots } from './upload-slots.js'
 import { StageCollector } from './upload-stage.js'
-import { claimContentType, emptyPayloadBatch, finishBatchQuery, insertBatchQuery } from './batch-store.js'
+import { claimContentType, emptyPayloadBatch, finishBatchQuery, insertBatchQuery, streamAttributeNamesQuery } from './batch-store.js'
 
 export interface UploadRequest {
   accountId: string
@@ -24,6 +25,12 @@ export interface UploadRequest {
   /** The request's time limit; aborts too when the client goes away. */
   deadline: UploadDeadline
   maxBytes: number
+  /** Distinct attribute names the stream may use over all its uploads (MAX_ATTRIBUTES_PER_STREAM). */
+  maxAttributes: number
+  /** A slower body is cut off (UPLOAD_MIN_BYTES_PER_SECOND). */
+  minBytesPerSecond: number
+  /** The process's upload connections, shared fairly across accounts. */
+  slots: UploadSlots
   now: () => Date
 }
 
@@ -39,16 +46,28 @@ const JSON_TYPE = 'application/json'
 /** Uploads (kind `upsert`) and NDJSON deletes (kind `delete`) become one batch each. */
 export function uploadProducts(db: Db, request: UploadRequest): Promise<UploadResult> {
   const { deadline } = request
-  return deadline.run(async () => {
-    const stream = await uploadableStream(db, request.accountId, request.streamId)
-    const mediaType = request.contentType?.split(';')[0]?.trim().toLowerCase() ?? ''
-    checkMediaType(stream, request.kind, mediaType)
-    const chunks = decodedBody(request.body, request.contentEncoding, { maxBytes: request.maxBytes, deadline })
-    if (stream.type === 'referenced' && request.kind === 'upsert') {
-      return saveReferencedPayload(db, { stream, mediaType, chunks, deadline, now: request.now })
-    }
-    return saveChunkedRows(db, stream, request, mediaType, chunks)
-  })
+  return deadline.run(() =>
+    withUploadSlot(request.slots, request.accountId, deadline, async () => {
+      const stream = await uploadableStream(db, request.accountId, request.streamId)
+      const mediaType = request.contentType?.split(';')[0]?.trim().toLowerCase() ?? ''
+      checkMediaType(stream, request.kind, mediaType)
+      const chunks = decodedBody(request.body, request.contentEncoding, { maxBytes: request.maxBytes, deadline, minBytesPerSecond: request.minBytesPerSecond })
+      if (stream.type === 'referenced' && request.kind === 'upsert') {
+        return saveReferencedPayload(db, { stream, mediaType, chunks, deadline, now: request.now })
+      }
+      return saveChunkedRows(db, stream, request, mediaType, chunks)
+    }),
+  )
+}
+
+/** Runs an upload's work holding one of the upload slots, given back when the work has ended. */
+async function withUploadSlot<T>(slots: UploadSlots, accountId: string, deadline: UploadDeadline, work: () => Promise<T>): Promise<T> {
+  const release = await slots.acquire(accountId, deadline.signal)
+  try {
+    return await work()
+  } finally {
+    release()
+  }
 }
 
 /** Deletes of one product or of every product: a batch without a body. */
@@ -59,29 +78,32 @@ export async function deleteProducts(
   productId: string | undefined,
   now: Date,
   deadline: UploadDeadline,
+  slots: UploadSlots,
 ): Promise<Batch> {
   // Postgres text cannot hold these; uploaded rows get the control-character error for them.
   if (productId !== undefined && hasUnstorableCharacter(productId)) {
     throw new BadRequestError('productId: a product id cannot contain a NUL character (%00) or an unpaired surrogate')
   }
-  return deadline.run(async () => {
-    const stream = await uploadableStream(db, accountId, streamId)
-    const kind: BatchKind = productId === undefined ? 'delete_all' : 'delete'
-    const collector = new StageCollector()
-    collector.success()
-    const batchId = randomUUID()
-    return withRawTransaction(db, async (client, run) => {
-      await deadline.limit(client)
-      await run(insertBatchQuery(db, { batchId, stream, kind, contentType: null, now }))
-      if (productId !== undefined) {
-        const insertRow = 'INSERT INTO batch_row (batch_id, line_no, account_id, product_id, data) VALUES ($1, 1, $2, $3, NULL)'
-        await client.query(insertRow, [batchId, accountId, productId])
-      }
-      const [batch] = await run(finishBatchQuery(db, batchId, collector.stage(now), 'uploaded'))
-      deadline.commitPoint()
-      return batch as Batch
-    })
-  })
+  return deadline.run(() =>
+    withUploadSlot(slots, accountId, deadline, async () => {
+      const stream = await uploadableStream(db, accountId, streamId)
+      const kind: BatchKind = productId === undefined ? 'delete_all' : 'delete'
+      const collector = new StageCollector()
+      collector.success()
+      const batchId = randomUUID()
+      return withRawTransaction(db, async (client, run) => {
+        await deadline.limit(client)
+        await run(insertBatchQuery(db, { batchId, stream, kind, contentType: null, now }))
+        if (productId !== undefined) {
+          const insertRow = 'INSERT INTO batch_row (batch_id, line_no, account_id, product_id, data) VALUES ($1, 1, $2, $3, NULL)'
+          await client.query(insertRow, [batchId, accountId, productId])
+        }
+        const [batch] = await run(finishBatchQuery(db, batchId, collector.stage(now), 'uploaded'))
+        deadline.commitPoint()
+        return batch as Batch
+      })
+    }),
+  )
 }
 
 export async function uploadableStream(db: Db, accountId: string, streamId: string): Promise<Stream> {
@@ -114,11 +136,12 @@ async function saveChunkedRows(db: Db, stream: Stream, request: UploadRequest, m
   const collector = new StageCollector()
   const kind: BatchKind = request.kind === 'delete' ? 'delete' : 'upsert'
   let lineNumber = 0
-  // A Set keeps insertion order: the batch's attribute names in first-seen order.
-  const seenColumns = new Set<string>()
+  const reader = new RowReader()
   const outcome = await withRawTransaction(db, async (client, run) => {
     await request.deadline.limit(client)
     if (kind === 'upsert') await claimContentType(db, run, stream, mediaType)
+    const known = kind === 'upsert' ? await run(streamAttributeNamesQuery(db, stream)) : []
+    const names = new AttributeNames(new Set(known.map((row) => row.name)), request.maxAttributes)
     await run(insertBatchQuery(db, { batchId, stream, kind, contentType: kind === 'upsert' ? mediaType : null, now: request.now() }))
     const copy = new CopyWriter(client, 'COPY batch_row (batch_id, line_no, account_id, product_id, data) FROM STDIN')
     const prefix = `${batchId}\t`
@@ -128,9 +151,9 @@ async function saveChunkedRows(db: Db, stream: Stream, request: UploadRequest, m
       if (line.length > MAX_LINE_BYTES / 4 && exceedsLineLimit(Buffer.byteLength(line), line.endsWith('\r'))) {
         return collector.error(RowError.tooLarge, lineNumber, line)
       }
-      const row = readRow(line)
+      const row = reader.read(line)
       if ('error' in row) return collector.error(row.error, lineNumber, line)
-      if (kind === 'upsert' && !addAttributeNames(seenColumns, row.attributes)) return collector.error(RowError.tooManyAttributes, lineNumber, line)
+      if (kind === 'upsert' && !names.add(row.attributes)) return collector.error(names.error, lineNumber, line)
       collector.success()
       copy.row(`${prefix}${lineNumber}${accountField}${copyText(row.productId)}\t${kind === 'upsert' ? copyText(row.data) : '\\N'}\n`)
     }
@@ -166,7 +189,7 @@ async function saveChunkedRows(db: Db, stream: Stream, request: UploadRequest, m
     // An empty payload stores nothing: throwing rolls back the batch row inserted above.
     if (isEmptyPayload(collector)) throw EMPTY
     const status = collector.successCount === 0 ? 'failed' : 'uploaded'
-    const columns = kind === 'upsert' ? [...seenColumns] : []
+    const columns = kind === 'upsert' ? [...names.names] : []
     const [batch] = await run(finishBatchQuery(db, batchId, collector.stage(request.now()), status, columns))
     // Whatever was written must not commit once the client has been told the request timed out.
     request.deadline.commitPoint()

@@ -5,7 +5,8 @@ import { client } from '../platform/fixtures.js'
 import { HIGH_LIMITS } from '../stream/stream-fixtures.js'
 import { createChannel, readChannel, type ChannelJson } from './channel-fixtures.js'
 
-const t = useTestApp({ ...HIGH_LIMITS, RUN_POLL_SECONDS: '0.5', SCHEDULER_INTERVAL_SECONDS: '0' })
+// The http destination of these tests is a loopback address, which only an operator can allow.
+const t = useTestApp({ ...HIGH_LIMITS, RUN_POLL_SECONDS: '0.5', SCHEDULER_INTERVAL_SECONDS: '0', ALLOW_PRIVATE_DESTINATIONS: 'true' })
 
 describe('channel configuration', () => {
   it('creates, reads, lists, updates and deletes a channel in the platform envelope', async () => {

@@ -47,3 +47,13 @@ export async function history(f: ImportFixture, id: string): Promise<Record<stri
 export async function download(t: TestContext, path: string, headers: Record<string, string> = {}) {
   return t.request({ method: 'GET', url: path, headers })
 }
+
+/** Polls `check` until it gives a value: delivery to http destinations follows the run. */
+export async function eventually<T>(check: () => Promise<T | undefined>, what: string): Promise<T> {
+  for (let attempt = 0; attempt < 400; attempt++) {
+    const value = await check()
+    if (value !== undefined) return value
+    await new Promise((resolve) => setTimeout(resolve, 50))
+  }
+  throw new Error(`timed out waiting for ${what}`)
+}

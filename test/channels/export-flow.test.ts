@@ -6,9 +6,10 @@ import { afterAll, describe, expect, it } from 'vitest'
 import { useTestApp } from '../helpers/test-app.js'
 import { importFixture, type ImportFixture } from '../imports/import-fixtures.js'
 import { HIGH_LIMITS } from '../stream/stream-fixtures.js'
-import { createChannel, download, feedPaths, history, readChannel } from './channel-fixtures.js'
+import { createChannel, download, eventually, feedPaths, history, readChannel } from './channel-fixtures.js'
 
-const t = useTestApp({ ...HIGH_LIMITS, RUN_POLL_SECONDS: '0.5', SCHEDULER_INTERVAL_SECONDS: '0' })
+// The http destination below listens on loopback, which only an operator can allow.
+const t = useTestApp({ ...HIGH_LIMITS, RUN_POLL_SECONDS: '0.5', SCHEDULER_INTERVAL_SECONDS: '0', ALLOW_PRIVATE_DESTINATIONS: 'true' })
 
 async function siteWith(rows: object[]): Promise<{ f: ImportFixture; stream: string }> {
   const f = await importFixture(t)
@@ -122,15 +123,21 @@ describe('export runs', () => {
       const url = `http://127.0.0.1:${typeof address === 'object' && address ? address.port : 0}/upload`
       const { f } = await siteWith(ROWS)
       const channel = await createChannel(f, { format: 'tsv', destinations: [{ type: 'http', url }] })
+      status = 400
       const failed = await f.run('all')
       expect(failed.status).toBe('success')
-      expect((await f.errors(failed.pid)).map((e) => [e.error, e.type])).toEqual([['2003', 'Error']])
+      // Delivery follows the run: its failure arrives as a site error of the run that exported.
+      const errors = await eventually(async () => {
+        const found = await f.errors(failed.pid)
+        return found.length > 0 ? found : undefined
+      }, 'the failed push')
+      expect(errors.map((e) => [e.error, e.type])).toEqual([['2003', 'Error']])
       expect((await history(f, channel.id))[0]).toMatchObject({ process_status: 'success', uploaded: '0' })
       status = 200
       const ok = await f.run('all')
       expect(ok.status).toBe('success')
+      expect(await eventually(async () => ((await history(f, channel.id))[0]?.uploaded === '1' ? true : undefined), 'uploaded = 1')).toBe(true)
       expect(await f.errors(ok.pid)).toEqual([])
-      expect((await history(f, channel.id))[0]).toMatchObject({ uploaded: '1' })
       expect(parseCsv(received[0] ?? '', { delimiter: '\t', columns: true })).toEqual(ROWS)
     })
   })

@@ -1,122 +1,16 @@
-import { spawn, type ChildProcess } from 'node:child_process'
-import { existsSync } from 'node:fs'
 import fs from 'node:fs/promises'
 import os from 'node:os'
 import path from 'node:path'
 import { setTimeout as sleep } from 'node:timers/promises'
-import { fileURLToPath } from 'node:url'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { buildApp } from '../../src/app.js'
 import { loadConfig } from '../../src/config.js'
 import { createDb } from '../../src/db/database.js'
 import { freePort } from '../../src/net/free-port.js'
+import { STOP_TIMEOUT_MS, children, exitOf, isAlive, postmasterPid, runCli, start, waitUntilHealthy, type Child } from '../helpers/child-server.js'
 
 // The server as a user runs it: no DATABASE_URL, so the embedded Postgres keeps its data in
 // DATA_DIR; the CLI beside it on the same DATA_DIR; a restart that finds the data again.
-
-const repoRoot = fileURLToPath(new URL('../..', import.meta.url))
-const START_TIMEOUT_MS = 90_000
-const STOP_TIMEOUT_MS = 45_000
-const CLI_TIMEOUT_MS = 60_000
-
-interface Exit {
-  code: number | null
-  signal: NodeJS.Signals | null
-}
-
-interface Child {
-  process: ChildProcess
-  /** stdout and stderr as they arrive. */
-  output: () => string
-  exited: Promise<Exit>
-}
-
-const children = new Set<ChildProcess>()
-
-function start(args: string[], env: NodeJS.ProcessEnv): Child {
-  const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts', ...args], { cwd: repoRoot, env, stdio: ['ignore', 'pipe', 'pipe'] })
-  children.add(child)
-  let output = ''
-  child.stdout?.setEncoding('utf8').on('data', (chunk: string) => (output += chunk))
-  child.stderr?.setEncoding('utf8').on('data', (chunk: string) => (output += chunk))
-  const exited = new Promise<Exit>((resolve) => {
-    child.on('close', (code, signal) => {
-      children.delete(child)
-      resolve({ code, signal })
-    })
-    child.on('error', (error) => {
-      children.delete(child)
-      output += `\nspawn failed: ${error.message}`
-      resolve({ code: null, signal: null })
-    })
-  })
-  return { process: child, output: () => output, exited }
-}
-
-/** Waits for the child to exit on its own; kills it and fails after the bound. */
-async function exitOf(child: Child, boundMs: number, what: string): Promise<Exit> {
-  const timeout = sleep(boundMs, 'timeout' as const)
-  const outcome = await Promise.race([child.exited, timeout])
-  if (outcome === 'timeout') {
-    child.process.kill('SIGKILL')
-    throw new Error(`${what} did not exit within ${boundMs} ms; output:\n${child.output()}`)
-  }
-  return outcome
-}
-
-async function runCli(args: string[], env: NodeJS.ProcessEnv): Promise<Exit & { stdout: string; stderr: string }> {
-  const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts', ...args], { cwd: repoRoot, env, stdio: ['ignore', 'pipe', 'pipe'] })
-  children.add(child)
-  let stdout = ''
-  let stderr = ''
-  child.stdout?.setEncoding('utf8').on('data', (chunk: string) => (stdout += chunk))
-  child.stderr?.setEncoding('utf8').on('data', (chunk: string) => (stderr += chunk))
-  const exited = new Promise<Exit>((resolve, reject) => {
-    child.on('close', (code, signal) => {
-      children.delete(child)
-      resolve({ code, signal })
-    })
-    child.on('error', reject)
-  })
-  const exit = await exitOf({ process: child, output: () => stderr, exited }, CLI_TIMEOUT_MS, `catalog-platform ${args.join(' ')}`)
-  return { ...exit, stdout, stderr }
-}
-
-/** Polls GET /healthz until 200; fails if the server exits first or the bound passes. */
-async function waitUntilHealthy(server: Child, baseUrl: string): Promise<void> {
-  let exited = false
-  void server.exited.then(() => (exited = true))
-  const deadline = Date.now() + START_TIMEOUT_MS
-  while (Date.now() < deadline) {
-    if (exited) throw new Error(`the server exited during start-up; output:\n${server.output()}`)
-    try {
-      const response = await fetch(`${baseUrl}/healthz`, { signal: AbortSignal.timeout(2_000) })
-      if (response.status === 200) return
-    } catch {
-      // not listening yet
-    }
-    await sleep(250)
-  }
-  throw new Error(`the server did not answer GET /healthz with 200 within ${START_TIMEOUT_MS} ms; output:\n${server.output()}`)
-}
-
-
-/** The embedded cluster's postmaster pid, from the lock file Postgres keeps in its data directory. */
-async function postmasterPid(dataDir: string): Promise<number | undefined> {
-  const lockFile = path.join(dataDir, 'pg', 'postmaster.pid')
-  if (!existsSync(lockFile)) return undefined
-  const pid = Number((await fs.readFile(lockFile, 'utf8')).split('\n')[0])
-  return Number.isInteger(pid) && pid > 0 ? pid : undefined
-}
-
-function isAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0)
-    return true
-  } catch (error) {
-    return (error as NodeJS.ErrnoException).code === 'EPERM'
-  }
-}
 
 describe('server lifecycle with the embedded Postgres', { timeout: 180_000 }, () => {
   let dataDir = ''
@@ -231,7 +125,7 @@ describe('GET /healthz', () => {
     try {
       const response = await app.inject({ method: 'GET', url: '/healthz' })
       expect(response.statusCode).toBe(503)
-      expect(response.json()).toEqual({ status: 'unavailable', database: 'down' })
+      expect(response.json()).toMatchObject({ status: 'unavailable', database: 'down' })
     } finally {
       await app.close()
       await db.destroy()

@@ -38,7 +38,8 @@ async function scheduledSite(importSchedule: string, siteBody: Record<string, un
 }
 
 function tick(at: string, defaultTimeZone = 'UTC'): Promise<SchedulerTick> {
-  return runSchedulerTick(t.db, t.app.runWorker.queue, defaultTimeZone, new Date(at))
+  const limits = { maxLines: t.config.MAX_SCHEDULE_LINES, maxChars: t.config.MAX_SCHEDULE_CHARS }
+  return runSchedulerTick(t.db, t.app.runWorker.queue, { defaultTimeZone, limits, log: { warn: () => {} } }, new Date(at))
 }
 
 /** The pids this tick fired for the site. */

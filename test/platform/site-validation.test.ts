@@ -136,3 +136,25 @@ describe('import_schedule', () => {
     await refuseCreate(c, { title: 'S', project_id: project.id, import_schedule: schedule }, 400, message)
   })
 })
+
+describe('import_schedule bounds (issue 10, finding 2)', () => {
+  // 70,000 valid lines, 0.8 MB: once stored, every scheduler pass spent seconds on it.
+  const huge = Array.from({ length: 70_000 }, (_, i) => `${i % 60} ${i % 24} * * *`).join('\n')
+
+  it('refuses a huge schedule on update with a 400 naming the limit, and the site keeps its previous schedule', async () => {
+    const { c, project } = await withProject()
+    const site = await createSite(c, { title: 'S', project_id: project.id, import_schedule: '0 6 * * *' })
+    expect(huge.length).toBeGreaterThan(700_000)
+    expectError(await c.put(`/sites/${site.id}`, { import_schedule: huge }), 400, /^import_schedule: at most 10000 characters \(MAX_SCHEDULE_CHARS\); this one has 799159$/)
+    const manyLines = Array.from({ length: 101 }, () => '0 6 * * *').join('\n')
+    expectError(await c.put(`/sites/${site.id}`, { import_schedule: manyLines }), 400, /^import_schedule: at most 100 lines \(MAX_SCHEDULE_LINES\); this one has 101$/)
+    expect(await readSite(c, site.id)).toEqual(site)
+  })
+
+  it('refuses a huge schedule on create and creates nothing; 100 lines are accepted', async () => {
+    const { c, project } = await withProject()
+    await refuseCreate(c, { title: 'S', project_id: project.id, import_schedule: huge }, 400, /MAX_SCHEDULE_CHARS/)
+    const hundred = Array.from({ length: 100 }, (_, i) => `${i % 60} ${i % 24} * * *`).join('\n')
+    expect((await createSite(c, { title: 'S', project_id: project.id, import_schedule: `${hundred}\n` })).import_schedule).toBe(hundred)
+  })
+})

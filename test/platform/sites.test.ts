@@ -55,7 +55,8 @@ describe('site create and shape', () => {
       availableProjectIds: [p1.id, p2.id],
     })
     expect(await readSite(c, site.id)).toEqual(site)
-    expect(sitesOf(await c.get('/sites'))).toEqual([site])
+    // A listing names only the site's own project (issue 10, finding 6): see site-listing.test.ts.
+    expect(sitesOf(await c.get('/sites'))).toEqual([{ ...site, availableProjectIds: [p1.id] }])
   })
 
   it('creates a site in the project of the path, with project_id null or equal in the body', async () => {

@@ -7,12 +7,13 @@ import {
 } from './stream-fixtures.js'
 
 // Rows and values at the edges of what Postgres can store (NUL, unpaired surrogates), the size
-// limits (a line's length, the distinct attribute names of a batch), and error examples that must
+// limits (a line's length, the distinct attribute names of a stream), and error examples that must
 // stay storable whatever the row held.
 
 const t = useTestApp(HIGH_LIMITS)
 const MAX_LINE = 2_097_152
-const MAX_COLUMNS = 10_000
+// MAX_ATTRIBUTES_PER_STREAM's default.
+const MAX_COLUMNS = 1000
 const CONTROL = 'Control character error, possibly incorrectly encoded'
 const TOO_LARGE = 'Product payload is too large'
 const LONE_SURROGATE = /\p{Cs}/u
@@ -122,7 +123,7 @@ describe('line length (2,097,152 bytes)', () => {
   })
 })
 
-describe('distinct attribute names per batch', () => {
+describe('distinct attribute names per stream', () => {
   it(`refuses rows that would name more than ${MAX_COLUMNS} attributes, keeping the others`, async () => {
     const c = await streamClient(t)
     const stream = await c.createStream()
@@ -134,7 +135,7 @@ describe('distinct attribute names per batch', () => {
     expect(upload).toMatchObject({ status: 'warning', successCount: MAX_COLUMNS, errorCount: 3 })
     const [error] = upload.errors
     expect(upload.errors).toHaveLength(1)
-    expect(error?.message).toMatch(/10,?000/)
+    expect(error?.message).toMatch(/at most 1,000 distinct names/)
     expect(error).toMatchObject({ occurrences: 3, example: { lineNumber: MAX_COLUMNS, value: lines[MAX_COLUMNS - 1] } })
     const stored = await t.db.selectFrom('batch').select('columns').where('id', '=', batch.id).executeTakeFirstOrThrow()
     expect(stored.columns).toHaveLength(MAX_COLUMNS)
@@ -144,7 +145,32 @@ describe('distinct attribute names per batch', () => {
 
   it('refuses a single row with more names than the limit', async () => {
     const attributes = Array.from({ length: MAX_COLUMNS }, (_, i) => `"a${i}":"v"`).join(',')
-    await expectRefused(`{"id":"wide",${attributes}}`, /10,?000/)
+    await expectRefused(`{"id":"wide",${attributes}}`, /at most 1,000 distinct names/)
+  })
+
+  it('counts the names of every upload of the stream, not of one upload', async () => {
+    const c = await streamClient(t)
+    const stream = await c.createStream()
+    const wide = (prefix: string, count: number) =>
+      `${Array.from({ length: count }, (_, i) => `{"id":"${prefix}${i}","${prefix}${i}":"v"}`).join('\n')}\n`
+    // 600 + id, then 600 more: the second upload may bring only 399 new names.
+    expect(expectBatch(await c.upload(stream.id, wide('a', 600))).attributes.stages.upload).toMatchObject({ successCount: 600, errorCount: 0 })
+    const second = expectBatch(await c.upload(stream.id, wide('b', 600))).attributes.stages.upload
+    expect(second).toMatchObject({ status: 'warning', successCount: 399, errorCount: 201 })
+    expect(second.errors[0]?.message).toMatch(/a stream may use at most 1,000 distinct names/)
+    // Names the stream already has are still fine, in a third upload too.
+    expect(expectBatch(await c.upload(stream.id, '{"id":"x","a1":"1","b1":"2"}\n')).attributes.stages.upload).toMatchObject({ successCount: 1, errorCount: 0 })
+    expect(expectBatch(await c.upload(stream.id, '{"id":"y","new":"1"}\n')).attributes.stages.upload).toMatchObject({ successCount: 0, errorCount: 1 })
+  })
+
+  it('forgets the names once every row is deleted', async () => {
+    const c = await streamClient(t)
+    const stream = await c.createStream()
+    const wide = `{"id":"w",${Array.from({ length: MAX_COLUMNS - 1 }, (_, i) => `"a${i}":"v"`).join(',')}}\n`
+    expect(expectBatch(await c.upload(stream.id, wide)).attributes.stages.upload).toMatchObject({ successCount: 1 })
+    expect(expectBatch(await c.upload(stream.id, '{"id":"n","other":"1"}\n')).attributes.stages.upload).toMatchObject({ successCount: 0, errorCount: 1 })
+    expectBatch(await c.send('DELETE', `/streams/${stream.id}/products?all=true`))
+    expect(expectBatch(await c.upload(stream.id, '{"id":"n","other":"1"}\n')).attributes.stages.upload).toMatchObject({ successCount: 1, errorCount: 0 })
   })
 })
 

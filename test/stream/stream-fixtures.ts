@@ -10,7 +10,15 @@ export type Headers = Record<string, string>
 export type Body = string | Buffer | Readable
 
 /** Rate limits high enough that no functional test ever meets them. */
-export const HIGH_LIMITS = { RATE_LIMIT_OTHER: '100000', RATE_LIMIT_PRODUCTS: '100000', RATE_LIMIT_BATCHES: '100000' }
+export const HIGH_LIMITS = {
+  RATE_LIMIT_OTHER: '100000',
+  RATE_LIMIT_PRODUCTS: '100000',
+  RATE_LIMIT_BATCHES: '100000',
+  // Files that test what many uploads of one account do to the pool lift the fair-share limits.
+  UPLOADS_PER_ACCOUNT: '1000',
+  UPLOAD_CONCURRENCY: '99',
+  DB_POOL_SIZE: '100',
+}
 
 export const JSON_API = 'application/vnd.api+json'
 export const NDJSON: Headers = { 'content-type': 'application/x-ndjson' }

@@ -1,0 +1,104 @@
+import { sql, type Expression } from 'kysely'
+import type { Db, DbHandle } from '../db/database.js'
+import { BadRequestError } from '../errors.js'
+
+/**
+ * The rows of a page from its offset (`after` undefined) or after a product id (keyset), in product
+ * id order, at most `limit`: the query of a product read, without its size cap.
+ */
+export type PageRows = (handle: DbHandle, after: string | undefined, limit: number) => Expression<unknown>
+
+export interface PageShape {
+  /** The output columns, in order; a row without a value gets ''. */
+  columns: string[]
+  limit: number
+  /** PRODUCT_READ_MAX_BYTES: the most the page's JSON may hold. */
+  maxBytes: number
+}
+
+// One query brings at most about this many bytes of rows, whatever the page asks: rows can be up
+// to a few MB each, and a thousand of them read at once would hold gigabytes.
+const SLICE_BYTES = 4 * 1024 * 1024
+// Values stored in at most this many bytes are taken at their stored size (see sliceOf).
+const STORED_AS_IS_BYTES = 1000
+
+/**
+ * A page of product rows as the JSON text of its array, written row by row within the byte budget
+ * (a 400 that says what to ask instead, before anything is sent). Most pages come in one query; a
+ * page larger than a slice is read again slice by slice in one repeatable-read snapshot, so that
+ * it never mixes the stage an import left with the next one.
+ */
+export async function readPageText(db: Db, rows: PageRows, shape: PageShape): Promise<string> {
+  const first = await sliceOf(db, rows, undefined, shape.limit)
+  if (first.complete) return new PageText(shape).add(first.rows).text()
+  return db
+    .transaction()
+    .setIsolationLevel('repeatable read')
+    .execute(async (trx) => {
+      const page = new PageText(shape)
+      for (let after: string | undefined; page.rows < shape.limit; ) {
+        const slice = await sliceOf(trx, rows, after, shape.limit - page.rows)
+        page.add(slice.rows)
+        if (slice.complete || slice.rows.length === 0) break
+        after = slice.rows[slice.rows.length - 1]?.product_id
+      }
+      return page.text()
+    })
+}
+
+interface Slice {
+  rows: { product_id: string; data: Record<string, string> }[]
+  /** Every row up to the slice's limit came (none was left for the size cap). */
+  complete: boolean
+}
+
+/** The page's rows up to about SLICE_BYTES (at least one), counted by Postgres before sending. */
+async function sliceOf(handle: DbHandle, rows: PageRows, after: string | undefined, limit: number): Promise<Slice> {
+  // A row's size: what it takes on disk while that is small (a row is compressed only past about
+  // 2 KB, so a small stored size is its real size), otherwise the length of its text, which costs
+  // Postgres a serialisation and so is paid only by large rows.
+  const { rows: found } = await sql<{ product_id: string; data: Record<string, string>; page_rows: string }>`
+    SELECT product_id, data, page_rows FROM (
+      SELECT product_id, data, count(*) OVER () AS page_rows,
+        sum(bytes) OVER (ORDER BY product_id ROWS UNBOUNDED PRECEDING) - bytes AS before
+      FROM (
+        SELECT product_id, data, CASE WHEN pg_column_size(data) <= ${STORED_AS_IS_BYTES} THEN pg_column_size(data) ELSE octet_length(data::text) END AS bytes
+        FROM (${rows(handle, after, limit)}) AS page
+      ) AS measured
+    ) AS sized
+    WHERE before < ${SLICE_BYTES}
+    ORDER BY product_id`.execute(handle)
+  return { rows: found, complete: found.length === Number(found[0]?.page_rows ?? 0) }
+}
+
+/** The `products` array as JSON text, row by row, within the byte budget. */
+class PageText {
+  private readonly parts: string[] = []
+  private bytes = 2
+  rows = 0
+
+  constructor(private readonly shape: PageShape) {}
+
+  add(rows: { data: Record<string, string> }[]): this {
+    const { columns, maxBytes, limit } = this.shape
+    for (const { data } of rows) {
+      const row: Record<string, string> = {}
+      for (const column of columns) row[column] = data[column] ?? ''
+      const text = JSON.stringify(row)
+      this.bytes += Buffer.byteLength(text) + 1
+      if (this.bytes > maxBytes) {
+        const fits = this.rows > 0 ? ` (limit=${this.rows} fits here)` : ''
+        throw new BadRequestError(
+          `The page is larger than the read budget of ${maxBytes} bytes (PRODUCT_READ_MAX_BYTES): ${this.rows} of the ${limit} rows asked fit. Ask for fewer columns with fields (e.g. fields=id,title) or for fewer rows with limit${fits}.`,
+        )
+      }
+      this.parts.push(text)
+      this.rows++
+    }
+    return this
+  }
+
+  text(): string {
+    return `[${this.parts.join(',')}]`
+  }
+}

@@ -1,0 +1,199 @@
+import { sql } from 'kysely'
+import type { Db, DbHandle } from '../db/database.js'
+import type { Channel, ChannelPush, Site } from '../db/schema.js'
+import { SiteErrorCode } from '../jobs/run-failure.js'
+import { addSiteError } from '../sites/site-errors.js'
+import type { ChannelExportResult } from './export-channel.js'
+
+// The delivery of exported files to http destinations, as rows: an export records what to send
+// and returns; the push worker sends it outside the run (DESIGN.md 9: a slow destination must not
+// hold a run slot). Delivery is asynchronous: the export's history entry gets `uploaded` = 1 once
+// every file reached every destination, and every push that did not make it is a site error 2003
+// of the run that exported it.
+
+export interface ExportRecord {
+  site: Site
+  channel: Channel
+  pid: string
+  start: Date
+  end: Date
+  result: ChannelExportResult
+}
+
+/** Writes the history entry of a successful export and queues its pushes; returns how many. */
+export async function recordChannelExport(db: Db, { site, channel, pid, start, end, result }: ExportRecord): Promise<number> {
+  return db.transaction().execute(async (trx) => {
+    const destinations = await trx
+      .selectFrom('channel_destination')
+      .select(['id', 'url'])
+      .where('account_id', '=', site.account_id)
+      .where('channel_id', '=', channel.id)
+      .where('kind', '=', 'http')
+      .where('active', '=', true)
+      .orderBy('id')
+      .execute()
+    const pushes = destinations.flatMap((destination) => result.files.map((file) => ({ destination, file })))
+    const { counts } = result
+    const entry = await trx
+      .insertInto('channel_export')
+      .values({
+        account_id: site.account_id,
+        site_id: site.id,
+        channel_id: channel.id,
+        pid,
+        export_start: start,
+        export_time: end,
+        process_status: 'success',
+        product_count: counts.now,
+        product_count_now: counts.now,
+        product_count_previous: counts.previous,
+        product_count_new: counts.new,
+        product_count_modified: counts.modified,
+        product_count_deleted: counts.deleted,
+        product_count_unchanged: counts.unchanged,
+        product_count_skipped: 0,
+        uploaded: pushes.length === 0 ? 1 : 0,
+      })
+      .returning('id')
+      .executeTakeFirstOrThrow()
+    if (pushes.length > 0) {
+      await trx
+        .insertInto('channel_push')
+        .values(
+          pushes.map(({ destination, file }) => ({
+            account_id: site.account_id,
+            site_id: site.id,
+            channel_id: channel.id,
+            export_id: entry.id,
+            pid,
+            url: destination.url ?? '',
+            storage_key: file.storageKey,
+            filename: file.filename,
+            content_type: file.contentType,
+            locked_until: null,
+            budget_ends_at: null,
+            note: null,
+            finished_at: null,
+          })),
+        )
+        .execute()
+    }
+    return pushes.length
+  })
+}
+
+export type ClaimedPush = ChannelPush & { budget_left_ms: number }
+
+export interface ClaimLimits {
+  /** How long a claim holds before another process may take the push again. */
+  leaseSeconds: number
+  /** Pushes of one account in flight at once, across every process. */
+  accountConcurrency: number
+  /** The run's total time for all its pushes, counted from the first one's claim. */
+  budgetSeconds: number
+}
+
+// Claims are serialised by this lock: the per-account cap counts the running pushes, and two claims
+// at the same moment in two processes would each count without the other's.
+const CLAIM_LOCK = sql`hashtext('catalog.channel_push.claim')`
+
+/**
+ * Takes the next due push (a pending one whose backoff is over, or a running one whose lease ran
+ * out: its process died) of an account below its cap, oldest first, in one statement.
+ */
+export async function claimPush(db: Db, limits: ClaimLimits): Promise<ClaimedPush | undefined> {
+  return db.transaction().execute(async (trx) => {
+    await sql`SELECT pg_advisory_xact_lock(${CLAIM_LOCK})`.execute(trx)
+    const { rows } = await sql<ClaimedPush>`
+      UPDATE channel_push c SET
+        status = 'running',
+        attempts = c.attempts + 1,
+        locked_until = now() + make_interval(secs => ${limits.leaseSeconds}),
+        budget_ends_at = coalesce(
+          c.budget_ends_at,
+          (SELECT min(b.budget_ends_at) FROM channel_push b WHERE b.account_id = c.account_id AND b.pid = c.pid),
+          now() + make_interval(secs => ${limits.budgetSeconds})
+        )
+      WHERE c.id = (
+        SELECT p.id FROM channel_push p
+        WHERE ((p.status = 'pending' AND p.run_at <= now()) OR (p.status = 'running' AND p.locked_until < now()))
+          AND (SELECT count(*) FROM channel_push r
+               WHERE r.account_id = p.account_id AND r.status = 'running' AND r.locked_until >= now()) < ${limits.accountConcurrency}
+        ORDER BY p.run_at, p.id
+        LIMIT 1
+        FOR UPDATE SKIP LOCKED
+      )
+      RETURNING c.*, (extract(epoch from c.budget_ends_at - now()) * 1000)::float8 AS budget_left_ms`.execute(trx)
+    return rows[0]
+  })
+}
+
+/** Only the claim that holds the push may change it: a process given up for dead that still ends is ignored. */
+const ours = (db: DbHandle, push: ClaimedPush) =>
+  db.updateTable('channel_push').where('account_id', '=', push.account_id).where('id', '=', push.id).where('status', '=', 'running').where('attempts', '=', push.attempts)
+
+/** A newer export of the channel replaced the file: this push has nothing left to send. */
+export async function isFileCurrent(db: DbHandle, push: ClaimedPush): Promise<boolean> {
+  const file = await db
+    .selectFrom('feed_file')
+    .select('id')
+    .where('account_id', '=', push.account_id)
+    .where('channel_id', '=', push.channel_id)
+    .where('storage_key', '=', push.storage_key)
+    .executeTakeFirst()
+  return file !== undefined
+}
+
+/** Another attempt after `delaySeconds`. */
+export async function retryPush(db: DbHandle, push: ClaimedPush, delaySeconds: number, note: string): Promise<void> {
+  await ours(db, push)
+    .set({ status: 'pending', run_at: sql`now() + make_interval(secs => ${delaySeconds})`, locked_until: null, note })
+    .execute()
+}
+
+/** Hands the push back untried (this process is stopping): the interrupted attempt does not count. */
+export async function releasePush(db: DbHandle, push: ClaimedPush): Promise<void> {
+  await ours(db, push)
+    .set({ status: 'pending', attempts: sql`attempts - 1`, locked_until: null })
+    .execute()
+}
+
+/**
+ * Ends a push. One that did not deliver is a site error 2003 of the run that exported it (`message`
+ * says why); when it was the export's last push, the history entry learns whether all arrived.
+ */
+export async function finishPush(db: Db, push: ClaimedPush, status: 'done' | 'failed' | 'skipped', message: string | null): Promise<void> {
+  await db.transaction().execute(async (trx) => {
+    const ended = await ours(trx, push).set({ status, note: message, locked_until: null, finished_at: sql`now()` }).executeTakeFirst()
+    if (ended.numUpdatedRows === 0n) return
+    if (status !== 'done' && message !== null) {
+      await addSiteError(trx, {
+        accountId: push.account_id,
+        siteId: push.site_id,
+        pid: push.pid,
+        code: SiteErrorCode.destinationFailed,
+        message,
+        data: { channel_id: push.channel_id, filename: push.filename, url: push.url, attempts: push.attempts },
+      })
+    }
+    await trx
+      .updateTable('channel_export')
+      .set({ uploaded: 1 })
+      .where('account_id', '=', push.account_id)
+      .where('id', '=', push.export_id)
+      .where(({ not, exists, selectFrom }) =>
+        not(exists(selectFrom('channel_push').select('id').where('account_id', '=', push.account_id).where('export_id', '=', push.export_id).where('status', '<>', 'done'))),
+      )
+      .execute()
+  })
+}
+
+/** Ended pushes, a week after they ended: the history entry and the site errors keep their outcome. */
+export async function deleteEndedPushes(db: Db, olderThanDays = 7): Promise<number> {
+  const deleted = await db
+    .deleteFrom('channel_push')
+    .where('status', 'in', ['done', 'failed', 'skipped'])
+    .where('finished_at', '<', sql<Date>`now() - make_interval(days => ${olderThanDays})`)
+    .executeTakeFirst()
+  return Number(deleted.numDeletedRows)
+}

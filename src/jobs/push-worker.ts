@@ -1,0 +1,140 @@
+import type { FastifyBaseLogger } from 'fastify'
+import type { Db } from '../db/database.js'
+import { claimPush, finishPush, isFileCurrent, releasePush, retryPush, type ClaimedPush } from '../exports/channel-pushes.js'
+import { storagePath } from '../exports/feed-storage.js'
+import { sendFile } from '../feeds/http-push.js'
+import type { OutboundGuard } from '../net/outbound-guard.js'
+
+/** Tries of one push, the first included. */
+export const PUSH_ATTEMPTS = 3
+/** Wait before the second try; doubled before each further one. */
+const BACKOFF_SECONDS = 2
+/** The lease outlasts an attempt (bounded by the timeout) by this much before others may take it. */
+const LEASE_MARGIN_SECONDS = 30
+
+export interface PushWorkerOptions {
+  /** Pushes this process sends at once (PUSH_CONCURRENCY); 0 sends none. */
+  concurrency: number
+  /** Pushes of one account in flight at once across every process (PUSH_ACCOUNT_CONCURRENCY). */
+  accountConcurrency: number
+  /** Limit of one attempt (PUSH_TIMEOUT_SECONDS). */
+  timeoutSeconds: number
+  /** Time for all pushes of one run, from the first one's start (PUSH_BUDGET_SECONDS). */
+  budgetSeconds: number
+  /** How often the table is looked at for due pushes. */
+  pollingSeconds: number
+  dataDir: string
+  guard: OutboundGuard
+}
+
+/**
+ * Sends the files of finished exports to their http destinations, outside the run queue: a run
+ * ends when its files are written, and a slow or dead destination only ever occupies a push slot
+ * of its own account. Pushes are rows in Postgres, so any process sends any of them, and one whose
+ * process died is taken again when its lease runs out.
+ */
+export class PushWorker {
+  private readonly inFlight = new Set<Promise<void>>()
+  private readonly abort = new AbortController()
+  private timer: NodeJS.Timeout | undefined
+  private filling: Promise<void> | undefined
+  private again = false
+  private stopped = false
+
+  constructor(
+    private readonly db: Db,
+    private readonly options: PushWorkerOptions,
+    private readonly log: FastifyBaseLogger,
+  ) {}
+
+  start(): void {
+    if (this.options.concurrency === 0 || this.stopped) return
+    this.timer = setInterval(() => this.wake(), this.options.pollingSeconds * 1000)
+    this.timer.unref()
+    this.wake()
+  }
+
+  /** Looks for due pushes now; calls while a look is under way make it look once more. */
+  wake(): void {
+    if (this.stopped) return
+    if (this.filling) {
+      this.again = true
+      return
+    }
+    this.filling = this.fill()
+      .catch((error: unknown) => this.log.warn({ err: error }, 'push claim failed'))
+      .finally(() => {
+        this.filling = undefined
+        if (this.again) {
+          this.again = false
+          this.wake()
+        }
+      })
+  }
+
+  /** Aborts the requests in flight and hands their pushes back, so that shutdown does not wait on remote servers. */
+  async stop(): Promise<void> {
+    this.stopped = true
+    clearInterval(this.timer)
+    this.abort.abort()
+    await this.filling
+    await Promise.allSettled([...this.inFlight])
+  }
+
+  private async fill(): Promise<void> {
+    while (!this.stopped && this.inFlight.size < this.options.concurrency) {
+      const push = await claimPush(this.db, {
+        leaseSeconds: this.options.timeoutSeconds + LEASE_MARGIN_SECONDS,
+        accountConcurrency: this.options.accountConcurrency,
+        budgetSeconds: this.options.budgetSeconds,
+      })
+      if (!push) return
+      if (this.stopped) {
+        await releasePush(this.db, push)
+        return
+      }
+      const task: Promise<void> = this.send(push)
+        .catch((error: unknown) => this.log.warn({ err: error, push: push.id }, 'push failed unexpectedly; it is taken again when its lease ends'))
+        .finally(() => {
+          this.inFlight.delete(task)
+          this.wake()
+        })
+      this.inFlight.add(task)
+    }
+  }
+
+  private async send(push: ClaimedPush): Promise<void> {
+    const channel = `Channel ${push.channel_id}`
+    const what = `${channel}: ${push.filename}`
+    const budget = `the run's push budget of ${this.options.budgetSeconds} s ran out`
+    if (push.attempts > PUSH_ATTEMPTS) {
+      await finishPush(this.db, push, 'failed', `${what} was not sent to ${push.url}: its attempts were interrupted (the server sending it stopped)`)
+      return
+    }
+    if (push.budget_left_ms <= 0) {
+      await finishPush(this.db, push, 'failed', `${what} was not sent to ${push.url}: ${budget}${push.note ? ` (last attempt: ${push.note})` : ''}`)
+      return
+    }
+    const replaced = `${what} was not sent to ${push.url}: a newer export replaced the file before it could be sent (nothing to send)`
+    if (!(await isFileCurrent(this.db, push))) {
+      await finishPush(this.db, push, 'skipped', replaced)
+      return
+    }
+    const started = Date.now()
+    const file = { path: storagePath(this.options.dataDir, push.storage_key), filename: push.filename, contentType: push.content_type }
+    const timeoutMs = Math.max(1, Math.min(this.options.timeoutSeconds * 1000, push.budget_left_ms))
+    const result = await sendFile(push.url, file, { guard: this.options.guard, timeoutMs, signal: this.abort.signal })
+    if (result.ok) return finishPush(this.db, push, 'done', null)
+    if (result.kind === 'aborted') return releasePush(this.db, push)
+    if (result.kind === 'missing') return finishPush(this.db, push, 'skipped', replaced)
+    const attempts = `${push.attempts} attempt${push.attempts === 1 ? '' : 's'}`
+    if (!result.retry || push.attempts >= PUSH_ATTEMPTS) {
+      return finishPush(this.db, push, 'failed', `${channel}: sending ${push.filename} to ${push.url} failed after ${attempts}: ${result.error}`)
+    }
+    const backoff = BACKOFF_SECONDS * 2 ** (push.attempts - 1)
+    if (push.budget_left_ms - (Date.now() - started) <= backoff * 1000) {
+      return finishPush(this.db, push, 'failed', `${channel}: sending ${push.filename} to ${push.url} stopped after ${attempts}: ${budget} (last attempt: ${result.error})`)
+    }
+    await retryPush(this.db, push, backoff, result.error)
+  }
+}

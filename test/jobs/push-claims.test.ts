@@ -1,0 +1,64 @@
+import { sql } from 'kysely'
+import { describe, expect, it } from 'vitest'
+import { claimPush, finishPush } from '../../src/exports/channel-pushes.js'
+import { createChannel, history } from '../channels/channel-fixtures.js'
+import { useTestApp } from '../helpers/test-app.js'
+import { importFixture, type ImportFixture } from '../imports/import-fixtures.js'
+import { client } from '../platform/fixtures.js'
+import { HIGH_LIMITS } from '../stream/stream-fixtures.js'
+
+// How pushes are claimed, with no push worker in this process (PUSH_CONCURRENCY 0) so that the test
+// plays the workers: the per-account cap across processes, the lease that hands a dead process's
+// push to another, the fence that ignores the dead one if it comes back, and the shared run budget.
+const t = useTestApp({ ...HIGH_LIMITS, RUN_POLL_SECONDS: '0.5', SCHEDULER_INTERVAL_SECONDS: '0', ALLOW_PRIVATE_DESTINATIONS: 'true', PUSH_CONCURRENCY: '0' })
+
+const limits = { leaseSeconds: 60, accountConcurrency: 1, budgetSeconds: 300 }
+
+async function exported(f: ImportFixture, filenames: string[]): Promise<{ channelId: string; pid: string }> {
+  const stream = await f.createStream()
+  await f.attach(stream)
+  await f.upload(stream, [{ id: 'A', title: 'Shirt' }])
+  const channel = await createChannel(f, { filenames: filenames.map((filename) => ({ type: null, filename })), destinations: [{ type: 'http', url: 'http://127.0.0.1:9/in' }] })
+  const run = await f.run('all')
+  expect(run.status, run.message).toBe('success')
+  return { channelId: channel.id, pid: run.pid }
+}
+
+describe('push claims', () => {
+  it('keep an account to its cap, take back a dead claim, and share the run budget', async () => {
+    const a = await importFixture(t, {}, await client(t, 'Account A'))
+    const b = await importFixture(t, {}, await client(t, 'Account B'))
+    const ofA = await exported(a, ['one.csv', 'two.csv'])
+    const ofB = await exported(b, ['feed.csv'])
+
+    const first = await claimPush(t.db, limits)
+    expect(first).toMatchObject({ account_id: a.account.accountId, pid: ofA.pid, filename: 'one.csv', attempts: 1, status: 'running' })
+    // Account A has its one push in flight: the next claim, by any process, serves account B.
+    const second = await claimPush(t.db, limits)
+    expect(second).toMatchObject({ account_id: b.account.accountId, pid: ofB.pid, filename: 'feed.csv' })
+    expect(await claimPush(t.db, limits)).toBeUndefined()
+
+    // The process holding A's push dies: once its lease ends, the push is taken again.
+    await t.db.updateTable('channel_push').set({ locked_until: sql<Date>`now() - interval '1 second'` }).where('id', '=', first?.id ?? '0').execute()
+    const again = await claimPush(t.db, limits)
+    expect(again).toMatchObject({ id: first?.id, attempts: 2 })
+    expect(again?.budget_ends_at).toEqual(first?.budget_ends_at)
+
+    // The dead claim coming back changes nothing; the live one ends the push.
+    if (!first || !again || !second) throw new Error('claims missing')
+    await finishPush(t.db, first, 'failed', 'from a claim that was given up')
+    expect(await a.errors(ofA.pid)).toEqual([])
+    await finishPush(t.db, again, 'done', null)
+    expect((await history(a, ofA.channelId))[0]).toMatchObject({ uploaded: '0' })
+
+    // The run's second push shares the budget its first one started.
+    const last = await claimPush(t.db, limits)
+    expect(last).toMatchObject({ pid: ofA.pid, filename: 'two.csv', attempts: 1 })
+    expect(last?.budget_ends_at).toEqual(first.budget_ends_at)
+    if (!last) throw new Error('claim missing')
+    await finishPush(t.db, last, 'done', null)
+    expect((await history(a, ofA.channelId))[0]).toMatchObject({ uploaded: '1' })
+    await finishPush(t.db, second, 'done', null)
+    expect((await history(b, ofB.channelId))[0]).toMatchObject({ uploaded: '1' })
+  })
+})

@@ -1,0 +1,59 @@
+import type { AddressInfo } from 'node:net'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { useTestApp } from '../helpers/test-app.js'
+import { RawConnection, serverSettled, sleep, uploadHead } from './raw-http.js'
+import { expectBatch, storedCounts, streamClient } from './stream-fixtures.js'
+
+// A body that trickles in holds a database connection for nothing: below UPLOAD_MIN_BYTES_PER_SECOND
+// (judged after a short grace) the upload is cut off with a 408, well before the request deadline,
+// and nothing is written.
+
+const t = useTestApp({ UPLOAD_MIN_BYTES_PER_SECOND: '2000', STREAM_REQUEST_TIMEOUT_MS: '30000', RATE_LIMIT_PRODUCTS: '1000', RATE_LIMIT_OTHER: '1000' })
+let port = 0
+
+beforeAll(async () => {
+  await t.app.listen({ port: 0, host: '127.0.0.1' })
+  port = (t.app.server.address() as AddressInfo).port
+})
+
+afterAll(async () => {
+  await t.app?.close()
+})
+
+describe('UPLOAD_MIN_BYTES_PER_SECOND', () => {
+  it('cuts off a body that trickles in with a 408 and stores nothing', async () => {
+    const c = await streamClient(t)
+    const stream = await c.createStream()
+    expectBatch(await c.upload(stream.id, '{"id":"seed"}\n'))
+    const connection = await RawConnection.open(port)
+    let writing = true
+    try {
+      await connection.write(uploadHead(stream.id, c.account.token, 100_000))
+      // 20 bytes every 100 ms: 200 bytes per second, a tenth of the minimum.
+      const trickle = (async () => {
+        for (let i = 0; writing && i < 300; i++) {
+          await connection.write(`{"id":"t${String(i).padStart(5, '0')}"}\n`.padEnd(20, ' '))
+          await sleep(100)
+        }
+      })()
+      const response = await connection.response(20_000)
+      writing = false
+      await trickle
+      expect(response.statusCode, response.body).toBe(408)
+      expect(JSON.parse(response.body)).toMatchObject({ errors: [{ status: '408', title: 'Request Timeout', detail: expect.stringMatching(/2000 bytes per second/) as unknown }] })
+    } finally {
+      writing = false
+      connection.destroy()
+    }
+    await serverSettled(t)
+    expect(await storedCounts(t, stream.id)).toEqual({ batches: 1, rows: 1, payloadChunks: 0 })
+  })
+
+  it('keeps a body that arrives fast, even when the upload itself takes a while', async () => {
+    const c = await streamClient(t)
+    const stream = await c.createStream()
+    const rows = Array.from({ length: 20_000 }, (_, i) => `{"id":"r${i}","title":"${'x'.repeat(100)}"}`).join('\n')
+    const batch = expectBatch(await c.upload(stream.id, rows))
+    expect(batch.attributes.stages.upload).toMatchObject({ successCount: 20_000, errorCount: 0 })
+  })
+})
