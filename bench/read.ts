@@ -11,6 +11,7 @@ import path from 'node:path'
 import { sql } from 'kysely'
 import pg from 'pg'
 import { filterToSql, parseFilter } from '../src/catalog/filter.js'
+import { sizedSlice } from '../src/catalog/stage-page.js'
 import { benchDatabase, createBenchSite, machineLine, percentile, startServerProcess, writeResult } from './support.js'
 
 const ROWS = Number(process.env.BENCH_ROWS ?? 1_000_000)
@@ -74,11 +75,11 @@ async function viaSql(read: ReadCase): Promise<string[]> {
   return result.rows.map((row) => row.data.id ?? '')
 }
 
-/** The endpoint's own query for a read, as readStageRows builds it. */
+/** The endpoint's own query for a read, as readStagePage builds it: the page in a size-capped slice. */
 function endpointSql(read: ReadCase): { sql: string; parameters: readonly unknown[] } {
-  let rows = database.db.selectFrom('stage_product').select('data').where('site_id', '=', site.siteId).where('stage', '=', 'import').where('stage_id', '=', '0')
+  let rows = database.db.selectFrom('stage_product').select(['product_id', 'data']).where('site_id', '=', site.siteId).where('stage', '=', 'import').where('stage_id', '=', '0')
   if (read.filter) rows = rows.where(filterToSql(parseFilter(read.filter, stage.columns), (column) => sql<string>`coalesce(data ->> ${column}, '')`))
-  return rows.orderBy('product_id').limit(LIMIT).offset(read.offset ?? 0).compile()
+  return sizedSlice(rows.orderBy('product_id').limit(LIMIT).offset(read.offset ?? 0)).compile(database.db)
 }
 
 async function viaEndpointSql(read: ReadCase): Promise<string[]> {
@@ -229,7 +230,7 @@ const lines = [
   '',
   `- **API**: \`GET /product/v2/site/{siteId}/stage/import/0?limit=${LIMIT}\` (plus \`offset\` or \`filter\`) over HTTP (fetch, keep-alive, X-Auth-Token), timed until its JSON is parsed.`,
   `- **hand SQL**, the baseline: the query a developer would write against the schema, run directly on the database through a pg client, parameters bound, its jsonb parsed by pg: \`${handSql({ label: '', where: '<condition>', samples: 0, target: false })}\` with conditions \`data->>'brand' = $2\`, \`(data->>'price')::numeric BETWEEN $2 AND $3\`, \`data->>'title' LIKE $2\`.`,
-  '- **endpoint SQL**: the SQL the endpoint runs for the rows (as src/catalog/stage-reads.ts builds it, filter compiled by src/catalog/filter-compile.ts) on the same pg client: the API minus HTTP, authentication, the site and stage lookups and serialisation.',
+  '- **endpoint SQL**: the SQL the endpoint runs for the rows (as src/catalog/stage-reads.ts builds it, in the size-capped slice of src/catalog/stage-page.ts, filter compiled by src/catalog/filter-compile.ts) on the same pg client: the API minus HTTP, authentication, the site and stage lookups and serialisation.',
   `- Sequential requests, the three sides in turn within each round; ${WARMUP} warm-up rounds, then ${SAMPLES} rounds (${SCAN_SAMPLES} for the two no-match scans). All three return the same ${LIMIT} ids (checked before timing).`,
   '',
   '| read | rows matching | API p50 / p99 ms | endpoint SQL p50 / p99 ms | hand SQL p50 / p99 ms | ratio of p50s, API / hand SQL |',

@@ -54,8 +54,7 @@ function windowStart(now: Date): number {
 
 export class TooManyFailedAuthenticationsError extends TooManyRequestsError {
   constructor(retryAfterSeconds: number) {
-    super(retryAfterSeconds)
-    this.message = `Too many failed authentications from this address; try again in ${retryAfterSeconds} s`
+    super(retryAfterSeconds, `Too many failed authentications from this address; try again in ${retryAfterSeconds} s`)
   }
 }
 

@@ -19,7 +19,7 @@ export interface PageShape {
 // One query brings at most about this many bytes of rows, whatever the page asks: rows can be up
 // to a few MB each, and a thousand of them read at once would hold gigabytes.
 const SLICE_BYTES = 4 * 1024 * 1024
-// Values stored in at most this many bytes are taken at their stored size (see sliceOf).
+// Values stored in at most this many bytes are taken at their stored size (see sizedSlice).
 const STORED_AS_IS_BYTES = 1000
 
 /**
@@ -52,23 +52,29 @@ interface Slice {
   complete: boolean
 }
 
-/** The page's rows up to about SLICE_BYTES (at least one), counted by Postgres before sending. */
 async function sliceOf(handle: DbHandle, rows: PageRows, after: string | undefined, limit: number): Promise<Slice> {
-  // A row's size: what it takes on disk while that is small (a row is compressed only past about
-  // 2 KB, so a small stored size is its real size), otherwise the length of its text, which costs
-  // Postgres a serialisation and so is paid only by large rows.
-  const { rows: found } = await sql<{ product_id: string; data: Record<string, string>; page_rows: string }>`
+  const { rows: found } = await sizedSlice(rows(handle, after, limit)).execute(handle)
+  return { rows: found, complete: found.length === Number(found[0]?.page_rows ?? 0) }
+}
+
+/**
+ * A page query's rows up to about SLICE_BYTES (at least one), measured by Postgres before it sends
+ * them, with the number of rows the page query has (`page_rows`). A row's size is what it takes on
+ * disk while that is small (a row is compressed only past about 2 KB, so a small stored size is its
+ * real size), otherwise the length of its text, which costs a serialisation only large rows pay.
+ */
+export function sizedSlice(page: Expression<unknown>) {
+  return sql<{ product_id: string; data: Record<string, string>; page_rows: string }>`
     SELECT product_id, data, page_rows FROM (
       SELECT product_id, data, count(*) OVER () AS page_rows,
         sum(bytes) OVER (ORDER BY product_id ROWS UNBOUNDED PRECEDING) - bytes AS before
       FROM (
         SELECT product_id, data, CASE WHEN pg_column_size(data) <= ${STORED_AS_IS_BYTES} THEN pg_column_size(data) ELSE octet_length(data::text) END AS bytes
-        FROM (${rows(handle, after, limit)}) AS page
+        FROM (${page}) AS page
       ) AS measured
     ) AS sized
     WHERE before < ${SLICE_BYTES}
-    ORDER BY product_id`.execute(handle)
-  return { rows: found, complete: found.length === Number(found[0]?.page_rows ?? 0) }
+    ORDER BY product_id`
 }
 
 /** The `products` array as JSON text, row by row, within the byte budget. */
