@@ -5,6 +5,7 @@ import swaggerUi from '@fastify/swagger-ui'
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
 import { FailedAuthLimit, MemoryFailedAuthStore } from './auth/failed-auth-limit.js'
 import type { Config, TrustProxy } from './config.js'
+import { ConnectionSlots } from './db/connection-slots.js'
 import type { Db } from './db/database.js'
 import { feedsDir } from './exports/feed-storage.js'
 import { feedRoutes } from './feeds/feed-routes.js'
@@ -18,7 +19,6 @@ import { ErrorBody } from './platform/schemas.js'
 import { platformPlugin } from './platform/platform-plugin.js'
 import { MemoryRateLimitStore, type RateLimitStore } from './stream/rate-limit.js'
 import { streamPlugin } from './stream/stream-plugin.js'
-import { UploadSlots } from './stream/upload-slots.js'
 
 export interface AppDeps {
   db: Db
@@ -44,7 +44,8 @@ export async function buildApp({ db, config, logger, clock = () => new Date(), r
     // that the per-address limits count and the logs show.
     trustProxy: trustedProxies(config.TRUST_PROXY),
     // Clients put ids with trailing slashes (`.../stage/intermediate/`).
-    routerOptions: { ignoreTrailingSlash: true, ignoreDuplicateSlashes: true },
+    // A path parameter may be as long as what it names: a feed file name (255), a product id.
+    routerOptions: { ignoreTrailingSlash: true, ignoreDuplicateSlashes: true, maxParamLength: 1000 },
     ajv: { customOptions: { coerceTypes: 'array', useDefaults: true, removeAdditional: false, allErrors: false } },
     // Errors before routing (a URL that does not decode, e.g. an encoded lone surrogate) get the
     // error body of the interface the path belongs to, like every other client mistake.
@@ -83,7 +84,7 @@ export async function buildApp({ db, config, logger, clock = () => new Date(), r
       expireSeconds: config.RUN_TIMEOUT_SECONDS,
       now: clock,
       dataDir: config.DATA_DIR,
-      limits: { attributesPerStream: config.MAX_ATTRIBUTES_PER_STREAM, stageColumns: config.MAX_STAGE_COLUMNS },
+      limits: { attributesPerStream: config.MAX_ATTRIBUTES_PER_STREAM, stageColumns: config.MAX_STAGE_COLUMNS, feedMaxBytes: config.FEED_MAX_BYTES },
       accountConcurrency: config.RUN_ACCOUNT_CONCURRENCY,
     },
     app.log,
@@ -129,12 +130,15 @@ export async function buildApp({ db, config, logger, clock = () => new Date(), r
     await worker.stop()
   })
 
-  const uploadSlots = new UploadSlots(config.UPLOAD_CONCURRENCY, config.UPLOADS_PER_ACCOUNT)
-  await app.register(healthRoutes, { db, uploadSlots })
+  // Uploads and product reads hold a connection as long as they take: each kind gets its share of
+  // the pool, and each account its share of those.
+  const uploadSlots = new ConnectionSlots(config.UPLOAD_CONCURRENCY, config.UPLOADS_PER_ACCOUNT, { noun: 'uploads', variable: 'UPLOADS_PER_ACCOUNT' })
+  const readSlots = new ConnectionSlots(config.READ_CONCURRENCY, config.READS_PER_ACCOUNT, { noun: 'product reads', variable: 'READS_PER_ACCOUNT' })
+  await app.register(healthRoutes, { db, uploadSlots, readSlots })
   // Feed files of the built-in destination: public, at unguessable URLs.
   await app.register(feedRoutes, { db, feedsDir: feedsDir(config.DATA_DIR) })
   const authLimit = new FailedAuthLimit(new MemoryFailedAuthStore(), config.AUTH_FAILURES_PER_MINUTE, clock)
-  await app.register(platformPlugin, { db, config, runs: worker.queue, authLimit, outbound })
+  await app.register(platformPlugin, { db, config, runs: worker.queue, authLimit, outbound, readSlots })
   await app.register(streamPlugin, { prefix: config.STREAM_PREFIX, db, config, clock, rateLimits, authLimit, uploadSlots })
 
   app.setNotFoundHandler((request, reply) =>

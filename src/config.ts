@@ -44,20 +44,26 @@ const ConfigSchema = Type.Object({
   MAX_ATTRIBUTES_PER_STREAM: Type.Integer({ minimum: 1, maximum: 10_000, default: 1000 }),
   MAX_STAGE_COLUMNS: Type.Integer({ minimum: 1, maximum: 1600, default: 1000 }),
   PRODUCT_READ_MAX_BYTES: Type.Integer({ minimum: 1024, default: 32 * 1024 * 1024 }),
-  UPLOAD_CONCURRENCY: Type.Integer({ minimum: 1, maximum: 200, default: 6 }),
-  UPLOADS_PER_ACCOUNT: Type.Integer({ minimum: 1, maximum: 1000, default: 3 }),
+  // One exported file: a wide stage times many rows multiplies, and the disk is shared.
+  FEED_MAX_BYTES: Type.Integer({ minimum: 1024, default: 2 * 1024 * 1024 * 1024 }),
+  PRODUCT_READ_TIMEOUT_MS: Type.Integer({ minimum: 100, default: 30_000 }),
+  READ_CONCURRENCY: Type.Integer({ minimum: 1, maximum: 200, default: 4 }),
+  READS_PER_ACCOUNT: Type.Integer({ minimum: 1, maximum: 1000, default: 2 }),
+  UPLOAD_CONCURRENCY: Type.Integer({ minimum: 1, maximum: 200, default: 8 }),
+  UPLOADS_PER_ACCOUNT: Type.Integer({ minimum: 1, maximum: 1000, default: 2 }),
   UPLOAD_MIN_BYTES_PER_SECOND: Type.Integer({ minimum: 0, default: 16 * 1024 }),
   RUN_ACCOUNT_CONCURRENCY: Type.Integer({ minimum: 1, maximum: 64, default: 1 }),
   // Objects one account may own (DESIGN.md 9): far above any real catalog, low enough that one
   // tenant's listings and copies stay cheap for the service.
   MAX_PROJECTS_PER_ACCOUNT: Type.Integer({ minimum: 1, default: 1000 }),
-  MAX_SITES_PER_ACCOUNT: Type.Integer({ minimum: 1, default: 5000 }),
+  MAX_SITES_PER_ACCOUNT: Type.Integer({ minimum: 1, default: 2000 }),
   MAX_CHANNELS_PER_ACCOUNT: Type.Integer({ minimum: 1, default: 5000 }),
   MAX_TAGS_PER_ACCOUNT: Type.Integer({ minimum: 1, default: 50_000 }),
   MAX_DATA_SOURCES_PER_ACCOUNT: Type.Integer({ minimum: 1, default: 5000 }),
-  // A site's import_schedule, checked before it is parsed: every scheduler pass evaluates it.
-  MAX_SCHEDULE_LINES: Type.Integer({ minimum: 1, default: 100 }),
-  MAX_SCHEDULE_CHARS: Type.Integer({ minimum: 1, default: 10_000 }),
+  // A site's import_schedule, checked before it is parsed: every scheduler pass evaluates it, and
+  // every site listing carries it (2,000 sites at both limits list in about 5 MB).
+  MAX_SCHEDULE_LINES: Type.Integer({ minimum: 1, default: 50 }),
+  MAX_SCHEDULE_CHARS: Type.Integer({ minimum: 1, default: 2000 }),
 })
 
 /** Fastify's trustProxy: nobody, the nearest N hops, or the proxies' addresses and CIDR ranges. */
@@ -80,8 +86,10 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     throw new ConfigError(`Invalid configuration: ${detail}`)
   }
   const config = converted as Static<typeof ConfigSchema>
-  if (config.UPLOAD_CONCURRENCY >= config.DB_POOL_SIZE) {
-    throw new ConfigError(`Invalid configuration: UPLOAD_CONCURRENCY (${config.UPLOAD_CONCURRENCY}) must be smaller than DB_POOL_SIZE (${config.DB_POOL_SIZE}), so that uploads never hold every connection`)
+  if (config.UPLOAD_CONCURRENCY + config.READ_CONCURRENCY >= config.DB_POOL_SIZE) {
+    throw new ConfigError(
+      `Invalid configuration: UPLOAD_CONCURRENCY (${config.UPLOAD_CONCURRENCY}) and READ_CONCURRENCY (${config.READ_CONCURRENCY}) together must be smaller than DB_POOL_SIZE (${config.DB_POOL_SIZE}), so that uploads and reads never hold every connection`,
+    )
   }
   if (!isKnownTimeZone(config.DEFAULT_TZ)) {
     throw new ConfigError(`Invalid configuration: DEFAULT_TZ: unknown time zone "${config.DEFAULT_TZ}"`)

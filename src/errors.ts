@@ -93,3 +93,10 @@ export class RequestTimeoutError extends AppError {
     super(503, `The request took longer than ${limitMs} ms and was cancelled; nothing was written`, 'timeout')
   }
 }
+
+/** A product read whose query ran past PRODUCT_READ_TIMEOUT_MS: Postgres cancelled it. */
+export class ReadTimeoutError extends AppError {
+  constructor(timeoutMs: number) {
+    super(503, `The read took longer than ${timeoutMs} ms (PRODUCT_READ_TIMEOUT_MS) and was cancelled; ask for fewer rows, fewer fields or a narrower filter`, 'timeout')
+  }
+}

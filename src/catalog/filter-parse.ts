@@ -69,7 +69,7 @@ const WRAPPER_SHAPE = statementShape(firstStatement(PREFIX + 'TRUE' + SUFFIX))
  * Blank text is "no filter": an empty AND, which matches every row.
  * @throws BadRequestError naming the first thing that is not understood or not allowed
  */
-export function parseFilter(text: string, columns: readonly string[]): FilterNode {
+export function parseFilter(text: string, columns: readonly string[] | typeof ANY_COLUMN): FilterNode {
   if (text.trim() === '') return { kind: 'and', items: [] }
   if (text.length > MAX_FILTER_LENGTH) fail(`longer than ${MAX_FILTER_LENGTH} characters`)
   // Postgres text cannot hold NUL; rejecting it here keeps the query from failing later.
@@ -99,13 +99,19 @@ export function parseFilter(text: string, columns: readonly string[]): FilterNod
   // early and opened another one (`a = 1) OR (b = 2`).
   if (kind === 'Subquery') fail('expected a condition, found a query')
   if (kind !== 'Nested') fail('syntax error: unbalanced parentheses')
-  return new Reader(source, new Set(columns)).condition(inner)
+  return new Reader(source, columns === ANY_COLUMN ? ANY_COLUMN : new Set(columns)).condition(inner)
 }
+
+/**
+ * For a filter saved before the columns it may name are known (a channel of a site not imported
+ * yet): every other rule holds, and the columns are checked when the filter is used.
+ */
+export const ANY_COLUMN = Symbol('any column')
 
 class Reader {
   constructor(
     private readonly source: Source,
-    private readonly columns: ReadonlySet<string>,
+    private readonly columns: ReadonlySet<string> | typeof ANY_COLUMN,
   ) {}
 
   condition(node: unknown): FilterNode {
@@ -233,7 +239,7 @@ class Reader {
     const quote = ident.quote_style
     if (quote !== undefined && quote !== null && quote !== '"' && quote !== '`') this.fail(`unsupported quoting of ${show(name)}`, node)
     // "x" is an identifier in SQL; a client who meant the string 'x' gets told so.
-    if (!this.columns.has(name)) this.fail(`unknown column ${show(name)}${quote === '"' ? ' (a string takes single quotes)' : ''}`, node)
+    if (this.columns !== ANY_COLUMN && !this.columns.has(name)) this.fail(`unknown column ${show(name)}${quote === '"' ? ' (a string takes single quotes)' : ''}`, node)
     return name
   }
 

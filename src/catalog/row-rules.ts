@@ -11,7 +11,11 @@ export const RowError = {
   syntax: 'Syntax error',
   notAnObject: 'Product row must be a JSON object',
   nested: 'Nested objects and arrays are not supported; flatten or concatenate the value',
+  longAttributeName: 'Attribute name too long: at most 255 characters',
 } as const
+
+/** The longest attribute name a row may bring (the length of the platform's other names). */
+export const MAX_ATTRIBUTE_NAME_CHARS = 255
 
 /** The row error of a row that would bring its stream past `limit` distinct attribute names. */
 export function tooManyAttributesError(limit: number): string {
@@ -55,18 +59,22 @@ export class AttributeNames {
     readonly limit: number,
   ) {}
 
-  get error(): string {
-    return tooManyAttributesError(this.limit)
-  }
-
-  /** Adds a row's names, unless that would pass the limit: then nothing is added (false). */
-  add(attributes: Record<string, unknown>): boolean {
+  /**
+   * Adds a row's names; returns the row error instead, adding nothing, when a new name is longer
+   * than MAX_ATTRIBUTE_NAME_CHARS or the names would pass the stream's limit.
+   */
+  add(attributes: Record<string, unknown>): string | undefined {
     let fresh = 0
-    for (const key in attributes) if (!this.names.has(key) && !this.known.has(key)) fresh++
-    if (fresh > 0 && this.known.size + this.added + fresh > this.limit) return false
+    for (const key in attributes) {
+      if (this.names.has(key) || this.known.has(key)) continue
+      // Every row of every feed file repeats the names: a long one multiplies each file's size.
+      if (key.length > MAX_ATTRIBUTE_NAME_CHARS && [...key].length > MAX_ATTRIBUTE_NAME_CHARS) return RowError.longAttributeName
+      fresh++
+    }
+    if (fresh > 0 && this.known.size + this.added + fresh > this.limit) return tooManyAttributesError(this.limit)
     this.added += fresh
     for (const key in attributes) this.names.add(key)
-    return true
+    return undefined
   }
 }
 

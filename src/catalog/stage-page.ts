@@ -1,6 +1,6 @@
 import { sql, type Expression } from 'kysely'
-import type { Db, DbHandle } from '../db/database.js'
-import { BadRequestError } from '../errors.js'
+import { QUERY_CANCELED, withReadSnapshot, type Db, type DbHandle } from '../db/database.js'
+import { BadRequestError, ReadTimeoutError } from '../errors.js'
 
 /**
  * The rows of a page from its offset (`after` undefined) or after a product id (keyset), in product
@@ -14,6 +14,8 @@ export interface PageShape {
   limit: number
   /** PRODUCT_READ_MAX_BYTES: the most the page's JSON may hold. */
   maxBytes: number
+  /** PRODUCT_READ_TIMEOUT_MS: the most one of the read's statements may take. */
+  timeoutMs: number
 }
 
 // One query brings at most about this many bytes of rows, whatever the page asks: rows can be up
@@ -21,29 +23,37 @@ export interface PageShape {
 const SLICE_BYTES = 4 * 1024 * 1024
 // Values stored in at most this many bytes are taken at their stored size (see sizedSlice).
 const STORED_AS_IS_BYTES = 1000
+// Rows the first slice looks at: an ordinary page (limit 100 and less) comes in that one query.
+const FIRST_SLICE_ROWS = 100
 
 /**
  * A page of product rows as the JSON text of its array, written row by row within the byte budget
- * (a 400 that says what to ask instead, before anything is sent). Most pages come in one query; a
- * page larger than a slice is read again slice by slice in one repeatable-read snapshot, so that
- * it never mixes the stage an import left with the next one.
+ * (a 400 that says what to ask instead, before anything is sent). One repeatable-read snapshot with
+ * a statement timeout: most pages come in one query, a larger one slice by slice, never mixing the
+ * stage an import left with the next one.
  */
 export async function readPageText(db: Db, rows: PageRows, shape: PageShape): Promise<string> {
-  const first = await sliceOf(db, rows, undefined, shape.limit)
-  if (first.complete) return new PageText(shape).add(first.rows).text()
-  return db
-    .transaction()
-    .setIsolationLevel('repeatable read')
-    .execute(async (trx) => {
+  try {
+    return await withReadSnapshot(db, shape.timeoutMs, async (handle) => {
       const page = new PageText(shape)
+      // Each slice measures at most twice the rows that fitted the one before, so that rows of a few
+      // MB are measured about once each, not once per slice.
+      let look = Math.min(shape.limit, FIRST_SLICE_ROWS)
       for (let after: string | undefined; page.rows < shape.limit; ) {
-        const slice = await sliceOf(trx, rows, after, shape.limit - page.rows)
+        const asked = Math.min(look, shape.limit - page.rows)
+        const slice = await sliceOf(handle, rows, after, asked)
         page.add(slice.rows)
-        if (slice.complete || slice.rows.length === 0) break
+        // Fewer rows than asked, none held back for size: the page has no more.
+        if (slice.rows.length === 0 || (slice.complete && slice.rows.length < asked)) break
         after = slice.rows[slice.rows.length - 1]?.product_id
+        look = slice.complete ? look * 2 : Math.max(1, slice.rows.length * 2)
       }
       return page.text()
     })
+  } catch (error) {
+    if ((error as { code?: unknown }).code === QUERY_CANCELED) throw new ReadTimeoutError(shape.timeoutMs)
+    throw error
+  }
 }
 
 interface Slice {

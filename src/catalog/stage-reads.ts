@@ -1,5 +1,7 @@
 import { sql } from 'kysely'
+import type { ConnectionSlots } from '../db/connection-slots.js'
 import type { Db, DbHandle } from '../db/database.js'
+import { jsonbObject } from '../db/json-object.js'
 import { BadRequestError, NotFoundError } from '../errors.js'
 import { isId } from '../sites/ids.js'
 import { getSite } from '../sites/sites.js'
@@ -88,7 +90,7 @@ export async function readStagePage(
   siteSegment: string,
   ref: StageRef,
   query: StageQuery,
-  maxBytes: number,
+  budget: ReadBudget,
 ): Promise<string> {
   const stage = await resolveStage(db, accountId, siteSegment, ref)
   const visible = visibleColumns(stage.columns, query.hidden)
@@ -100,10 +102,12 @@ export async function readStagePage(
   }
   const output = query.fields.length > 0 ? query.fields : visible
   const condition = query.filter !== undefined && query.filter.trim() !== '' ? parseFilter(query.filter, query.hidden ? stage.columns : visible) : undefined
+  // Only the asked fields leave Postgres: a row of a few MB read for its id costs a few bytes.
+  const data = query.fields.length > 0 ? jsonbObject(query.fields.map((field) => [sql`${field}::text`, sql`data -> ${field}`])) : sql`data`
   const pageRows = (handle: DbHandle, after: string | undefined, limit: number) => {
     let rows = handle
       .selectFrom('stage_product')
-      .select(['product_id', 'data'])
+      .select(['product_id', data.as('data')])
       .where('site_id', '=', stage.siteId)
       .where('stage', '=', stage.stage)
       .where('stage_id', '=', stage.stageId)
@@ -111,7 +115,17 @@ export async function readStagePage(
     rows = after === undefined ? rows.offset(query.offset) : rows.where('product_id', '>', after)
     return rows.orderBy('product_id').limit(limit)
   }
-  return readPageText(db, pageRows, { columns: output, limit: query.limit, maxBytes })
+  const signal = AbortSignal.timeout(budget.timeoutMs)
+  return budget.slots.run(accountId, signal, () =>
+    readPageText(db, pageRows, { columns: output, limit: query.limit, maxBytes: budget.maxBytes, timeoutMs: budget.timeoutMs }),
+  )
+}
+
+/** What one product read may use (PRODUCT_READ_MAX_BYTES, PRODUCT_READ_TIMEOUT_MS, READS_PER_ACCOUNT). */
+export interface ReadBudget {
+  maxBytes: number
+  timeoutMs: number
+  slots: ConnectionSlots
 }
 
 /** A stage's columns for a message: the first few, and how many more. */

@@ -1,7 +1,8 @@
 import type { ChannelFilename, ColumnMapping, DeltaType, FeedFormat } from '../db/schema.js'
 import { BadRequestError } from '../errors.js'
+import { unwritableColumns } from '../feeds/feed-sql.js'
 import { OutboundRefusedError, type OutboundGuard } from '../net/outbound-guard.js'
-import { checkText } from '../sites/text-input.js'
+import { checkText, excerpt } from '../sites/text-input.js'
 
 // What a client may send to configure a channel (DESIGN.md 5.8): every field is checked here, so
 // that an export never meets a configuration it cannot carry out for a reason the client could
@@ -15,8 +16,6 @@ const MAX_DESTINATIONS = 10
 // A filename template: safe characters and the three placeholders, nothing that could leave the
 // channel's directory or need quoting in a URL.
 const FILENAME = /^(?:[A-Za-z0-9._-]|\{site_id\}|\{channel_id\}|\{date\})+$/
-// XML element names the RSS writer can emit: plain names, or Google Shopping's g: prefix.
-const XML_NAME = /^(?:g:)?[A-Za-z_][A-Za-z0-9._-]*$/
 
 export interface DestinationInput {
   type?: string | null
@@ -56,10 +55,9 @@ export function readChannelInput(input: ChannelInput, current?: ChannelConfig): 
   const format = (input.format ?? current?.format ?? 'csv') as FeedFormat
   if (!FORMATS.includes(format)) throw new BadRequestError(`format: must be one of ${FORMATS.join(', ')}`)
   const mapping = input.mapping === undefined || input.mapping === null ? (current?.mapping ?? []) : readMapping(input.mapping)
-  if (format === 'xml') {
-    const bad = mapping.find((m) => !XML_NAME.test(m.column))
-    if (bad) throw new BadRequestError(`mapping: "${bad.column}" is not a valid XML element name for format xml (letters, digits, . _ -, optional g: prefix)`)
-  }
+  // The writers' own rule, so that a mapping saved is a mapping the export can write.
+  const unwritable = unwritableColumns(mapping.map((m) => m.column), format)
+  if (unwritable) throw new BadRequestError(`mapping: ${unwritable.reason}`)
   const filenames = input.filenames === undefined || input.filenames === null ? (current?.filenames ?? [{ type: null, filename: `{channel_id}.${format === 'ndjson' ? 'ndjson' : format}` }]) : readFilenames(input.filenames)
   // Postgres cannot store NUL; the filter's own rules are the filter parser's.
   if (input.filter?.includes('\0')) throw new BadRequestError('filter: must not contain NUL (\\u0000)')
@@ -162,7 +160,7 @@ export async function guardDestinations(guard: OutboundGuard, destinations: Dest
       await guard.checkUrl(item.url)
     } catch (error) {
       if (!(error instanceof OutboundRefusedError)) throw error
-      throw new BadRequestError(`destinations[${i}].url: ${item.url} is not allowed: ${error.reason}`)
+      throw new BadRequestError(`destinations[${i}].url: ${excerpt(item.url)} is not allowed: ${error.reason}`)
     }
   }
 }

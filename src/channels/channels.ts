@@ -2,7 +2,7 @@ import { lockAccountCreates, requireRoom, type AccountLimits } from '../accounts
 import type { Db, DbHandle } from '../db/database.js'
 import type { Channel, ChannelDestination, ChannelExport, FeedFile } from '../db/schema.js'
 import { NotFoundError } from '../errors.js'
-import { parseFilter } from '../catalog/filter.js'
+import { ANY_COLUMN, parseFilter } from '../catalog/filter.js'
 import { newFeedToken } from '../feeds/feed-routes.js'
 import type { OutboundGuard } from '../net/outbound-guard.js'
 import { isId } from '../sites/ids.js'
@@ -65,11 +65,15 @@ export async function channelHistory(db: DbHandle, accountId: string, siteSegmen
   return { details: found, history }
 }
 
-/** A filter is checked against the columns the site's import stage has now, when it has any. */
+/**
+ * A filter is checked when it is saved, so that a bad one is a 400 now rather than a failed export
+ * later: against the columns the site's import stage has, or, before its first import, for all but
+ * its column names (which columns exist is the import's to say; the export checks them again).
+ */
 async function checkFilter(db: DbHandle, siteId: string, filter: string): Promise<void> {
   if (filter.trim() === '') return
   const stage = await db.selectFrom('site_stage').select('columns').where('site_id', '=', siteId).where('stage', '=', 'import').executeTakeFirst()
-  if (stage && stage.columns.length > 0) parseFilter(filter, stage.columns)
+  parseFilter(filter, stage && stage.columns.length > 0 ? stage.columns : ANY_COLUMN)
 }
 
 async function templateId(db: DbHandle, accountId: string, name: string): Promise<string> {

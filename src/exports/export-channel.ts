@@ -4,11 +4,19 @@ import { sql, type RawBuilder } from 'kysely'
 import type pg from 'pg'
 import { filterToSql, parseFilter } from '../catalog/filter.js'
 import { withRawTransaction, type Db } from '../db/database.js'
+import { jsonbObject } from '../db/json-object.js'
 import type { Channel, ChannelFilename, ColumnMapping, Site } from '../db/schema.js'
 import { AppError } from '../errors.js'
-import { commitFeedFile, contentTypeOf, discardFeedFile, writeFeedFile, type WrittenFeed } from '../feeds/feed-writer.js'
+import { commitFeedFile, contentTypeOf, discardFeedFile, writeFeedFile, type FeedBudget, type WrittenFeed } from '../feeds/feed-writer.js'
 import { RunFailure, SiteErrorCode } from '../jobs/run-failure.js'
+import { checkExportable, exportFailure } from './export-failures.js'
 import { storageKeyOf, storagePath } from './feed-storage.js'
+
+/** Budgets of one export. */
+export interface ExportLimits {
+  /** The largest file an export writes (FEED_MAX_BYTES). */
+  feedMaxBytes: number
+}
 
 export interface ExportCounts {
   now: number
@@ -34,20 +42,25 @@ export interface ChannelExportResult {
   replacedKeys: string[]
 }
 
-// jsonb_build_object takes at most 100 arguments: wider mappings are built in slices and joined.
-const PAIRS_PER_CALL = 50
-
 /**
  * Exports one channel: the import stage through the channel's filter and mapping into the channel
  * stage and its files, with the delta against the previous export. One transaction: a failure keeps
  * the previous stage and files; files are written under keys of their own and only become the
  * channel's files when the transaction commits.
  */
-export async function exportChannel(db: Db, dataDir: string, site: Site, channel: Channel, pid: string, now: Date): Promise<ChannelExportResult> {
+export async function exportChannel(db: Db, dataDir: string, site: Site, channel: Channel, pid: string, now: Date, limits: ExportLimits): Promise<ChannelExportResult> {
   const stage = await db.selectFrom('site_stage').select('columns').where('site_id', '=', site.id).where('stage', '=', 'import').where('stage_id', '=', '0').executeTakeFirst()
   const stageColumns = stage?.columns ?? []
   const mapping: ColumnMapping[] = channel.mapping.length > 0 ? channel.mapping : stageColumns.map((column) => ({ column, source: column }))
   const columns = mapping.map((m) => m.column)
+  checkExportable(channel, columns, channel.filenames.map((entry) => resolveFilename(entry.filename, site.id, channel.id, now)))
+  const budget: FeedBudget = {
+    maxBytes: limits.feedMaxBytes,
+    // On a connection of its own: the COPY's connection is busy sending the file.
+    cancel: async (backendPid) => {
+      await sql`SELECT pg_cancel_backend(${backendPid})`.execute(db)
+    },
+  }
   let condition: RawBuilder<unknown> = sql`true`
   if (channel.filter.trim() !== '') {
     try {
@@ -77,10 +90,9 @@ export async function exportChannel(db: Db, dataDir: string, site: Site, channel
           const finalPath = storagePath(dataDir, key)
           await fs.mkdir(path.dirname(finalPath), { recursive: true })
           const selectSql = entry.type === null ? fullSql : rowsOf(entry.type, old)
-          const feed = await writeFeedFile(from, { selectSql, columns }, channel.format, finalPath, {
-            title: `${site.title}: ${channel.name}`,
-            link: '',
-            description: `Channel ${channel.id} of site ${site.id}`,
+          const meta = { title: `${site.title}: ${channel.name}`, link: '', description: `Channel ${channel.id} of site ${site.id}` }
+          const feed = await writeFeedFile(from, { selectSql, columns }, channel.format, finalPath, meta, budget).catch((error: unknown) => {
+            throw exportFailure(error, channel, { filename })
           })
           written.push({ entry, filename, feed, key })
         }
@@ -158,7 +170,9 @@ export async function exportChannel(db: Db, dataDir: string, site: Site, channel
       await discardFeedFile(file.feed)
       await fs.rm(storagePath(dataDir, file.key), { force: true })
     }
-    throw error
+    // This export's directory, unless a file of it could not be removed.
+    await fs.rmdir(path.dirname(storagePath(dataDir, storageKeyOf(channel.id, pid, '-')))).catch(() => {})
+    throw exportFailure(error, channel)
   }
 }
 
@@ -200,14 +214,8 @@ function isIdentity(mapping: ColumnMapping[], stageColumns: string[]): boolean {
  * as it is, which saves rebuilding every row's object (the larger part of an export's time).
  */
 function rowObject(mapping: ColumnMapping[], stageColumns: string[]): RawBuilder<unknown> {
-  if (mapping.length === 0) return sql`'{}'::jsonb`
   if (isIdentity(mapping, stageColumns)) return sql`data`
-  const slices: RawBuilder<unknown>[] = []
-  for (let i = 0; i < mapping.length; i += PAIRS_PER_CALL) {
-    const pairs = mapping.slice(i, i + PAIRS_PER_CALL).map((m) => ('source' in m ? sql`${m.column}::text, coalesce(data ->> ${m.source}, '')` : sql`${m.column}::text, ${m.value}::text`))
-    slices.push(sql`jsonb_build_object(${sql.join(pairs)})`)
-  }
-  return sql.join(slices, sql` || `)
+  return jsonbObject(mapping.map((m) => [sql`${m.column}::text`, 'source' in m ? sql`coalesce(data ->> ${m.source}, '')` : sql`${m.value}::text`]))
 }
 
 function resolveFilename(template: string, siteId: string, channelId: string, now: Date): string {

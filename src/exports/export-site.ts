@@ -3,7 +3,7 @@ import type { Channel, Process, Site } from '../db/schema.js'
 import { RunFailure, SiteErrorCode } from '../jobs/run-failure.js'
 import { siteErrorReporter } from '../sites/site-errors.js'
 import { recordChannelExport } from './channel-pushes.js'
-import { exportChannel } from './export-channel.js'
+import { exportChannel, type ExportLimits } from './export-channel.js'
 import { removeFeedFiles } from './feed-storage.js'
 
 /** The channels an export action runs: one channel, every channel of an export template, or all. */
@@ -23,7 +23,7 @@ async function channelsFor(db: Db, site: Site, run: Process): Promise<Channel[]>
  * keeps its previous files and stage, leaves a failed history entry and a site error, and fails the
  * run once every other channel had its turn.
  */
-export async function exportSite(db: Db, dataDir: string, site: Site, run: Process, now: () => Date): Promise<string> {
+export async function exportSite(db: Db, dataDir: string, site: Site, run: Process, now: () => Date, limits: ExportLimits): Promise<string> {
   const report = siteErrorReporter(db, site, run.pid)
   const channels = await channelsFor(db, site, run)
   const active = channels.filter((channel) => channel.active)
@@ -39,13 +39,13 @@ export async function exportSite(db: Db, dataDir: string, site: Site, run: Proce
     const start = now()
     const history = { account_id: site.account_id, site_id: site.id, channel_id: channel.id, pid: run.pid, export_start: start }
     try {
-      const result = await exportChannel(db, dataDir, site, channel, run.pid, start)
+      const result = await exportChannel(db, dataDir, site, channel, run.pid, start, limits)
       await removeFeedFiles(dataDir, result.replacedKeys)
       queued += await recordChannelExport(db, { site, channel, pid: run.pid, start, end: now(), result })
       exported += result.counts.now
     } catch (error) {
       const message = error instanceof RunFailure ? error.message : `Channel ${channel.id} could not be exported; its previous files are kept`
-      await report(error instanceof RunFailure ? error.code : SiteErrorCode.exportFailed, message, { channel_id: channel.id })
+      await report(error instanceof RunFailure ? error.code : SiteErrorCode.exportFailed, message, { ...(error instanceof RunFailure ? error.data : {}), channel_id: channel.id })
       await db
         .insertInto('channel_export')
         .values({ ...history, export_time: now(), process_status: 'failed', product_count: 0, product_count_now: 0, product_count_previous: 0, product_count_new: 0, product_count_modified: 0, product_count_deleted: 0, product_count_unchanged: 0, product_count_skipped: 0, uploaded: 0 })

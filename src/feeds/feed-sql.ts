@@ -52,6 +52,40 @@ export function isXmlName(name: string): boolean {
   return !/^xml/i.test(name) && !name.includes('_x') && name.length <= 63
 }
 
+// Postgres allows at most 1664 output columns in a SELECT, which CSV and TSV have one per column.
+// 1,600 is also the most columns a stage can have (MAX_STAGE_COLUMNS).
+export const MAX_DELIMITED_COLUMNS = 1600
+
+/** What keeps a channel's columns from being written in its format: the column, and why. */
+export interface UnwritableColumns {
+  column?: string
+  reason: string
+}
+
+/**
+ * Checks the output columns against what the format can carry, before any work: a channel whose
+ * columns come from the import stage (no mapping) meets its names only at export time.
+ */
+export function unwritableColumns(columns: string[], format: FeedFormat): UnwritableColumns | undefined {
+  if (format === 'xml') {
+    const column = columns.find((c) => !isXmlName(c))
+    if (column === undefined) return undefined
+    return { column, reason: `${JSON.stringify(column)} is not a valid XML element name for format xml (letters, digits, . _ -, an optional g: prefix; not starting with "xml", without "_x", at most 63 characters)` }
+  }
+  if ((format === 'csv' || format === 'tsv') && columns.length > MAX_DELIMITED_COLUMNS) {
+    return { reason: `${columns.length} columns are more than format ${format} can carry (at most ${MAX_DELIMITED_COLUMNS})` }
+  }
+  return undefined
+}
+
+/** A column list the format cannot carry (see unwritableColumns). */
+export class UnwritableColumnsError extends Error {
+  constructor(readonly problem: UnwritableColumns) {
+    super(problem.reason)
+    this.name = 'UnwritableColumnsError'
+  }
+}
+
 export function contentTypeOf(format: FeedFormat): string {
   switch (format) {
     case 'csv':
@@ -66,6 +100,8 @@ export function contentTypeOf(format: FeedFormat): string {
 }
 
 export function planFeed(q: SqlQuoter, rows: FeedRows, format: FeedFormat, meta: FeedMeta): FeedPlan {
+  const problem = unwritableColumns(rows.columns, format)
+  if (problem) throw new UnwritableColumnsError(problem)
   const from = `FROM (${rows.selectSql}) r ORDER BY r.product_id`
   const value = (column: string) => `r.data->>${q.escapeLiteral(column)}`
   switch (format) {
@@ -86,8 +122,6 @@ export function planFeed(q: SqlQuoter, rows: FeedRows, format: FeedFormat, meta:
       return { copySql: `COPY (SELECT ${line} ${from}) TO STDOUT`, header: '', footer: '', textFormat: true }
     }
     case 'xml': {
-      const invalid = rows.columns.find((c) => !isXmlName(c))
-      if (invalid !== undefined) throw new Error(`not a valid XML element name: ${JSON.stringify(invalid)}`)
       const forbidden = q.escapeLiteral(XML_FORBIDDEN)
       const elements = rows.columns.map((c) => `xmlelement(name ${q.escapeIdentifier(c)}, translate(coalesce(${value(c)}, ''), ${forbidden}, ''))`)
       const item = `xmlelement(name item${elements.map((e) => `, ${e}`).join('')})::text`

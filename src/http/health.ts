@@ -2,7 +2,7 @@ import { Type } from '@sinclair/typebox'
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { sql } from 'kysely'
 import { poolUsage, type Db } from '../db/database.js'
-import type { UploadSlots } from '../stream/upload-slots.js'
+import type { ConnectionSlots } from '../db/connection-slots.js'
 
 const Usage = Type.Object({ size: Type.Integer(), busy: Type.Integer(), waiting: Type.Integer() })
 const Health = Type.Object({
@@ -10,14 +10,14 @@ const Health = Type.Object({
   database: Type.String(),
   pool: Type.Optional(Usage),
   uploads: Type.Optional(Usage),
+  reads: Type.Optional(Usage),
 })
 
 // Load balancers and the Docker HEALTHCHECK poll this without credentials.
-export const healthRoutes: FastifyPluginAsyncTypebox<{ db: Db; uploadSlots: UploadSlots }> = async (app, { db, uploadSlots }) => {
+export const healthRoutes: FastifyPluginAsyncTypebox<{ db: Db; uploadSlots: ConnectionSlots; readSlots: ConnectionSlots }> = async (app, { db, uploadSlots, readSlots }) => {
   app.get('/healthz', { schema: { tags: ['health'], security: [], response: { 200: Health, 503: Health } } }, async (request, reply) => {
     const pool = poolUsage(db)
-    const { active, waiting, total } = uploadSlots.usage
-    const usage = { ...(pool ? { pool } : {}), uploads: { size: total, busy: active, waiting } }
+    const usage = { ...(pool ? { pool } : {}), uploads: uploadSlots.usage, reads: readSlots.usage }
     // A saturated pool is answered without a query: the query would queue behind the others, and
     // the answer the balancer needs is that this process cannot take more work now.
     if (pool && pool.waiting > 0 && pool.busy >= pool.size) {

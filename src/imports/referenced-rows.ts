@@ -36,7 +36,8 @@ export async function parseReferencedBatch(
       if (row.error === RowError.emptyLine) return
       return collector.error(row.error, element.index, element.text)
     }
-    if (!names.add(row.attributes)) return collector.error(names.error, element.index, element.text)
+    const refused = names.add(row.attributes)
+    if (refused) return collector.error(refused, element.index, element.text)
     collector.success()
     copy.row(`${prefix}${element.index}${accountField}${copyText(row.productId)}\t${copyText(row.data)}\n`)
   }

@@ -2,6 +2,7 @@ import type { FastifyBaseLogger } from 'fastify'
 import type { Db } from '../db/database.js'
 import { addSiteError } from '../sites/site-errors.js'
 import { admittedRuns, beat, claimProcess, endProcess, lockAccountRuns, setJob, setSiteProcessing, staleRuns, waitingForAccount } from './process-store.js'
+import type { ExportLimits } from '../exports/export-channel.js'
 import type { CatalogLimits } from '../imports/build-stage.js'
 import { performRun } from './run-actions.js'
 import { RunFailure, SiteErrorCode } from './run-failure.js'
@@ -18,7 +19,7 @@ export interface RunWorkerOptions {
   now: () => Date
   /** Where exported feed files are kept (DATA_DIR). */
   dataDir: string
-  limits: CatalogLimits
+  limits: CatalogLimits & ExportLimits
   /** Runs of one account that may run at once, across every process (RUN_ACCOUNT_CONCURRENCY). */
   accountConcurrency: number
 }

@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto'
-import { Cron } from 'croner'
+import { Cron, CronPattern } from 'croner'
 import { isKnownTimeZone } from '../config.js'
+import { excerpt } from '../sites/text-input.js'
 
 // import_schedule text (SPEC.md "Schedule format"): optional first line TZ=<zone>, then five-field
 // cron lines; `H` in the minute field is a stable per-site minute so that sites spread out.
@@ -42,29 +43,28 @@ export function parseSchedule(text: string): ParsedSchedule {
   let timeZone: string | undefined
   rawLines.forEach((raw, index) => {
     const line = raw.trim()
-    const lineNumber = index + 1
     if (line === '') return
+    // Client text is quoted cut short: a 5,000-character TZ= value is not worth echoing.
+    const at = `line ${index + 1} "${excerpt(line)}"`
     if (/^TZ\s*=/i.test(line)) {
-      if (lines.length > 0 || timeZone !== undefined) {
-        throw new ScheduleError(`line ${lineNumber} "${line}": TZ= is only allowed as the first line`)
-      }
+      if (lines.length > 0 || timeZone !== undefined) throw new ScheduleError(`${at}: TZ= is only allowed as the first line`)
       const zone = line.slice(line.indexOf('=') + 1).trim()
-      if (!isKnownTimeZone(zone)) throw new ScheduleError(`line ${lineNumber} "${line}": unknown time zone "${zone}"`)
+      if (!isKnownTimeZone(zone)) throw new ScheduleError(`${at}: unknown time zone "${excerpt(zone)}"`)
       timeZone = zone
       return
     }
     const fields = line.split(/\s+/)
-    if (fields.length !== 5) {
-      throw new ScheduleError(`line ${lineNumber} "${line}": a cron line needs exactly five fields (minute hour day month weekday)`)
-    }
-    if (fields.slice(1).some((f) => /(^|[,/-])H([,/-]|$)/i.test(f))) {
-      throw new ScheduleError(`line ${lineNumber} "${line}": H is only allowed in the minute field`)
-    }
+    if (fields.length !== 5) throw new ScheduleError(`${at}: a cron line needs exactly five fields (minute hour day month weekday)`)
+    if (fields.slice(1).some((f) => /(^|[,/-])H([,/-]|$)/i.test(f))) throw new ScheduleError(`${at}: H is only allowed in the minute field`)
+    let pattern: CronPattern
     try {
-      new Cron(withMinute(line, 0), { paused: true, timezone: timeZone ?? 'UTC' })
+      pattern = new CronPattern(withMinute(line, 0), timeZone ?? 'UTC')
     } catch (error) {
       const reason = error instanceof Error ? error.message : 'invalid'
-      throw new ScheduleError(`line ${lineNumber} "${line}": not a valid cron expression (${reason})`)
+      throw new ScheduleError(`${at}: not a valid cron expression (${excerpt(reason)})`)
+    }
+    if (!firesEveryYear(pattern)) {
+      throw new ScheduleError(`${at}: fires less than once a year (its day, month and weekday fields do not meet in every year, as on 31 September or 29 February)`)
     }
     lines.push(line)
   })
@@ -72,6 +72,48 @@ export function parseSchedule(text: string): ParsedSchedule {
     throw new ScheduleError('a TZ= line must be followed by at least one cron line')
   }
   return { timeZone, lines }
+}
+
+const MONTH_DAYS = [31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31]
+// croner's day-of-week bits: one per nth occurrence (#1..#5), and one for the last (#L); a plain
+// weekday has them all.
+const NTH_BITS = [1, 2, 4, 8, 16]
+const LAST_BIT = 32
+
+/**
+ * Whether a line fires in every calendar year. croner searches up to the year 3000 for a date that
+ * never comes (31 September: milliseconds per line, tens of them in zones with odd offsets), so a
+ * line that is not sure to fire within a year is refused instead of searched for. A year is known
+ * by the weekday of 1 January and whether it is a leap year: the line must fire in all 14 kinds.
+ * The day, `L` and weekday (`#n`, `#L`) rules are croner's, day OR weekday when both are restricted
+ * (its default, legacy mode).
+ */
+export function firesEveryYear(pattern: CronPattern): boolean {
+  return [false, true].every((leap) =>
+    [0, 1, 2, 3, 4, 5, 6].every((newYearWeekday) => {
+      let firstWeekday = newYearWeekday
+      return MONTH_DAYS.some((days, month) => {
+        const length = month === 1 && leap ? 29 : days
+        const fires = (pattern.month[month] ?? 0) !== 0 && matchesSomeDay(pattern, length, firstWeekday)
+        firstWeekday = (firstWeekday + length) % 7
+        return fires
+      })
+    }),
+  )
+}
+
+function matchesSomeDay(pattern: CronPattern, length: number, firstWeekday: number): boolean {
+  for (let day = 1; day <= length; day++) {
+    let match = (pattern.day[day - 1] ?? 0) !== 0 || (pattern.lastDayOfMonth && day === length)
+    if (!pattern.starDOW) {
+      const bits = pattern.dayOfWeek[(firstWeekday + day - 1) % 7] ?? 0
+      const nth = NTH_BITS[Math.ceil(day / 7) - 1] ?? 0
+      const weekday = (bits & nth) !== 0 || ((bits & LAST_BIT) !== 0 && day + 7 > length)
+      match = pattern.starDOM ? weekday : match || weekday
+    }
+    if (match) return true
+  }
+  return false
 }
 
 /** The minute that `H` stands for on this site: stable, and spread evenly over the hour. */

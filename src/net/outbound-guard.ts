@@ -132,9 +132,9 @@ export interface OutboundGuardOptions {
 }
 
 export interface OutboundGuard {
-  /** The save-time check: scheme, credentials, host, and every address the host resolves to now. */
+  /** The save-time check: scheme, credentials, port, host, and every address the host resolves to now. */
   checkUrl(url: string): Promise<URL>
-  /** The connect-time check of a URL's host as written (IP literals are connected to without a lookup). */
+  /** The connect-time check of a URL's port and host as written (IP literals are connected to without a lookup). */
   checkHost(url: URL): void
   /** For node:http(s) `lookup`: resolves, refuses when any address is forbidden, hands on the rest. */
   lookup: LookupFunction
@@ -171,6 +171,8 @@ export function createOutboundGuard({ allowPrivate, resolve = systemResolve }: O
   }
 
   const checkHost = (url: URL): void => {
+    // Port 0 is no port a server listens on: connecting to it means "any", whatever the OS makes of that.
+    if (url.port === '0') throw new OutboundRefusedError('port 0 is not a destination port')
     const reason = hostRefusal(url.hostname)
     if (reason) throw new OutboundRefusedError(reason)
   }

@@ -34,8 +34,8 @@ const SourceBody = Type.Object({
 const SourceParams = Type.Object({ siteId: Type.String(), streamId: Type.String({ description: 'id of the data source' }) })
 const PageQuery = Type.Object({
   limit: Type.Integer({ minimum: 1, maximum: 1000, default: 100 }),
-  cursor: Type.Integer({ minimum: 0, default: 0 }),
-  previous: Type.Integer({ minimum: 0, default: 0 }),
+  cursor: Type.Integer({ minimum: 0, maximum: Number.MAX_SAFE_INTEGER, default: 0 }),
+  previous: Type.Integer({ minimum: 0, maximum: Number.MAX_SAFE_INTEGER, default: 0 }),
 })
 const tags = ['data sources']
 const config = { auth: 'x-auth-token-or-bearer' as const }

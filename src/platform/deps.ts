@@ -1,6 +1,7 @@
 import type { FastifyRequest } from 'fastify'
 import type { FailedAuthLimit } from '../auth/failed-auth-limit.js'
 import type { Config } from '../config.js'
+import type { ConnectionSlots } from '../db/connection-slots.js'
 import type { Db } from '../db/database.js'
 import { UnauthorizedError } from '../errors.js'
 import type { OutboundGuard } from '../net/outbound-guard.js'
@@ -15,6 +16,8 @@ export interface PlatformDeps {
   runs: RunQueue
   /** Checks the URLs the service will call on an account's behalf (channel http destinations). */
   outbound: OutboundGuard
+  /** Product reads' share of the pool, and each account's share of it. */
+  readSlots: ConnectionSlots
   /** Failed authentications per caller address, shared with the stream interface. */
   authLimit: FailedAuthLimit
 }

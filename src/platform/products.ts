@@ -12,7 +12,7 @@ import { errorResponses } from './schemas.js'
 const RowsQuery = Type.Object(
   {
     limit: Type.Integer({ minimum: 1, maximum: 1000, default: 100 }),
-    offset: Type.Integer({ minimum: 0, default: 0 }),
+    offset: Type.Integer({ minimum: 0, maximum: Number.MAX_SAFE_INTEGER, default: 0 }),
     hidden: Type.Integer({ minimum: 0, maximum: 1, default: 0, description: '1 shows the columns whose names start with ___' }),
     filter: Type.Optional(Type.String({ description: "a condition in SQL syntax, e.g. brand = 'Acme' AND price > 10" })),
     fields: Type.Optional(Type.Union([Type.String(), Type.Array(Type.String())], { description: 'columns to return, in this order' })),
@@ -40,13 +40,14 @@ export function fieldList(query: Record<string, unknown>): string[] {
   return names.map((name) => name.trim()).filter((name) => name !== '')
 }
 
-export const productRoutes: FastifyPluginAsyncTypebox<PlatformDeps> = async (app, { db, config }) => {
+export const productRoutes: FastifyPluginAsyncTypebox<PlatformDeps> = async (app, { db, config, readSlots }) => {
+  const budget = { maxBytes: config.PRODUCT_READ_MAX_BYTES, timeoutMs: config.PRODUCT_READ_TIMEOUT_MS, slots: readSlots }
   for (const url of ['/site/:siteId/stage/:stageName', '/site/:siteId/stage/:stageName/:stageId']) {
     app.get(url, { schema: { tags, params: StageParams, querystring: RowsQuery, response: { 200: Rows, ...errorResponses } } }, async (request, reply) => {
       const { siteId, stageName, stageId } = request.params
       const q = request.query
       const query: StageQuery = { limit: q.limit, offset: q.offset, hidden: q.hidden === 1, filter: q.filter, fields: fieldList(q) }
-      const products = await readStagePage(db, accountOf(request), siteId, { name: stageName, id: stageId }, query, config.PRODUCT_READ_MAX_BYTES)
+      const products = await readStagePage(db, accountOf(request), siteId, { name: stageName, id: stageId }, query, budget)
       // Already JSON, written row by row within the read budget: sent as it is, not serialised again.
       return (reply as FastifyReply).type('application/json; charset=utf-8').send(`{"success":true,"products":${products}}`)
     })

@@ -31,11 +31,11 @@ const HistoryOut = Type.Object({
 const ErrorQuery = Type.Object({
   pid: Type.Optional(Type.String({ description: 'process id; default the latest run of the site' })),
   limit: Type.Integer({ minimum: 1, maximum: 1000, default: 100 }),
-  offset: Type.Integer({ minimum: 0, default: 0 }),
+  offset: Type.Integer({ minimum: 0, maximum: Number.MAX_SAFE_INTEGER, default: 0 }),
 })
 const HistoryQuery = Type.Object({
   limit: Type.Integer({ minimum: 1, maximum: 1000, default: 100 }),
-  offset: Type.Integer({ minimum: 0, default: 0 }),
+  offset: Type.Integer({ minimum: 0, maximum: Number.MAX_SAFE_INTEGER, default: 0 }),
 })
 
 function errorView(error: SiteError, base: string) {

@@ -15,6 +15,17 @@ export function checkText(value: string, field: string, max = MAX_NAME_CHARS): s
   return value
 }
 
+// Client text quoted back in an error message: enough to recognise it, never the whole of a huge value.
+const EXCERPT_CHARS = 100
+
+/** The text, or its first EXCERPT_CHARS characters and an ellipsis, for quoting in a message. */
+export function excerpt(text: string, max = EXCERPT_CHARS): string {
+  if (text.length <= max) return text
+  // Not cutting a surrogate pair in half.
+  const end = /[\uD800-\uDBFF]/.test(text.charAt(max - 1)) ? max - 1 : max
+  return `${text.slice(0, end)}…`
+}
+
 /** Trims a given text and checks it; null and undefined mean "not given". */
 export function readText(value: string | null | undefined, field: string, max = MAX_NAME_CHARS): string | undefined {
   if (value === null || value === undefined) return undefined

@@ -3,6 +3,7 @@ import { authenticate } from '../auth/authenticate.js'
 import type { FailedAuthLimit } from '../auth/failed-auth-limit.js'
 import { hashSecret } from '../auth/secrets.js'
 import type { Config } from '../config.js'
+import type { ConnectionSlots } from '../db/connection-slots.js'
 import type { Db } from '../db/database.js'
 import { AppError, RequestTimeoutError, TooManyRequestsError, UnauthorizedError } from '../errors.js'
 import { toClientError } from '../http/http-errors.js'
@@ -12,7 +13,6 @@ import { JSON_API } from './json-api.js'
 import { productRoutes } from './product-routes.js'
 import { rateLimitBucket, type RateLimitStore } from './rate-limit.js'
 import { streamRoutes } from './stream-routes.js'
-import type { UploadSlots } from './upload-slots.js'
 
 export interface StreamDeps {
   db: Db
@@ -22,7 +22,7 @@ export interface StreamDeps {
   /** Failed authentications per caller address, shared with the platform interface. */
   authLimit: FailedAuthLimit
   /** Database connections for uploads, shared fairly across accounts. */
-  uploadSlots: UploadSlots
+  uploadSlots: ConnectionSlots
 }
 
 const TITLES: Record<number, string> = {

@@ -19,7 +19,7 @@ type StreamDocument = typeof StreamDocumentBody.static
 
 const StreamParams = Type.Object({ streamId: Type.String() })
 export const PageQuery = Type.Object({
-  'page[offset]': Type.Optional(Type.Integer({ minimum: 0, default: 0 })),
+  'page[offset]': Type.Optional(Type.Integer({ minimum: 0, maximum: Number.MAX_SAFE_INTEGER, default: 0 })),
   'page[limit]': Type.Optional(Type.Integer({ minimum: 1, default: 10 })),
 })
 export const MAX_PAGE = 10

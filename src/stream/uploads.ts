@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto'
 import { isUtf8 } from 'node:buffer'
 import type { Readable } from 'node:stream'
 import { AttributeNames, MAX_LINE_BYTES, RowError, RowReader, exceedsLineLimit, hasUnstorableCharacter } from '../catalog/row-rules.js'
+import type { ConnectionSlots } from '../db/connection-slots.js'
 import { withRawTransaction, type Db } from '../db/database.js'
 import type { Batch, BatchKind, Stream } from '../db/schema.js'
 import { BadRequestError, ForbiddenError, LockedError, UnsupportedMediaTypeError } from '../errors.js'
@@ -11,7 +12,6 @@ import type { UploadDeadline } from './deadline.js'
 import { LineSplitter, type SplitItem } from './line-splitter.js'
 import { saveReferencedPayload } from './referenced-payload.js'
 import { feedsDisabledSite, getStream } from './streams.js'
-import type { UploadSlots } from './upload-slots.js'
 import { StageCollector } from './upload-stage.js'
 import { claimContentType, emptyPayloadBatch, finishBatchQuery, insertBatchQuery, streamAttributeNamesQuery } from './batch-store.js'
 
@@ -30,7 +30,7 @@ export interface UploadRequest {
   /** A slower body is cut off (UPLOAD_MIN_BYTES_PER_SECOND). */
   minBytesPerSecond: number
   /** The process's upload connections, shared fairly across accounts. */
-  slots: UploadSlots
+  slots: ConnectionSlots
   now: () => Date
 }
 
@@ -47,7 +47,7 @@ const JSON_TYPE = 'application/json'
 export function uploadProducts(db: Db, request: UploadRequest): Promise<UploadResult> {
   const { deadline } = request
   return deadline.run(() =>
-    withUploadSlot(request.slots, request.accountId, deadline, async () => {
+    request.slots.run(request.accountId, deadline.signal, async () => {
       const stream = await uploadableStream(db, request.accountId, request.streamId)
       const mediaType = request.contentType?.split(';')[0]?.trim().toLowerCase() ?? ''
       checkMediaType(stream, request.kind, mediaType)
@@ -60,16 +60,6 @@ export function uploadProducts(db: Db, request: UploadRequest): Promise<UploadRe
   )
 }
 
-/** Runs an upload's work holding one of the upload slots, given back when the work has ended. */
-async function withUploadSlot<T>(slots: UploadSlots, accountId: string, deadline: UploadDeadline, work: () => Promise<T>): Promise<T> {
-  const release = await slots.acquire(accountId, deadline.signal)
-  try {
-    return await work()
-  } finally {
-    release()
-  }
-}
-
 /** Deletes of one product or of every product: a batch without a body. */
 export async function deleteProducts(
   db: Db,
@@ -78,14 +68,14 @@ export async function deleteProducts(
   productId: string | undefined,
   now: Date,
   deadline: UploadDeadline,
-  slots: UploadSlots,
+  slots: ConnectionSlots,
 ): Promise<Batch> {
   // Postgres text cannot hold these; uploaded rows get the control-character error for them.
   if (productId !== undefined && hasUnstorableCharacter(productId)) {
     throw new BadRequestError('productId: a product id cannot contain a NUL character (%00) or an unpaired surrogate')
   }
   return deadline.run(() =>
-    withUploadSlot(slots, accountId, deadline, async () => {
+    slots.run(accountId, deadline.signal, async () => {
       const stream = await uploadableStream(db, accountId, streamId)
       const kind: BatchKind = productId === undefined ? 'delete_all' : 'delete'
       const collector = new StageCollector()
@@ -153,7 +143,8 @@ async function saveChunkedRows(db: Db, stream: Stream, request: UploadRequest, m
       }
       const row = reader.read(line)
       if ('error' in row) return collector.error(row.error, lineNumber, line)
-      if (kind === 'upsert' && !names.add(row.attributes)) return collector.error(names.error, lineNumber, line)
+      const refused = kind === 'upsert' ? names.add(row.attributes) : undefined
+      if (refused) return collector.error(refused, lineNumber, line)
       collector.success()
       copy.row(`${prefix}${lineNumber}${accountField}${copyText(row.productId)}\t${kind === 'upsert' ? copyText(row.data) : '\\N'}\n`)
     }

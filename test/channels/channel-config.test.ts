@@ -87,6 +87,34 @@ describe('channel configuration', () => {
     expect((await createChannel(f, { filter: 'price > 1' })).filter).toBe('price > 1')
   })
 
+  // Issue 10: on a site never imported, any filter used to be stored (201) and fail only at export.
+  it.each([
+    ['100,007 characters', `price > ${'1'.repeat(100_000)}`, /^filter: longer than 1000 characters$/],
+    ['20,000 parentheses', '('.repeat(20_000), /^filter: longer than 1000 characters$/],
+    ['a second statement', 'nosuchcol = 1; DROP TABLE x', /^filter: /],
+    ['nesting past the parser\'s limit', `${'('.repeat(60)}a = 1${')'.repeat(60)}`, /^filter: nested too deeply$/],
+    ['a function', "LOWER(title) = 'x'", /^filter: unsupported function LOWER/],
+    ['a qualified name', 'p.price > 1', /^filter: unknown column "p.price"/],
+    ['a column compared with a column', 'price > cost', /^filter: cannot compare column "price" with column "cost"/],
+  ])('refuses a filter with %s on a site not imported yet, at create and at update', async (_case, filter, message) => {
+    const f = await importFixture(t)
+    const created = await f.platform('POST', `/sites/${f.site.id}/channels`, { name: 'x', export_name: 'x', filter })
+    expect(created.statusCode, created.body.slice(0, 300)).toBe(400)
+    expect(created.json<{ message: string }>().message).toMatch(message)
+    expect((await f.platform('GET', `/sites/${f.site.id}/channels`)).json()).toEqual({ success: true, Channels: [] })
+    const channel = await createChannel(f, {})
+    const updated = await f.platform('PUT', `/sites/${f.site.id}/channels/${channel.id}`, { filter })
+    expect(updated.statusCode).toBe(400)
+    expect(updated.json<{ message: string }>().message).toMatch(message)
+    expect((await readChannel(f, channel.id)).filter).toBe('')
+  })
+
+  it('accepts a well-formed filter on a site not imported yet, whatever columns it names', async () => {
+    const f = await importFixture(t)
+    const filter = `nosuchcol = 1 AND "Größe" IN ('S', 'M') OR \`brand\` LIKE 'a%' OR NOT (price BETWEEN 1 AND 2 OR gtin IS NULL)`
+    expect((await createChannel(f, { filter })).filter).toBe(filter)
+  })
+
   it('copies channels with copy_export, with destinations of their own', async () => {
     const f = await importFixture(t)
     const channel = await createChannel(f, { format: 'ndjson' })

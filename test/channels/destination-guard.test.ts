@@ -66,6 +66,8 @@ describe('http destinations with ALLOW_PRIVATE_DESTINATIONS off', () => {
     ['http://224.0.0.1/in', /multicast/],
     ['http://intranet.partner.test/in', /intranet\.partner\.test resolves to a private network address/],
     ['http://user:secret@feeds.partner.test/in', /credentials/],
+    ['http://feeds.partner.test:0/in', /port 0 is not a destination port/],
+    ['https://feeds.partner.test:00/in', /port 0 is not a destination port/],
   ])('refuses %s when saved, naming the URL and why', async (url, why) => {
     const f = await importFixture(t)
     const response = await f.platform('POST', `/sites/${f.site.id}/channels`, { name: 'Push', export_name: 'push', destinations: [{ type: 'http', url }] })

@@ -97,7 +97,8 @@ describe('transactions and failures', () => {
   it('discardFeedFile removes the temporary file', async () => {
     const finalPath = path.join(f.dir, 'discarded.csv')
     const written = await writeFeedFile(f.client, { selectSql: 'SELECT product_id, data FROM hostile_rows', columns: ['a'] }, 'csv', finalPath, { title: '', link: '' })
-    expect(written.tmpPath.startsWith(`${finalPath}.tmp-`)).toBe(true)
+    expect(path.dirname(written.tmpPath)).toBe(path.dirname(finalPath))
+    expect(path.basename(written.tmpPath)).toMatch(/^\.tmp-[0-9a-f]{16}-discarded\.csv$/)
     await discardFeedFile(written)
     await expect(fs.stat(written.tmpPath)).rejects.toThrow(/ENOENT/)
     await expect(fs.stat(finalPath)).rejects.toThrow(/ENOENT/)

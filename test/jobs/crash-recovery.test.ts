@@ -95,7 +95,7 @@ async function waitForAttempt(pid: string, attempt: number): Promise<void> {
 function recoveryWorker(): RunWorker {
   return new RunWorker(
     t.db,
-    { concurrency: 1, pollingSeconds: 0.5, heartbeatSeconds: 0.2, staleSeconds: 1, expireSeconds: 3600, now: () => new Date(), dataDir: t.config.DATA_DIR, limits: { attributesPerStream: t.config.MAX_ATTRIBUTES_PER_STREAM, stageColumns: t.config.MAX_STAGE_COLUMNS }, accountConcurrency: t.config.RUN_ACCOUNT_CONCURRENCY },
+    { concurrency: 1, pollingSeconds: 0.5, heartbeatSeconds: 0.2, staleSeconds: 1, expireSeconds: 3600, now: () => new Date(), dataDir: t.config.DATA_DIR, limits: { attributesPerStream: t.config.MAX_ATTRIBUTES_PER_STREAM, stageColumns: t.config.MAX_STAGE_COLUMNS, feedMaxBytes: t.config.FEED_MAX_BYTES }, accountConcurrency: t.config.RUN_ACCOUNT_CONCURRENCY },
     t.app.log,
   )
 }

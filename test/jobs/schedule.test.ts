@@ -1,5 +1,6 @@
+import { Cron, CronPattern } from 'croner'
 import { describe, expect, it } from 'vitest'
-import { ScheduleError, hashedMinute, nextRunAt, parseSchedule } from '../../src/jobs/schedule.js'
+import { ScheduleError, firesEveryYear, hashedMinute, nextRunAt, parseSchedule } from '../../src/jobs/schedule.js'
 
 // Pure unit tests of the schedule module (SPEC.md "Schedule format", DESIGN.md 5.7). The clock is
 // injected through `after`. Every expected instant is written out by hand from local time:
@@ -80,6 +81,66 @@ describe('parseSchedule refuses, naming the line', () => {
   it('a five-field line croner cannot read, with croner’s reason', () => {
     expect(refusal('0 3 * * *\n0 25 * * *')).toMatch(/^line 2 "0 25 \* \* \*": not a valid cron expression \(.+\)$/)
     expect(refusal('H/15 * * * *')).toMatch(/^line 1 "H\/15 \* \* \* \*": not a valid cron expression/)
+  })
+})
+
+describe('lines that fire less than once a year (issue 10: croner searched centuries for them)', () => {
+  it.each([
+    ['5 3 31 9 *', '31 September'],
+    ['0 0 30 2 *', '30 February'],
+    ['0 0 29 2 *', '29 February: leap years only'],
+    ['0 0 * 2 1#5', 'the fifth Monday of February: some leap years only'],
+    ['0 0 29 2 1#5', 'the fifth Monday or 29 February: leap years only'],
+    ['0 0 31 4,6,9,11 *', '31 of 30-day months'],
+  ])('refuses %j (%s), naming the line', (line) => {
+    expect(refusal(`TZ=Pacific/Chatham\n0 3 * * *\n${line}`)).toBe(
+      `line 3 "${line}": fires less than once a year (its day, month and weekday fields do not meet in every year, as on 31 September or 29 February)`,
+    )
+  })
+
+  it.each(['0 0 * * 1#5', '0 0 31 12 *', '0 0 L 2 *', '0 0 31 2 1', '0 0 * 2 1#4', '0 0 * 2 1#L', '0 0 29 2,3 *', '0 0 31 9,10 *'])('accepts %j', (line) => {
+    expect(parseSchedule(line).lines).toEqual([line])
+  })
+
+  // croner's search recurses per month: on a line that never fires it can run out of stack (one more
+  // reason not to ask it) instead of answering null.
+  const nextOrNull = (cron: Cron, after: Date): Date | null => {
+    try {
+      return cron.nextRun(after)
+    } catch (error) {
+      if (error instanceof RangeError) return null
+      throw error
+    }
+  }
+
+  // The check mirrors croner's day matching; croner itself is the reference. Over 28 years every
+  // month starts on every weekday in common and leap years, so "fires in each of them" is "every year".
+  it('agrees with croner on every combination of tricky day, month and weekday fields', () => {
+    const days = ['*', '31', '30', '29', 'L', '1', '15,31', '29-31']
+    const months = ['*', '2', '9', '2,4', '4,6,9,11', '2,9', '12']
+    const weekdays = ['*', '1', '1#5', '1#L', '0#4', '6#5', '1,3#5', '5#1']
+    for (const day of days) {
+      for (const month of months) {
+        for (const weekday of weekdays) {
+          const line = `0 0 ${day} ${month} ${weekday}`
+          const cron = new Cron(line, { paused: true, timezone: 'UTC' })
+          let everyYear = true
+          for (let year = 2025; year < 2053 && everyYear; year++) {
+            const next = nextOrNull(cron, new Date(Date.UTC(year, 0, 1) - 1))
+            everyYear = next !== null && next < new Date(Date.UTC(year + 1, 0, 1))
+          }
+          expect(firesEveryYear(new CronPattern(line, 'UTC')), line).toBe(everyYear)
+        }
+      }
+    }
+  })
+})
+
+describe('messages quote client text cut short', () => {
+  it('a 5,000-character TZ= value is not echoed whole', () => {
+    const zone = 'X'.repeat(5000)
+    const message = refusal(`TZ=${zone}\n0 3 * * *`)
+    expect(message).toBe(`line 1 "TZ=${'X'.repeat(97)}…": unknown time zone "${'X'.repeat(100)}…"`)
   })
 })
 

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest'
 import { useTestApp } from '../helpers/test-app.js'
-import { client, createProject, createSite, createTag, readSite, sitesOf, type Client, type ProjectJson, type SiteJson } from './fixtures.js'
+import { client, createProject, createSite, createTag, expectError, readSite, sitesOf, type Client, type ProjectJson, type SiteJson } from './fixtures.js'
 
 // Listing amplification (issue 10, finding 6): every listed site used to repeat the ids of all the
 // account's projects in availableProjectIds, so a listing grew with sites x projects. Listings now
@@ -70,5 +70,32 @@ describe('site listings at many projects', () => {
     ])
     expect(sitesOf(await c.get(`/projects/${second.id}/sites`)).map((s) => s.availableProjectIds)).toEqual([[second.id]])
     expect(sitesOf(await c.get('/sites/erp:one')).map((s) => s.availableProjectIds)).toEqual([[second.id]])
+  })
+})
+
+describe('site listings at the default object and text limits', () => {
+  // 5,000 sites with 255-character titles and 10,000-character schedules listed in 44 MB (six
+  // listings at once: 1 GB of server memory). At the default limits a full listing stays small.
+  it('stay a few MB, and a site over MAX_SITES_PER_ACCOUNT is refused', async () => {
+    const c = await client(t)
+    const project = await createProject(c)
+    const { MAX_SITES_PER_ACCOUNT: maxSites, MAX_SCHEDULE_CHARS: maxChars, MAX_SCHEDULE_LINES: maxLines } = t.config
+    expect([maxSites, maxLines, maxChars]).toEqual([2000, 50, 2000])
+    // The longest title and schedule a client can save; written directly, as saving 2,000 sites would take long.
+    const title = 'T'.repeat(255)
+    const line = `0 6 * * ${'1,'.repeat(15)}1`
+    const schedule = Array.from({ length: maxLines }, () => line).join('\n')
+    expect(schedule.length).toBeGreaterThan(maxChars - line.length)
+    await createSite(c, { title, project_id: project.id, import_schedule: schedule })
+    await t.db
+      .insertInto('site')
+      .values(Array.from({ length: maxSites - 2 }, () => ({ account_id: c.account.accountId, project_id: project.id, title, import_schedule: schedule, id_column: 'id' })))
+      .execute()
+    await createSite(c, { title, project_id: project.id, import_schedule: schedule })
+    expectError(await c.post('/sites', { title, project_id: project.id }), 400, /at most 2000 sites \(MAX_SITES_PER_ACCOUNT\)/)
+
+    const listing = await c.get('/sites')
+    expect(sitesOf(listing)).toHaveLength(maxSites)
+    expect(Buffer.byteLength(listing.body)).toBeLessThan(6 * 1024 * 1024)
   })
 })

@@ -131,6 +131,7 @@ describe('import_schedule', () => {
     ['H in the weekday', 'TZ=UTC\n0 0 * * H', /^import_schedule: line 2 "0 0 \* \* H": H is only allowed in the minute field/],
     ['a minute out of range', 'TZ=UTC\nH 3 * * *\n61 * * * *', /^import_schedule: line 3 "61 \* \* \* \*": not a valid cron expression/],
     ['an hour out of range', '0 24 * * *', /^import_schedule: line 1 "0 24 \* \* \*": not a valid cron expression/],
+    ['a date that never comes', 'TZ=Pacific/Chatham\n5 3 31 9 *', /^import_schedule: line 2 "5 3 31 9 \*": fires less than once a year/],
   ])('refuses %s, naming the line', async (_case, schedule, message) => {
     const { c, project } = await withProject()
     await refuseCreate(c, { title: 'S', project_id: project.id, import_schedule: schedule }, 400, message)
@@ -145,16 +146,28 @@ describe('import_schedule bounds (issue 10, finding 2)', () => {
     const { c, project } = await withProject()
     const site = await createSite(c, { title: 'S', project_id: project.id, import_schedule: '0 6 * * *' })
     expect(huge.length).toBeGreaterThan(700_000)
-    expectError(await c.put(`/sites/${site.id}`, { import_schedule: huge }), 400, /^import_schedule: at most 10000 characters \(MAX_SCHEDULE_CHARS\); this one has 799159$/)
-    const manyLines = Array.from({ length: 101 }, () => '0 6 * * *').join('\n')
-    expectError(await c.put(`/sites/${site.id}`, { import_schedule: manyLines }), 400, /^import_schedule: at most 100 lines \(MAX_SCHEDULE_LINES\); this one has 101$/)
+    expectError(await c.put(`/sites/${site.id}`, { import_schedule: huge }), 400, /^import_schedule: at most 2000 characters \(MAX_SCHEDULE_CHARS\); this one has 799159$/)
+    const manyLines = Array.from({ length: 51 }, () => '0 6 * * *').join('\n')
+    expectError(await c.put(`/sites/${site.id}`, { import_schedule: manyLines }), 400, /^import_schedule: at most 50 lines \(MAX_SCHEDULE_LINES\); this one has 51$/)
+    // One character over the default: a full listing of the default 2,000 sites stays a few MB.
+    const overChars = `0 6 * * *\n0 7 * * ${'1,'.repeat(991)}1`
+    expect(overChars.length).toBe(2001)
+    expectError(await c.put(`/sites/${site.id}`, { import_schedule: overChars }), 400, /^import_schedule: at most 2000 characters \(MAX_SCHEDULE_CHARS\); this one has 2001$/)
     expect(await readSite(c, site.id)).toEqual(site)
   })
 
-  it('refuses a huge schedule on create and creates nothing; 100 lines are accepted', async () => {
+  it('refuses a huge schedule on create and creates nothing; 50 lines are accepted', async () => {
     const { c, project } = await withProject()
     await refuseCreate(c, { title: 'S', project_id: project.id, import_schedule: huge }, 400, /MAX_SCHEDULE_CHARS/)
-    const hundred = Array.from({ length: 100 }, (_, i) => `${i % 60} ${i % 24} * * *`).join('\n')
-    expect((await createSite(c, { title: 'S', project_id: project.id, import_schedule: `${hundred}\n` })).import_schedule).toBe(hundred)
+    const fifty = Array.from({ length: 50 }, (_, i) => `${i % 60} ${i % 24} * * *`).join('\n')
+    expect((await createSite(c, { title: 'S', project_id: project.id, import_schedule: `${fifty}\n` })).import_schedule).toBe(fifty)
+  })
+
+  it('quotes at most 100 characters of a refused line back: a TZ= value of nearly 2,000 characters is cut short', async () => {
+    const { c, project } = await withProject()
+    const zone = 'Z'.repeat(1980)
+    const response = await c.post('/sites', { title: 'S', project_id: project.id, import_schedule: `TZ=${zone}\n0 6 * * *` })
+    const message = expectError(response, 400, /^import_schedule: line 1 "TZ=Z+…": unknown time zone "Z+…"$/)
+    expect(message).toBe(`import_schedule: line 1 "TZ=${'Z'.repeat(97)}…": unknown time zone "${'Z'.repeat(100)}…"`)
   })
 })

@@ -163,6 +163,13 @@ describe('distinct attribute names per stream', () => {
     expect(expectBatch(await c.upload(stream.id, '{"id":"y","new":"1"}\n')).attributes.stages.upload).toMatchObject({ successCount: 0, errorCount: 1 })
   })
 
+  it('refuses a row bringing a new attribute name over 255 characters', async () => {
+    await expectRefused(`{"id":"long","${'n'.repeat(256)}":"v"}`, 'Attribute name too long: at most 255 characters')
+    const c = await streamClient(t)
+    const stream = await c.createStream()
+    expect(expectBatch(await c.upload(stream.id, `{"id":"ok","${'ü'.repeat(255)}":"v"}\n`)).attributes.stages.upload).toMatchObject({ successCount: 1, errorCount: 0 })
+  })
+
   it('forgets the names once every row is deleted', async () => {
     const c = await streamClient(t)
     const stream = await c.createStream()

@@ -17,7 +17,7 @@ export const HIGH_LIMITS = {
   // Files that test what many uploads of one account do to the pool lift the fair-share limits.
   UPLOADS_PER_ACCOUNT: '1000',
   UPLOAD_CONCURRENCY: '99',
-  DB_POOL_SIZE: '100',
+  DB_POOL_SIZE: '200',
 }
 
 export const JSON_API = 'application/vnd.api+json'

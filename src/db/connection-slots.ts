@@ -1,14 +1,20 @@
 import { TooManyRequestsError } from '../errors.js'
 
+/** What the slots are for, as their 429 names it: `uploads`, `UPLOADS_PER_ACCOUNT`. */
+export interface SlotKind {
+  noun: string
+  variable: string
+}
+
 /**
- * Database connections for uploads, shared fairly. An upload holds a connection (its transaction)
- * for as long as its body takes to arrive, so uploads alone could fill the pool and make every
- * other request wait. They get at most `total` connections of this process, so the rest of the
- * pool always serves everything else; and one account has at most `perAccount` uploads in flight
- * (running or waiting for a slot), so one tenant's uploads, however slow, cannot take every slot:
- * above that, 429 with Retry-After.
+ * Database connections for one kind of long request (uploads, product reads), shared fairly. Such
+ * a request holds a connection for as long as it takes (an upload while its body arrives), so they
+ * alone could fill the pool and make every other request wait. They get at most `total`
+ * connections of this process, so the rest of the pool always serves everything else; and one
+ * account has at most `perAccount` of them in flight (running or waiting for a slot), so one
+ * tenant cannot take every slot: above that, 429 with Retry-After.
  */
-export class UploadSlots {
+export class ConnectionSlots {
   private active = 0
   private readonly waiting: { grant: () => void }[] = []
   private readonly perAccountInFlight = new Map<string, number>()
@@ -16,16 +22,18 @@ export class UploadSlots {
   constructor(
     readonly total: number,
     readonly perAccount: number,
+    private readonly kind: SlotKind,
   ) {}
 
   /**
-   * Takes a slot for an upload of `accountId`, waiting for one while `signal` allows; resolves to
-   * the function that gives it back (call it once the upload's transaction has ended).
+   * Takes a slot for `accountId`, waiting for one while `signal` allows; resolves to the function
+   * that gives it back (call it once the work's connection is released).
    */
   async acquire(accountId: string, signal: AbortSignal): Promise<() => void> {
     const inFlight = this.perAccountInFlight.get(accountId) ?? 0
     if (inFlight >= this.perAccount) {
-      throw new TooManyRequestsError(1, `This account already has ${inFlight} uploads in progress, the most it may have at once (UPLOADS_PER_ACCOUNT); retry when one has finished`)
+      const { noun, variable } = this.kind
+      throw new TooManyRequestsError(1, `This account already has ${inFlight} ${noun} in progress, the most it may have at once (${variable}); retry when one has finished`)
     }
     this.perAccountInFlight.set(accountId, inFlight + 1)
     try {
@@ -45,9 +53,19 @@ export class UploadSlots {
     }
   }
 
-  /** Uploads running and waiting, for the health check. */
-  get usage(): { active: number; waiting: number; total: number } {
-    return { active: this.active, waiting: this.waiting.length, total: this.total }
+  /** Runs `work` holding a slot of `accountId`, given back when the work has ended. */
+  async run<T>(accountId: string, signal: AbortSignal, work: () => Promise<T>): Promise<T> {
+    const release = await this.acquire(accountId, signal)
+    try {
+      return await work()
+    } finally {
+      release()
+    }
+  }
+
+  /** Slots in use and requests waiting for one, for the health check. */
+  get usage(): { size: number; busy: number; waiting: number } {
+    return { size: this.total, busy: this.active, waiting: this.waiting.length }
   }
 
   private slot(signal: AbortSignal): Promise<void> {
