@@ -1,7 +1,8 @@
 import { afterEach, describe, expect, it } from 'vitest'
 import { runSchedulerTick, type SchedulerSettings, type SchedulerTick } from '../../src/jobs/scheduler.js'
 import { useTestApp } from '../helpers/test-app.js'
-import { client, createProject, createSite, expectError, type Client, type SiteJson } from '../platform/fixtures.js'
+import { expectError, type Client, type SiteJson } from '../platform/fixtures.js'
+import { accountWithSchedules, of } from './scheduler-fixtures.js'
 
 // One account's schedules cannot starve another's (issue 10): a line that never fires is refused at
 // save and, when stored before that rule, costs nothing to pass over; and a pass cut short by its
@@ -24,15 +25,10 @@ function settings(budgetMs?: number): SchedulerSettings {
 
 const tick = (at: string, with_ = settings()): Promise<SchedulerTick> => runSchedulerTick(t.db, t.app.runWorker.queue, with_, new Date(at))
 
-const of = <T extends { siteId: string }>(entries: T[], sites: SiteJson[]): T[] => entries.filter((e) => sites.some((s) => s.id === e.siteId))
-
 async function account(count: number, importSchedule: string): Promise<{ c: Client; sites: SiteJson[] }> {
-  const c = await client(t)
-  const project = await createProject(c)
-  const sites: SiteJson[] = []
-  for (let i = 0; i < count; i++) sites.push(await createSite(c, { title: `Shop ${i}`, project_id: project.id, import_schedule: importSchedule }))
-  created.push(...sites)
-  return { c, sites }
+  const made = await accountWithSchedules(t, count, importSchedule)
+  created.push(...made.sites)
+  return made
 }
 
 // 31 September never comes: croner searched up to the year 3000 for each such line, ~12 ms a line

@@ -1,7 +1,8 @@
 import { describe, expect, it } from 'vitest'
 import { runSchedulerTick, type SchedulerTick } from '../../src/jobs/scheduler.js'
 import { useTestApp } from '../helpers/test-app.js'
-import { client, createProject, createSite, type Client, type SiteJson } from '../platform/fixtures.js'
+import type { SiteJson } from '../platform/fixtures.js'
+import { accountWithSchedules, of } from './scheduler-fixtures.js'
 
 // A scheduler pass stays bounded (issue 10, finding 2): a schedule stored before the limits existed
 // is never evaluated (skipped, with a log line), and due rows are handled in batches until none is
@@ -19,15 +20,7 @@ function tick(at: string): Promise<SchedulerTick> {
   return runSchedulerTick(t.db, t.app.runWorker.queue, settings, new Date(at))
 }
 
-const of = <T extends { siteId: string }>(entries: T[], sites: SiteJson[]): T[] => entries.filter((e) => sites.some((s) => s.id === e.siteId))
-
-async function sites(count: number, importSchedule: string): Promise<{ c: Client; sites: SiteJson[] }> {
-  const c = await client(t)
-  const project = await createProject(c)
-  const created: SiteJson[] = []
-  for (let i = 0; i < count; i++) created.push(await createSite(c, { title: `Shop ${i}`, project_id: project.id, import_schedule: importSchedule }))
-  return { c, sites: created }
-}
+const sites = (count: number, importSchedule: string) => accountWithSchedules(t, count, importSchedule)
 
 /** Writes a schedule text as if it had been saved before the limits existed. */
 async function storeDirectly(site: SiteJson, text: string, alsoScheduleRow = false): Promise<void> {
