@@ -27,12 +27,12 @@ const STORED_AS_IS_BYTES = 1000
 const FIRST_SLICE_ROWS = 100
 
 /**
- * A page of product rows as the JSON text of its array, written row by row within the byte budget
+ * A page of product rows as the JSON texts of its rows, written row by row within the byte budget
  * (a 400 that says what to ask instead, before anything is sent). One repeatable-read snapshot with
  * a statement timeout: most pages come in one query, a larger one slice by slice, never mixing the
  * stage an import left with the next one.
  */
-export async function readPageText(db: Db, rows: PageRows, shape: PageShape): Promise<string> {
+export async function readPageRows(db: Db, rows: PageRows, shape: PageShape): Promise<string[]> {
   try {
     return await withReadSnapshot(db, shape.timeoutMs, async (handle) => {
       const page = new PageText(shape)
@@ -48,7 +48,7 @@ export async function readPageText(db: Db, rows: PageRows, shape: PageShape): Pr
         after = slice.rows[slice.rows.length - 1]?.product_id
         look = slice.complete ? look * 2 : Math.max(1, slice.rows.length * 2)
       }
-      return page.text()
+      return page.rowTexts()
     })
   } catch (error) {
     if ((error as { code?: unknown }).code === QUERY_CANCELED) throw new ReadTimeoutError(shape.timeoutMs)
@@ -87,7 +87,7 @@ export function sizedSlice(page: Expression<unknown>) {
     ORDER BY product_id`
 }
 
-/** The `products` array as JSON text, row by row, within the byte budget. */
+/** The `products` rows as JSON texts, one by one, within the byte budget. */
 class PageText {
   private readonly parts: string[] = []
   private bytes = 2
@@ -114,7 +114,8 @@ class PageText {
     return this
   }
 
-  text(): string {
-    return `[${this.parts.join(',')}]`
+  /** The rows' JSON texts, in page order. */
+  rowTexts(): string[] {
+    return this.parts
   }
 }

@@ -6,7 +6,7 @@ import { BadRequestError, NotFoundError } from '../errors.js'
 import { isId } from '../sites/ids.js'
 import { getSite } from '../sites/sites.js'
 import { filterToSql, parseFilter } from './filter.js'
-import { readPageText } from './stage-page.js'
+import { readPageRows } from './stage-page.js'
 
 /** Columns whose names start with this are hidden unless the reader asks for them (DESIGN.md 5.4). */
 export const HIDDEN_PREFIX = '___'
@@ -77,8 +77,8 @@ export async function stageProperties(db: DbHandle, accountId: string, siteSegme
 
 /**
  * A page of a stage's rows in stage order (the product id order of the primary key, so that paging
- * returns every row once), each with every asked column, '' where the row has no value, as the JSON
- * text of the `products` array.
+ * returns every row once), each with every asked column, '' where the row has no value, as one JSON
+ * text per row.
  *
  * The page is read in slices and written out row by row, so that neither a wide stage nor large
  * values hold more than one slice in memory; a page whose text would pass `maxBytes` is refused
@@ -91,7 +91,7 @@ export async function readStagePage(
   ref: StageRef,
   query: StageQuery,
   budget: ReadBudget,
-): Promise<string> {
+): Promise<string[]> {
   const stage = await resolveStage(db, accountId, siteSegment, ref)
   const visible = visibleColumns(stage.columns, query.hidden)
   for (const field of query.fields) {
@@ -117,7 +117,7 @@ export async function readStagePage(
   }
   const signal = AbortSignal.timeout(budget.timeoutMs)
   return budget.slots.run(accountId, signal, () =>
-    readPageText(db, pageRows, { columns: output, limit: query.limit, maxBytes: budget.maxBytes, timeoutMs: budget.timeoutMs }),
+    readPageRows(db, pageRows, { columns: output, limit: query.limit, maxBytes: budget.maxBytes, timeoutMs: budget.timeoutMs }),
   )
 }
 

@@ -3,6 +3,7 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import type { FastifyReply } from 'fastify'
 import { readStagePage, stageProperties, type StageQuery } from '../catalog/stage-reads.js'
 import { BadRequestError } from '../errors.js'
+import { jsonTextStream } from '../http/json-stream.js'
 import { accountOf, type PlatformDeps } from './deps.js'
 import { errorResponses } from './schemas.js'
 
@@ -48,8 +49,8 @@ export const productRoutes: FastifyPluginAsyncTypebox<PlatformDeps> = async (app
       const q = request.query
       const query: StageQuery = { limit: q.limit, offset: q.offset, hidden: q.hidden === 1, filter: q.filter, fields: fieldList(q) }
       const products = await readStagePage(db, accountOf(request), siteId, { name: stageName, id: stageId }, query, budget)
-      // Already JSON, written row by row within the read budget: sent as it is, not serialised again.
-      return (reply as FastifyReply).type('application/json; charset=utf-8').send(`{"success":true,"products":${products}}`)
+      // Already JSON, written row by row within the read budget: streamed as it is, not serialised again.
+      return (reply as FastifyReply).type('application/json; charset=utf-8').send(jsonTextStream('{"success":true,"products":[', products, ']}'))
     })
   }
   for (const url of ['/site/:siteId/stage/:stageName/properties', '/site/:siteId/stage/:stageName/:stageId/properties']) {
