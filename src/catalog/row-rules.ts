@@ -64,13 +64,18 @@ export class AttributeNames {
    * than MAX_ATTRIBUTE_NAME_CHARS or the names would pass the stream's limit.
    */
   add(attributes: Record<string, unknown>): string | undefined {
+    // Most rows of a batch use only names it has seen already: one look each, nothing to add.
+    let unseen = 0
     let fresh = 0
     for (const key in attributes) {
-      if (this.names.has(key) || this.known.has(key)) continue
+      if (this.names.has(key)) continue
+      unseen++
+      if (this.known.has(key)) continue
       // Every row of every feed file repeats the names: a long one multiplies each file's size.
       if (key.length > MAX_ATTRIBUTE_NAME_CHARS && [...key].length > MAX_ATTRIBUTE_NAME_CHARS) return RowError.longAttributeName
       fresh++
     }
+    if (unseen === 0) return undefined
     if (fresh > 0 && this.known.size + this.added + fresh > this.limit) return tooManyAttributesError(this.limit)
     this.added += fresh
     for (const key in attributes) this.names.add(key)

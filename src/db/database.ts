@@ -89,7 +89,7 @@ export async function withRawTransaction<T>(
   }
 }
 
-/** SQLSTATE of a statement cancelled by statement_timeout. */
+/** SQLSTATE of a statement cancelled by statement_timeout (or a cancel request). */
 export const QUERY_CANCELED = '57014'
 
 /**

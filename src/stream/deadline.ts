@@ -1,5 +1,6 @@
 import { performance } from 'node:perf_hooks'
 import type pg from 'pg'
+import { QUERY_CANCELED } from '../db/database.js'
 import { AppError, RequestTimeoutError } from '../errors.js'
 
 /** The client closed its connection before its answer: nobody reads this, it only stops the work. */
@@ -9,8 +10,7 @@ export class ClientClosedError extends AppError {
   }
 }
 
-// SQLSTATEs of a statement cancelled by statement_timeout (or a cancel request) and by lock_timeout.
-const QUERY_CANCELED = '57014'
+// SQLSTATE of a lock wait ended by lock_timeout (QUERY_CANCELED: by statement_timeout or a cancel).
 const LOCK_NOT_AVAILABLE = '55P03'
 
 /**
