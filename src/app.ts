@@ -71,6 +71,8 @@ export async function buildApp({ db, config, logger, clock = () => new Date(), r
   })
   await app.register(swaggerUi, { routePrefix: '/docs' })
   app.get('/openapi.json', { schema: { hide: true } }, async () => app.swagger())
+  // The front door: someone who opens the server in a browser lands on the interactive reference.
+  app.get('/', { schema: { hide: true } }, async (_request, reply) => reply.redirect('/docs', 302))
 
   // Runs execute in every server process (RUN_CONCURRENCY at a time); pg-boss and the run table in
   // Postgres make sure each run executes once, whichever process takes it.

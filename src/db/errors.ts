@@ -1,5 +1,5 @@
 // Postgres SQLSTATE codes that a service turns into client errors.
-function sqlState(error: unknown): string | undefined {
+export function sqlState(error: unknown): string | undefined {
   return typeof error === 'object' && error !== null && 'code' in error && typeof error.code === 'string' ? error.code : undefined
 }
 

@@ -9,6 +9,8 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import type { FastifyReply } from 'fastify'
 import type { Db } from '../db/database.js'
 import '../http/fastify-types.js'
+import { toClientError } from '../http/http-errors.js'
+import { refuseNulParameters } from '../http/nul-guard.js'
 import { notModified } from './conditional.js'
 
 // The built-in destination: every exported file at /feeds/<token>/<filename>, without credentials
@@ -32,10 +34,13 @@ const FEED_MEDIA_TYPES = ['text/csv', 'text/tab-separated-values', 'application/
 export const feedRoutes: FastifyPluginAsyncTypebox<{ db: Db; feedsDir: string }> = async (app, { db, feedsDir }) => {
   const root = path.resolve(feedsDir)
 
+  // A client's mistake keeps its 4xx and message; anything else is a 500 whose text stays in the log.
   app.setErrorHandler((error, request, reply) => {
-    request.log.error({ err: error }, 'feed request failed')
-    return reply.code(500).send({ success: false, message: 'Internal Server Error' })
+    const { statusCode, message } = toClientError(error)
+    if (statusCode >= 500) request.log.error({ err: error }, 'feed request failed')
+    return reply.code(statusCode).send({ success: false, message })
   })
+  app.addHook('preValidation', async (request) => refuseNulParameters(request.params, 'path parameter'))
 
   app.route({
     method: ['GET', 'HEAD'],
@@ -52,6 +57,7 @@ export const feedRoutes: FastifyPluginAsyncTypebox<{ db: Db; feedsDir: string }>
           content: Object.fromEntries(FEED_MEDIA_TYPES.map((type) => [type, { schema: { type: 'string' } }])),
         },
         304: { description: 'Not modified since the ETag or date the client has', type: 'null' },
+        400: FeedError,
         404: FeedError,
         500: FeedError,
       },

@@ -1,4 +1,5 @@
 import type { FastifyError } from 'fastify'
+import { sqlState } from '../db/errors.js'
 import { AppError } from '../errors.js'
 import { validationMessage } from './validation-message.js'
 
@@ -22,5 +23,15 @@ export function toClientError(thrown: unknown): ClientFacingError {
   if (typeof error?.statusCode === 'number' && error.statusCode >= 400 && error.statusCode < 500) {
     return { statusCode: error.statusCode, message: error.message }
   }
+  const refused = DATABASE_REFUSALS.get(sqlState(thrown) ?? '')
+  if (refused) return { statusCode: 400, message: refused }
   return { statusCode: 500, message: 'Internal Server Error' }
 }
+
+// The last line of defence: values every input check should have caught before the database, which
+// refuses them for what they are. Still the client's mistake, so a 400, not a 500.
+const DATABASE_REFUSALS = new Map([
+  ['22021', 'The request holds text the database cannot store (a NUL character, \\u0000, or an invalid byte sequence)'],
+  ['22P05', 'The request holds text the database cannot store (a NUL character, \\u0000)'],
+  ['54000', 'A value in the request is too large for the database to store or index; send a shorter one'],
+])

@@ -1,7 +1,9 @@
-import type { FastifyInstance, FastifyPluginAsync } from 'fastify'
+import type { FastifyInstance, FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify'
 import { authenticate } from '../auth/authenticate.js'
-import { BadRequestError, GoneError, TooManyRequestsError, UnauthorizedError } from '../errors.js'
+import { GoneError, TooManyRequestsError, UnauthorizedError } from '../errors.js'
 import { toClientError } from '../http/http-errors.js'
+import { MAX_JSON_BODY_BYTES, readJsonBody } from '../http/json-body.js'
+import { refuseNulParameters } from '../http/nul-guard.js'
 import type { PlatformDeps } from './deps.js'
 import { channelRoutes } from './channels.js'
 import { dataSourceRoutes } from './data-sources.js'
@@ -17,17 +19,12 @@ import { tagRoutes } from './tags.js'
  * where a route allows it), and `{success:false,message}` for every error.
  */
 export const platformPlugin: FastifyPluginAsync<PlatformDeps> = async (app, deps) => {
-  // Clients send JSON with no Content-Type or a wrong one (COMPAT.md): every body is read as JSON.
+  // Clients send JSON with no Content-Type or a wrong one (COMPAT.md): every body is read as JSON,
+  // compressed or not.
   app.removeAllContentTypeParsers()
-  app.addContentTypeParser('*', { parseAs: 'string' }, (_request, body, done) => {
-    const text = typeof body === 'string' ? body : body.toString('utf8')
-    if (text.trim() === '') return done(null, undefined)
-    try {
-      done(null, JSON.parse(text))
-    } catch (error) {
-      done(new BadRequestError(`Malformed JSON body: ${(error as Error).message}`), undefined)
-    }
-  })
+  app.addContentTypeParser('*', { parseAs: 'buffer', bodyLimit: MAX_JSON_BODY_BYTES }, async (request: FastifyRequest, body: Buffer) =>
+    readJsonBody(body, request.headers['content-encoding']),
+  )
 
   app.addHook('onRequest', async (request) => {
     const scheme = request.routeOptions.config.auth ?? 'x-auth-token'
@@ -41,6 +38,8 @@ export const platformPlugin: FastifyPluginAsync<PlatformDeps> = async (app, deps
 
   // A write without a body is validated as an empty object, so the message names the missing field.
   app.addHook('preValidation', async (request) => {
+    refuseNulParameters(request.params, 'path parameter')
+    refuseNulParameters(request.query, 'query parameter')
     if (request.body === undefined && ['POST', 'PUT', 'PATCH'].includes(request.method)) request.body = {}
   })
 
@@ -75,7 +74,12 @@ export const platformPlugin: FastifyPluginAsync<PlatformDeps> = async (app, deps
 
 // The product write endpoints were withdrawn on 2025-03-31; old clients still call them (COMPAT.md).
 const withdrawnProductWrites: FastifyPluginAsync = async (app) => {
-  const gone = async () => {
+  // Old clients send compressed, large or broken bodies here: the answer is 410 whatever they sent,
+  // so the body is never read, and the connection closes after the answer instead of waiting for it.
+  app.removeAllContentTypeParsers()
+  app.addContentTypeParser('*', (_request, _payload, done) => done(null, undefined))
+  const gone = async (_request: FastifyRequest, reply: FastifyReply) => {
+    reply.header('connection', 'close')
     throw new GoneError(
       'The product write endpoints were withdrawn on 2025-03-31: upload product data through the stream interface (POST /streams/{streamId}/products)',
     )

@@ -1,12 +1,13 @@
 import { Type } from '@sinclair/typebox'
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { accountLimits } from '../accounts/object-limits.js'
-import { createTag, deleteTag, listTags } from '../sites/tags.js'
+import { createTag, deleteTag, listTags, updateTag } from '../sites/tags.js'
 import { accountOf, type PlatformDeps } from './deps.js'
 import { Envelope, NullableString, SiteParams, SuccessBody, errorResponses } from './schemas.js'
 import { TagOut, tagView } from './views.js'
 
 const TagBody = Type.Object({
+  id: Type.Optional(NullableString()),
   site_id: Type.Optional(NullableString()),
   key: Type.Optional(NullableString()),
   value: Type.Optional(NullableString()),
@@ -29,6 +30,15 @@ export const tagRoutes: FastifyPluginAsyncTypebox<PlatformDeps> = async (app, { 
     async (request, reply) => {
       const tag = await createTag(db, accountOf(request), request.params.siteId, request.body, limits)
       return reply.code(201).send({ success: true as const, Tags: [tagView(tag)] })
+    },
+  )
+
+  app.put(
+    '/sites/:siteId/tags/:tagId',
+    { schema: { tags, params: TagParams, body: TagBody, response: { 200: Tags, ...errorResponses } } },
+    async (request) => {
+      const tag = await updateTag(db, accountOf(request), request.params.siteId, request.params.tagId, request.body)
+      return { success: true as const, Tags: [tagView(tag)] }
     },
   )
 

@@ -27,12 +27,9 @@ export async function createTag(db: Db, accountId: string, siteSegment: string, 
     if (givenSiteId !== undefined && givenSiteId !== site.id) {
       throw new BadRequestError(`site_id: must match the site in the path (${site.id})`)
     }
-    const key = readText(input.key, 'key') ?? ''
-    const value = readText(input.value, 'value') ?? ''
+    const { key = '', value = '', readonly = false } = readTagFields(input)
     if (key === '') throw new BadRequestError('key: is required and must not be empty')
-    if (key.includes(':')) throw new BadRequestError('key: must not contain ":" (sites are looked up as <tagName>:<tagValue>)')
     if (value === '') throw new BadRequestError('value: is required and must not be empty')
-    const readonly = readReadonly(input.readonly)
     await requireRoom(trx, accountId, limits, { tags: 1 })
     try {
       return await trx
@@ -47,24 +44,65 @@ export async function createTag(db: Db, accountId: string, siteSegment: string, 
   })
 }
 
+/**
+ * Changes a tag's key, value or readonly flag; fields not given (or null) keep their value. A
+ * readonly tag and the site's reference never change: sites are looked up by them.
+ */
+export async function updateTag(db: Db, accountId: string, siteSegment: string, tagId: string, input: TagInput & { id?: string | number | null }): Promise<SiteTag> {
+  return db.transaction().execute(async (trx) => {
+    const site = await getSite(trx, accountId, siteSegment)
+    const tag = await findTag(trx, accountId, site.id, tagId, { forUpdate: true })
+    const givenId = bodyId(input.id)
+    if (givenId !== undefined && givenId !== tag.id) throw new BadRequestError(`id: must match the tag in the path (${tag.id})`)
+    const givenSiteId = bodyId(input.site_id)
+    if (givenSiteId !== undefined && givenSiteId !== site.id) throw new BadRequestError(`site_id: must match the site in the path (${site.id})`)
+    if (tag.is_reference) throw new BadRequestError(`Tag ${tag.id} is the site's reference and cannot be changed`)
+    if (tag.readonly) throw new BadRequestError(`Tag ${tag.id} is readonly and cannot be changed`)
+    const fields = readTagFields(input)
+    if (fields.key === '') throw new BadRequestError('key: must not be empty')
+    if (fields.value === '') throw new BadRequestError('value: must not be empty')
+    try {
+      return await trx
+        .updateTable('site_tag')
+        .set(fields)
+        .where('account_id', '=', accountId)
+        .where('id', '=', tag.id)
+        .returningAll()
+        .executeTakeFirstOrThrow()
+    } catch (error) {
+      if (isUniqueViolation(error)) throw new ConflictError(`Site ${site.id} already has the tag ${fields.key ?? tag.key}:${fields.value ?? tag.value}`)
+      throw error
+    }
+  })
+}
+
 export async function deleteTag(db: DbHandle, accountId: string, siteSegment: string, tagId: string): Promise<void> {
   const site = await getSite(db, accountId, siteSegment)
-  const tag = isId(tagId)
-    ? await db
-        .selectFrom('site_tag')
-        .selectAll()
-        .where('account_id', '=', accountId)
-        .where('site_id', '=', site.id)
-        .where('id', '=', tagId)
-        .executeTakeFirst()
-    : undefined
-  if (!tag) throw new NotFoundError()
+  const tag = await findTag(db, accountId, site.id, tagId)
   if (tag.readonly) throw new BadRequestError(`Tag ${tag.id} is readonly and cannot be deleted`)
   await db.deleteFrom('site_tag').where('account_id', '=', accountId).where('id', '=', tag.id).execute()
 }
 
-function readReadonly(value: TagInput['readonly']): boolean {
-  if (value === null || value === undefined || value === '') return false
+async function findTag(db: DbHandle, accountId: string, siteId: string, tagId: string, options: { forUpdate?: boolean } = {}): Promise<SiteTag> {
+  if (!isId(tagId)) throw new NotFoundError()
+  let query = db.selectFrom('site_tag').selectAll().where('account_id', '=', accountId).where('site_id', '=', siteId).where('id', '=', tagId)
+  if (options.forUpdate) query = query.forUpdate()
+  const tag = await query.executeTakeFirst()
+  if (!tag) throw new NotFoundError()
+  return tag
+}
+
+/** The given fields of a tag body, checked; absent or null ones are left out. */
+function readTagFields(input: TagInput): { key?: string; value?: string; readonly?: boolean } {
+  const key = readText(input.key, 'key')
+  if (key?.includes(':')) throw new BadRequestError('key: must not contain ":" (sites are looked up as <tagName>:<tagValue>)')
+  const value = readText(input.value, 'value')
+  const readonly = readReadonly(input.readonly)
+  return { ...(key !== undefined && { key }), ...(value !== undefined && { value }), ...(readonly !== undefined && { readonly }) }
+}
+
+function readReadonly(value: TagInput['readonly']): boolean | undefined {
+  if (value === null || value === undefined || value === '') return undefined
   if (value === 1 || value === '1' || value === true) return true
   if (value === 0 || value === '0' || value === false) return false
   throw new BadRequestError('readonly: must be 0 or 1')

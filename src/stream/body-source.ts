@@ -1,5 +1,5 @@
 import { PassThrough, type Readable, type Transform } from 'node:stream'
-import { createGunzip } from 'node:zlib'
+import { createUnzip } from 'node:zlib'
 import { BadRequestError, PayloadTooLargeError, SlowBodyError, UnsupportedMediaTypeError } from '../errors.js'
 import { ClientClosedError, type UploadDeadline } from './deadline.js'
 
@@ -21,9 +21,9 @@ const RATE_CHECK_MS = 250
  */
 export async function* decodedBody(raw: Readable, contentEncoding: string | undefined, limits: BodyLimits): AsyncGenerator<Buffer> {
   const encoding = (contentEncoding ?? 'identity').trim().toLowerCase()
-  const gzipped = encoding === 'gzip' || encoding === 'x-gzip'
+  const gzipped = encoding === 'gzip' || encoding === 'x-gzip' || encoding === 'deflate'
   if (!gzipped && encoding !== 'identity' && encoding !== '') {
-    throw new UnsupportedMediaTypeError(`Content-Encoding ${encoding} is not supported; send gzip or an uncompressed body`)
+    throw new UnsupportedMediaTypeError(`Content-Encoding ${encoding} is not supported; send gzip, deflate or an uncompressed body`)
   }
   // A client gone before its body is read (while the upload waited for the database, say) has had
   // its 'aborted' and 'close' already: piping it would wait forever, holding the transaction.
@@ -31,7 +31,8 @@ export async function* decodedBody(raw: Readable, contentEncoding: string | unde
   const { signal } = limits.deadline
   // The body is read through a stream of our own, piped from the request: at the deadline it is
   // unpiped and destroyed, which ends the loop below while the socket stays usable for the answer.
-  const source: Transform = gzipped ? createGunzip() : new PassThrough()
+  // Unzip tells gzip from zlib-wrapped deflate by the header, whichever of the two the label says.
+  const source: Transform = gzipped ? createUnzip() : new PassThrough()
   const fail = (error: Error) => {
     raw.unpipe(source)
     source.destroy(error)
@@ -59,7 +60,7 @@ export async function* decodedBody(raw: Readable, contentEncoding: string | unde
       rate.waiting()
     }
   } catch (error) {
-    if (gzipped && isZlibError(error)) throw new BadRequestError(`The gzip body is corrupt: ${(error as Error).message}`)
+    if (gzipped && isZlibError(error)) throw new BadRequestError(`The ${encoding} body is corrupt: ${(error as Error).message}`)
     throw error
   } finally {
     rate.stop()

@@ -7,6 +7,7 @@ import type { ConnectionSlots } from '../db/connection-slots.js'
 import type { Db } from '../db/database.js'
 import { AppError, RequestTimeoutError, TooManyRequestsError, UnauthorizedError } from '../errors.js'
 import { toClientError } from '../http/http-errors.js'
+import { refuseNulParameters } from '../http/nul-guard.js'
 import { batchRoutes } from './batch-routes.js'
 import { ClientClosedError } from './deadline.js'
 import { JSON_API } from './json-api.js'
@@ -63,6 +64,11 @@ export const streamPlugin: FastifyPluginAsync<StreamDeps> = async (app, deps) =>
     const caller = await deps.authLimit.authenticate(request.ip, () => authenticate(deps.db, 'bearer', { authorization }))
     if (!caller) throw new UnauthorizedError('A valid personal access token is required: Authorization: Bearer <token>')
     request.caller = caller
+  })
+
+  app.addHook('preValidation', async (request) => {
+    refuseNulParameters(request.params, 'path parameter')
+    refuseNulParameters(request.query, 'query parameter')
   })
 
   // A request whose deadline passed while its body was still arriving has had its 503 already.

@@ -1,6 +1,8 @@
 import { Type } from '@sinclair/typebox'
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
+import type { FastifyRequest } from 'fastify'
 import { BadRequestError, UnsupportedMediaTypeError } from '../errors.js'
+import { MAX_JSON_BODY_BYTES, readJsonBody } from '../http/json-body.js'
 import { accountOf } from '../platform/deps.js'
 import { JsonApiError, PageLinks, StreamResource, pageLinks, streamResource } from './json-api.js'
 import type { StreamDeps } from './stream-plugin.js'
@@ -32,18 +34,13 @@ export const streamRoutes: FastifyPluginAsyncTypebox<StreamDeps> = async (app, {
   // Management bodies are JSON:API documents; application/json is accepted too. A body-less DELETE
   // with a JSON:API Content-Type is fine (COMPAT.md).
   app.removeAllContentTypeParsers()
-  app.addContentTypeParser('*', { parseAs: 'string', bodyLimit: 1024 * 1024 }, (request, body, done) => {
-    const text = typeof body === 'string' ? body : body.toString('utf8')
-    if (text.trim() === '') return done(null, undefined)
+  app.addContentTypeParser('*', { parseAs: 'buffer', bodyLimit: MAX_JSON_BODY_BYTES }, async (request: FastifyRequest, body: Buffer) => {
+    if (body.length === 0 || (request.headers['content-encoding'] === undefined && body.toString('utf8').trim() === '')) return undefined
     const type = request.headers['content-type']?.split(';')[0]?.trim().toLowerCase()
     if (type !== 'application/vnd.api+json' && type !== 'application/json') {
-      return done(new UnsupportedMediaTypeError('Send JSON:API documents as application/vnd.api+json (or application/json)'), undefined)
+      throw new UnsupportedMediaTypeError('Send JSON:API documents as application/vnd.api+json (or application/json)')
     }
-    try {
-      done(null, JSON.parse(text))
-    } catch (error) {
-      done(new BadRequestError(`Malformed JSON body: ${(error as Error).message}`), undefined)
-    }
+    return readJsonBody(body, request.headers['content-encoding'])
   })
 
   app.post('/streams', { schema: { tags, body: StreamDocumentBody, response: { 201: StreamDoc, ...errors } } }, async (request, reply) => {

@@ -1,4 +1,4 @@
-import { gzipSync } from 'node:zlib'
+import { deflateSync, gzipSync } from 'node:zlib'
 import { describe, expect, it } from 'vitest'
 import { useTestApp } from '../helpers/test-app.js'
 import {
@@ -106,6 +106,16 @@ describe('gzip bodies', () => {
     const batch = expectBatch(await c.upload(stream.id, gzipSync(body), { ...JSON_BODY, 'content-encoding': 'gzip' }))
     const chunks = await t.db.selectFrom('batch_payload').select('chunk').where('batch_id', '=', batch.id).orderBy('chunk_no').execute()
     expect(Buffer.concat(chunks.map((x) => x.chunk)).toString('utf8')).toBe(body)
+  })
+
+  it('decompresses a deflate (zlib) body, and a zlib body labelled gzip', async () => {
+    const c = await streamClient(t)
+    const stream = await c.createStream()
+    for (const encoding of ['deflate', 'gzip']) {
+      const batch = expectBatch(await c.upload(stream.id, deflateSync(ndjson([{ id: `z-${encoding}` }])), { ...NDJSON, 'content-encoding': encoding }))
+      expect(batch.attributes.stages.upload).toMatchObject({ status: 'success', successCount: 1, errorCount: 0 })
+    }
+    expect((await storedRows(t, stream.id)).map((row) => row.product_id)).toEqual(['z-deflate', 'z-gzip'])
   })
 
   it('treats a gzip body of nothing as an empty payload', async () => {
