@@ -2,6 +2,7 @@ import { promisify } from 'node:util'
 import zlib from 'node:zlib'
 import { BadRequestError, PayloadTooLargeError, UnsupportedMediaTypeError } from '../errors.js'
 import { findNul } from './nul-guard.js'
+import { isZlibHeader } from './sniffing-inflate.js'
 
 // JSON request bodies of both interfaces (platform bodies, stream documents; not product uploads,
 // which stream through body-source.ts). They are small, so they are read whole: decoded when they
@@ -60,9 +61,4 @@ async function decodeBody(raw: Buffer, contentEncoding: string | undefined, maxB
     }
     throw new BadRequestError(`The body is labelled Content-Encoding: ${coding} but does not decode (${(error as Error).message})`)
   }
-}
-
-// RFC 1950: compression method 8 in the low nibble, and the two header bytes a multiple of 31.
-function isZlibHeader(raw: Buffer): boolean {
-  return raw.length >= 2 && (raw[0]! & 0x0f) === 8 && ((raw[0]! << 8) | raw[1]!) % 31 === 0
 }

@@ -1,7 +1,7 @@
 import { Type } from '@sinclair/typebox'
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { accountLimits } from '../accounts/object-limits.js'
-import { createTag, deleteTag, listTags, updateTag } from '../sites/tags.js'
+import { createTag, deleteTag, getTag, listTags, updateTag } from '../sites/tags.js'
 import { accountOf, type PlatformDeps } from './deps.js'
 import { Envelope, NullableString, SiteParams, SuccessBody, errorResponses } from './schemas.js'
 import { TagOut, tagView } from './views.js'
@@ -14,6 +14,7 @@ const TagBody = Type.Object({
   readonly: Type.Optional(NullableString({ enum: ['0', '1', null], description: '0 or 1' })),
 })
 const TagParams = Type.Object({ siteId: Type.String(), tagId: Type.String() })
+const SitelessTagParams = Type.Object({ tagId: Type.String() })
 const Tags = Envelope('Tags', TagOut)
 const tags = ['tags']
 
@@ -24,26 +25,33 @@ export const tagRoutes: FastifyPluginAsyncTypebox<PlatformDeps> = async (app, { 
     return { success: true as const, Tags: siteTags.map(tagView) }
   })
 
-  app.post(
-    '/sites/:siteId/tags',
-    { schema: { tags, params: SiteParams, body: TagBody, response: { 201: Tags, ...errorResponses } } },
-    async (request, reply) => {
-      const tag = await createTag(db, accountOf(request), request.params.siteId, request.body, limits)
+  // A tag is addressed below its site (SPEC.md) or, as the PHP client does when no site is set, on
+  // its own: `/tags` with `site_id` in the body, `/tags/{tagId}`.
+  for (const [base, params, single] of [
+    ['/sites/:siteId/tags', SiteParams, TagParams],
+    ['/tags', Type.Object({}), SitelessTagParams],
+  ] as const) {
+    const siteOf = (request: { params: unknown }) => (request.params as { siteId?: string }).siteId
+    const tagOf = (request: { params: unknown }) => (request.params as { tagId: string }).tagId
+
+    app.post(base, { schema: { tags, params, body: TagBody, response: { 201: Tags, ...errorResponses } } }, async (request, reply) => {
+      const tag = await createTag(db, accountOf(request), siteOf(request), request.body, limits)
       return reply.code(201).send({ success: true as const, Tags: [tagView(tag)] })
-    },
-  )
+    })
 
-  app.put(
-    '/sites/:siteId/tags/:tagId',
-    { schema: { tags, params: TagParams, body: TagBody, response: { 200: Tags, ...errorResponses } } },
-    async (request) => {
-      const tag = await updateTag(db, accountOf(request), request.params.siteId, request.params.tagId, request.body)
-      return { success: true as const, Tags: [tagView(tag)] }
-    },
-  )
+    app.get(`${base}/:tagId`, { schema: { tags, params: single, response: { 200: Tags, ...errorResponses } } }, async (request) => ({
+      success: true as const,
+      Tags: [tagView(await getTag(db, accountOf(request), siteOf(request), tagOf(request)))],
+    }))
 
-  app.delete('/sites/:siteId/tags/:tagId', { schema: { tags, params: TagParams, response: { 200: SuccessBody, ...errorResponses } } }, async (request) => {
-    await deleteTag(db, accountOf(request), request.params.siteId, request.params.tagId)
-    return { success: true as const }
-  })
+    app.put(`${base}/:tagId`, { schema: { tags, params: single, body: TagBody, response: { 200: Tags, ...errorResponses } } }, async (request) => ({
+      success: true as const,
+      Tags: [tagView(await updateTag(db, accountOf(request), siteOf(request), tagOf(request), request.body))],
+    }))
+
+    app.delete(`${base}/:tagId`, { schema: { tags, params: single, response: { 200: SuccessBody, ...errorResponses } } }, async (request) => {
+      await deleteTag(db, accountOf(request), siteOf(request), tagOf(request))
+      return { success: true as const }
+    })
+  }
 }

@@ -19,10 +19,11 @@ export async function listTags(db: DbHandle, accountId: string, siteSegment: str
   return db.selectFrom('site_tag').selectAll().where('account_id', '=', accountId).where('site_id', '=', site.id).orderBy('id').execute()
 }
 
-export async function createTag(db: Db, accountId: string, siteSegment: string, input: TagInput, limits: AccountLimits): Promise<SiteTag> {
+/** Creates a tag on the site the path names, or (no site in the path) on the body's `site_id`. */
+export async function createTag(db: Db, accountId: string, siteSegment: string | undefined, input: TagInput, limits: AccountLimits): Promise<SiteTag> {
   return db.transaction().execute(async (trx) => {
     await lockAccountCreates(trx, accountId)
-    const site = await getSite(trx, accountId, siteSegment)
+    const site = await getSite(trx, accountId, siteSegment ?? siteOfTagBody(input))
     const givenSiteId = bodyId(input.site_id)
     if (givenSiteId !== undefined && givenSiteId !== site.id) {
       throw new BadRequestError(`site_id: must match the site in the path (${site.id})`)
@@ -48,9 +49,9 @@ export async function createTag(db: Db, accountId: string, siteSegment: string, 
  * Changes a tag's key, value or readonly flag; fields not given (or null) keep their value. A
  * readonly tag and the site's reference never change: sites are looked up by them.
  */
-export async function updateTag(db: Db, accountId: string, siteSegment: string, tagId: string, input: TagInput & { id?: string | number | null }): Promise<SiteTag> {
+export async function updateTag(db: Db, accountId: string, siteSegment: string | undefined, tagId: string, input: TagInput & { id?: string | number | null }): Promise<SiteTag> {
   return db.transaction().execute(async (trx) => {
-    const site = await getSite(trx, accountId, siteSegment)
+    const site = await getSite(trx, accountId, siteSegment ?? (await siteOfTag(trx, accountId, tagId)))
     const tag = await findTag(trx, accountId, site.id, tagId, { forUpdate: true })
     const givenId = bodyId(input.id)
     if (givenId !== undefined && givenId !== tag.id) throw new BadRequestError(`id: must match the tag in the path (${tag.id})`)
@@ -76,8 +77,28 @@ export async function updateTag(db: Db, accountId: string, siteSegment: string, 
   })
 }
 
-export async function deleteTag(db: DbHandle, accountId: string, siteSegment: string, tagId: string): Promise<void> {
-  const site = await getSite(db, accountId, siteSegment)
+/** One tag of a site. */
+export async function getTag(db: DbHandle, accountId: string, siteSegment: string | undefined, tagId: string): Promise<SiteTag> {
+  const site = await getSite(db, accountId, siteSegment ?? (await siteOfTag(db, accountId, tagId)))
+  return findTag(db, accountId, site.id, tagId)
+}
+
+// A tag addressed without its site (`/platform/v2/tags[/{tagId}]`, as the PHP client does when no
+// site is set) belongs to the site its row names, or for a new tag to the body's `site_id`.
+async function siteOfTag(db: DbHandle, accountId: string, tagId: string): Promise<string> {
+  const tag = isId(tagId) ? await db.selectFrom('site_tag').select('site_id').where('account_id', '=', accountId).where('id', '=', tagId).executeTakeFirst() : undefined
+  if (!tag) throw new NotFoundError()
+  return tag.site_id
+}
+
+function siteOfTagBody(input: TagInput): string {
+  const siteId = bodyId(input.site_id)
+  if (siteId === undefined) throw new BadRequestError('site_id: is required when the path names no site')
+  return siteId
+}
+
+export async function deleteTag(db: DbHandle, accountId: string, siteSegment: string | undefined, tagId: string): Promise<void> {
+  const site = await getSite(db, accountId, siteSegment ?? (await siteOfTag(db, accountId, tagId)))
   const tag = await findTag(db, accountId, site.id, tagId)
   if (tag.readonly) throw new BadRequestError(`Tag ${tag.id} is readonly and cannot be deleted`)
   await db.deleteFrom('site_tag').where('account_id', '=', accountId).where('id', '=', tag.id).execute()

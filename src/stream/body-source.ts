@@ -1,6 +1,6 @@
 import { PassThrough, type Readable, type Transform } from 'node:stream'
-import { createUnzip } from 'node:zlib'
 import { BadRequestError, PayloadTooLargeError, SlowBodyError, UnsupportedMediaTypeError } from '../errors.js'
+import { SniffingInflate } from '../http/sniffing-inflate.js'
 import { ClientClosedError, type UploadDeadline } from './deadline.js'
 
 export interface BodyLimits {
@@ -31,8 +31,7 @@ export async function* decodedBody(raw: Readable, contentEncoding: string | unde
   const { signal } = limits.deadline
   // The body is read through a stream of our own, piped from the request: at the deadline it is
   // unpiped and destroyed, which ends the loop below while the socket stays usable for the answer.
-  // Unzip tells gzip from zlib-wrapped deflate by the header, whichever of the two the label says.
-  const source: Transform = gzipped ? createUnzip() : new PassThrough()
+  const source: Transform = gzipped ? new SniffingInflate() : new PassThrough()
   const fail = (error: Error) => {
     raw.unpipe(source)
     source.destroy(error)

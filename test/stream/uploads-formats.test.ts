@@ -1,4 +1,4 @@
-import { deflateSync, gzipSync } from 'node:zlib'
+import { deflateRawSync, deflateSync, gzipSync } from 'node:zlib'
 import { describe, expect, it } from 'vitest'
 import { useTestApp } from '../helpers/test-app.js'
 import {
@@ -108,14 +108,19 @@ describe('gzip bodies', () => {
     expect(Buffer.concat(chunks.map((x) => x.chunk)).toString('utf8')).toBe(body)
   })
 
-  it('decompresses a deflate (zlib) body, and a zlib body labelled gzip', async () => {
+  it('decompresses deflate bodies, zlib-wrapped or raw (PHP gzdeflate), labelled deflate or gzip', async () => {
     const c = await streamClient(t)
     const stream = await c.createStream()
-    for (const encoding of ['deflate', 'gzip']) {
-      const batch = expectBatch(await c.upload(stream.id, deflateSync(ndjson([{ id: `z-${encoding}` }])), { ...NDJSON, 'content-encoding': encoding }))
-      expect(batch.attributes.stages.upload).toMatchObject({ status: 'success', successCount: 1, errorCount: 0 })
+    const sent: string[] = []
+    for (const [name, compress] of [['zlib', deflateSync], ['raw', deflateRawSync]] as const) {
+      for (const encoding of ['deflate', 'gzip']) {
+        const id = `${name}-${encoding}`
+        sent.push(id)
+        const batch = expectBatch(await c.upload(stream.id, compress(ndjson([{ id }])), { ...NDJSON, 'content-encoding': encoding }))
+        expect(batch.attributes.stages.upload).toMatchObject({ status: 'success', successCount: 1, errorCount: 0 })
+      }
     }
-    expect((await storedRows(t, stream.id)).map((row) => row.product_id)).toEqual(['z-deflate', 'z-gzip'])
+    expect((await storedRows(t, stream.id)).map((row) => row.product_id)).toEqual(sent)
   })
 
   it('treats a gzip body of nothing as an empty payload', async () => {
