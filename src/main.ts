@@ -3,6 +3,7 @@ import { Command } from 'commander'
 import { operatorCommands } from './cli/commands.js'
 import { serve } from './cli/serve.js'
 import { ConfigError } from './config.js'
+import { EmbeddedPostgresError } from './db/embedded-access.js'
 import { AppError } from './errors.js'
 
 const program = new Command()
@@ -14,7 +15,8 @@ program.command('serve', { isDefault: true }).description('start the HTTP server
 operatorCommands(program)
 
 program.parseAsync(process.argv).catch((error: unknown) => {
-  if (error instanceof AppError || error instanceof ConfigError) {
+  // Errors the operator can act on are told as one line; a stack trace would only bury the advice.
+  if (error instanceof AppError || error instanceof ConfigError || error instanceof EmbeddedPostgresError) {
     console.error(`error: ${error.message}`)
   } else {
     console.error(error)

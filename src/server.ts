@@ -24,7 +24,9 @@ export interface RunningServer {
  * before stopping the database, all within SHUTDOWN_GRACE_SECONDS.
  */
 export async function startServer(config: Config): Promise<RunningServer> {
-  const connection = await connect(config)
+  // The embedded cluster's notes (where it keeps its files) come before the app and its logger exist.
+  const notes: string[] = []
+  const connection = await connect(config, (line) => notes.push(line))
   let app: FastifyInstance | undefined
   try {
     await migrateToLatest(connection.db)
@@ -37,6 +39,7 @@ export async function startServer(config: Config): Promise<RunningServer> {
     } else {
       app.log.info(`Using the Postgres at ${connection.description}`)
     }
+    for (const note of notes) app.log.info(note)
     await app.listen({ port: config.PORT, host: config.HOST })
   } catch (error) {
     await app?.close()

