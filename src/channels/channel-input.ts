@@ -1,21 +1,18 @@
-import type { ChannelFilename, ColumnMapping, DeltaType, FeedFormat } from '../db/schema.js'
+import type { ChannelFilename, ColumnMapping, FeedFormat } from '../db/schema.js'
 import { BadRequestError } from '../errors.js'
-import { unwritableColumns } from '../feeds/feed-sql.js'
 import { OutboundRefusedError, type OutboundGuard } from '../net/outbound-guard.js'
 import { checkText, excerpt } from '../sites/text-input.js'
+import { ChannelSettingError, checkFilenames, checkMapping, type FilenameIds } from './channel-rules.js'
 
 // What a client may send to configure a channel (DESIGN.md 5.8): every field is checked here, so
 // that an export never meets a configuration it cannot carry out for a reason the client could
-// have been told at once.
+// have been told at once. What an export needs of the mapping and the file names is checked by the
+// export's own rules (channel-rules.ts); the bounds on top of them are a tenant's share.
 
 export const FORMATS: readonly FeedFormat[] = ['csv', 'tsv', 'ndjson', 'xml']
-const DELTA_TYPES: readonly DeltaType[] = ['new', 'modified', 'unchanged', 'deleted']
 export const MAX_MAPPED_COLUMNS = 500
 const MAX_FILENAMES = 10
 const MAX_DESTINATIONS = 10
-// A filename template: safe characters and the three placeholders, nothing that could leave the
-// channel's directory or need quoting in a URL.
-const FILENAME = /^(?:[A-Za-z0-9._-]|\{site_id\}|\{channel_id\}|\{date\})+$/
 
 export interface DestinationInput {
   type?: string | null
@@ -54,10 +51,8 @@ export function readChannelInput(input: ChannelInput, current?: ChannelConfig): 
   if (!exportName) throw new BadRequestError('export_name: is required (the export template this channel uses)')
   const format = (input.format ?? current?.format ?? 'csv') as FeedFormat
   if (!FORMATS.includes(format)) throw new BadRequestError(`format: must be one of ${FORMATS.join(', ')}`)
-  const mapping = input.mapping === undefined || input.mapping === null ? (current?.mapping ?? []) : readMapping(input.mapping)
-  // The writers' own rule, so that a mapping saved is a mapping the export can write.
-  const unwritable = unwritableColumns(mapping.map((m) => m.column), format)
-  if (unwritable) throw new BadRequestError(`mapping: ${unwritable.reason}`)
+  // A kept mapping is checked again: a new format may not write its names.
+  const mapping = readMapping(input.mapping === undefined || input.mapping === null ? (current?.mapping ?? []) : input.mapping, format)
   const filenames = input.filenames === undefined || input.filenames === null ? (current?.filenames ?? [{ type: null, filename: `{channel_id}.${format === 'ndjson' ? 'ndjson' : format}` }]) : readFilenames(input.filenames)
   // Postgres cannot store NUL; the filter's own rules are the filter parser's.
   if (input.filter?.includes('\0')) throw new BadRequestError('filter: must not contain NUL (\\u0000)')
@@ -81,45 +76,45 @@ function text(value: string | null | undefined, field: string): string | undefin
   return trimmed
 }
 
-function readMapping(value: unknown): ColumnMapping[] {
-  if (!Array.isArray(value)) throw new BadRequestError('mapping: must be an array of {"column", "source"} or {"column", "value"} objects')
-  if (value.length > MAX_MAPPED_COLUMNS) throw new BadRequestError(`mapping: at most ${MAX_MAPPED_COLUMNS} columns`)
-  const seen = new Set<string>()
-  return value.map((entry: unknown, i) => {
-    const item = (typeof entry === 'object' && entry !== null ? entry : {}) as Record<string, unknown>
-    const column = item.column
-    if (typeof column !== 'string' || column.trim() === '') throw new BadRequestError(`mapping[${i}].column: must be a non-empty column name`)
-    checkText(column, `mapping[${i}].column`)
-    if (seen.has(column)) throw new BadRequestError(`mapping[${i}].column: "${column}" appears twice`)
-    seen.add(column)
-    const hasSource = typeof item.source === 'string' && item.source !== ''
-    const hasValue = typeof item.value === 'string'
-    if (hasSource === hasValue) throw new BadRequestError(`mapping[${i}]: give exactly one of "source" (a stage column) or "value" (a constant text)`)
-    // A source names a stage column, whose length is the stage's rule; only NUL (jsonb cannot hold it) is refused here.
-    if (hasSource && (item.source as string).includes('\0')) throw new BadRequestError(`mapping[${i}].source: must not contain NUL`)
-    if (hasSource) return { column, source: item.source as string }
-    if ((item.value as string).includes('\0')) throw new BadRequestError(`mapping[${i}].value: must not contain NUL`)
-    return { column, value: item.value as string }
-  })
+function readMapping(value: unknown, format: FeedFormat): ColumnMapping[] {
+  if (Array.isArray(value)) {
+    if (value.length > MAX_MAPPED_COLUMNS) throw new BadRequestError(`mapping: at most ${MAX_MAPPED_COLUMNS} columns`)
+    for (const [i, entry] of value.entries()) {
+      const column: unknown = typeof entry === 'object' && entry !== null ? (entry as Record<string, unknown>).column : undefined
+      if (typeof column === 'string') checkText(column, `mapping[${i}].column`)
+    }
+  }
+  return saveRule(() => checkMapping(value, format))
 }
 
 function readFilenames(value: unknown): ChannelFilename[] {
-  if (!Array.isArray(value) || value.length === 0) throw new BadRequestError('filenames: must be a non-empty array of {"type", "filename"}')
-  if (value.length > MAX_FILENAMES) throw new BadRequestError(`filenames: at most ${MAX_FILENAMES}`)
-  const seen = new Set<string>()
-  return value.map((entry: unknown, i) => {
-    const item = (typeof entry === 'string' ? { filename: entry } : typeof entry === 'object' && entry !== null ? entry : {}) as Record<string, unknown>
-    const filename = item.filename
-    if (typeof filename === 'string') checkText(filename, `filenames[${i}].filename`)
-    if (typeof filename !== 'string' || !FILENAME.test(filename) || filename.startsWith('.')) {
-      throw new BadRequestError(`filenames[${i}].filename: use letters, digits, . _ - and {site_id}, {channel_id}, {date}; not starting with a dot`)
+  if (Array.isArray(value)) {
+    if (value.length > MAX_FILENAMES) throw new BadRequestError(`filenames: at most ${MAX_FILENAMES}`)
+    for (const [i, entry] of value.entries()) {
+      const filename: unknown = typeof entry === 'string' ? entry : typeof entry === 'object' && entry !== null ? (entry as Record<string, unknown>).filename : undefined
+      if (typeof filename === 'string') checkText(filename, `filenames[${i}].filename`)
     }
-    if (seen.has(filename)) throw new BadRequestError(`filenames[${i}].filename: "${filename}" appears twice`)
-    seen.add(filename)
-    const type = item.type ?? null
-    if (type !== null && !DELTA_TYPES.includes(type as DeltaType)) throw new BadRequestError(`filenames[${i}].type: must be null or one of ${DELTA_TYPES.join(', ')}`)
-    return { type: type as DeltaType | null, filename }
-  })
+  }
+  // The channel's id is not known yet on a create: checkSavedFilenames checks again once it is.
+  return saveRule(() => checkFilenames(value, undefined))
+}
+
+/**
+ * The file names of a channel checked with its own ids, inside the transaction that stores it (a
+ * create knows its channel's id only then): two templates may name the same file only given the ids.
+ */
+export function checkSavedFilenames(filenames: ChannelFilename[], ids: FilenameIds): void {
+  saveRule(() => checkFilenames(filenames, ids))
+}
+
+/** An export rule's refusal as the 400 it is at save time, naming the field. */
+function saveRule<T>(check: () => T): T {
+  try {
+    return check()
+  } catch (error) {
+    if (error instanceof ChannelSettingError) throw new BadRequestError(error.message)
+    throw error
+  }
 }
 
 function readDestinations(value: DestinationInput[]): ChannelConfig['destinations'] {

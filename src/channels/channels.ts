@@ -7,7 +7,7 @@ import { newFeedToken } from '../feeds/feed-routes.js'
 import type { OutboundGuard } from '../net/outbound-guard.js'
 import { isId } from '../sites/ids.js'
 import { getSite } from '../sites/sites.js'
-import { guardDestinations, readChannelInput, type ChannelConfig, type ChannelInput } from './channel-input.js'
+import { checkSavedFilenames, guardDestinations, readChannelInput, type ChannelConfig, type ChannelInput } from './channel-input.js'
 
 export interface ChannelDetails {
   channel: Channel & { export_name: string }
@@ -119,6 +119,8 @@ export async function createChannel(db: Db, accountId: string, siteSegment: stri
       .values({ account_id: accountId, site_id: site.id, ...(await storedConfig(trx, accountId, config)) })
       .returning('id')
       .executeTakeFirstOrThrow()
+    // A refusal here rolls the insert back: nothing is saved.
+    checkSavedFilenames(config.filenames, { siteId: site.id, channelId: created.id })
     // Without destinations a channel gets the built-in one: its files are served at once.
     await replaceDestinations(trx, accountId, created.id, config.destinations ?? [{ kind: 'feed', name: null, active: true, url: null }])
     return getChannel(trx, accountId, site.id, created.id)
@@ -130,6 +132,7 @@ export async function updateChannel(db: Db, accountId: string, siteSegment: stri
   return db.transaction().execute(async (trx) => {
     const current = await getChannel(trx, accountId, siteSegment, channelId)
     const config = readChannelInput(input, configOf(current.channel))
+    checkSavedFilenames(config.filenames, { siteId: current.channel.site_id, channelId: current.channel.id })
     await checkFilter(trx, current.channel.site_id, config.filter)
     await trx
       .updateTable('channel')

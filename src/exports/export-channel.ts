@@ -9,7 +9,7 @@ import type { Channel, ChannelFilename, ColumnMapping, Site } from '../db/schema
 import { AppError } from '../errors.js'
 import { commitFeedFile, contentTypeOf, discardFeedFile, writeFeedFile, type FeedBudget, type WrittenFeed } from '../feeds/feed-writer.js'
 import { RunFailure, SiteErrorCode } from '../jobs/run-failure.js'
-import { checkExportable, exportFailure } from './export-failures.js'
+import { exportFailure, exportSettings } from './export-failures.js'
 import { storageKeyOf, storagePath } from './feed-storage.js'
 
 /** Budgets of one export. */
@@ -51,9 +51,8 @@ export interface ChannelExportResult {
 export async function exportChannel(db: Db, dataDir: string, site: Site, channel: Channel, pid: string, now: Date, limits: ExportLimits): Promise<ChannelExportResult> {
   const stage = await db.selectFrom('site_stage').select('columns').where('site_id', '=', site.id).where('stage', '=', 'import').where('stage_id', '=', '0').executeTakeFirst()
   const stageColumns = stage?.columns ?? []
-  const mapping: ColumnMapping[] = channel.mapping.length > 0 ? channel.mapping : stageColumns.map((column) => ({ column, source: column }))
+  const { mapping, files } = exportSettings(site, channel, stageColumns, now)
   const columns = mapping.map((m) => m.column)
-  checkExportable(channel, columns, channel.filenames.map((entry) => resolveFilename(entry.filename, site.id, channel.id, now)))
   const budget: FeedBudget = {
     maxBytes: limits.feedMaxBytes,
     // On a connection of its own: the COPY's connection is busy sending the file.
@@ -83,9 +82,8 @@ export async function exportChannel(db: Db, dataDir: string, site: Site, channel
       // compared with the previous export's. A first export has nothing to compare with: its rows go
       // straight into the channel stage, unless a delta file asks for them by kind.
       const filesOf = async (types: (ChannelFilename['type'] | 'all')[], from: pg.PoolClient = client, fullSql = `SELECT o.product_id, o.data FROM ${old}`) => {
-        for (const entry of channel.filenames) {
+        for (const { entry, filename } of files) {
           if (!types.includes(entry.type ?? 'all')) continue
-          const filename = resolveFilename(entry.filename, site.id, channel.id, now)
           const key = storageKeyOf(channel.id, pid, filename)
           const finalPath = storagePath(dataDir, key)
           await fs.mkdir(path.dirname(finalPath), { recursive: true })
@@ -97,7 +95,7 @@ export async function exportChannel(db: Db, dataDir: string, site: Site, channel
           written.push({ entry, filename, feed, key })
         }
       }
-      const direct = Number(previous?.n ?? 0) === 0 && channel.filenames.every((entry) => entry.type === null)
+      const direct = Number(previous?.n ?? 0) === 0 && files.every(({ entry }) => entry.type === null)
       let counts: ExportCounts
       let filesWritten = false
       if (direct) {
@@ -143,7 +141,8 @@ export async function exportChannel(db: Db, dataDir: string, site: Site, channel
         await client.query('RESET enable_nestloop')
       }
       if (!filesWritten) await filesOf(['all'])
-      written.sort((a, b) => channel.filenames.indexOf(a.entry) - channel.filenames.indexOf(b.entry))
+      const order = files.map(({ entry }) => entry)
+      written.sort((a, b) => order.indexOf(a.entry) - order.indexOf(b.entry))
       await run(
         sql`INSERT INTO site_stage (site_id, stage, stage_id, account_id, columns, row_count, recipe)
             VALUES (${site.id}, 'channel', ${channel.id}, ${site.account_id}, ${columns}::text[], ${counts.now}, '')
@@ -216,10 +215,6 @@ function isIdentity(mapping: ColumnMapping[], stageColumns: string[]): boolean {
 function rowObject(mapping: ColumnMapping[], stageColumns: string[]): RawBuilder<unknown> {
   if (isIdentity(mapping, stageColumns)) return sql`data`
   return jsonbObject(mapping.map((m) => [sql`${m.column}::text`, 'source' in m ? sql`coalesce(data ->> ${m.source}, '')` : sql`${m.value}::text`]))
-}
-
-function resolveFilename(template: string, siteId: string, channelId: string, now: Date): string {
-  return template.replaceAll('{site_id}', siteId).replaceAll('{channel_id}', channelId).replaceAll('{date}', now.toISOString().slice(0, 10))
 }
 
 /** A Kysely fragment as the text and values of a pg query (for a row count Kysely's run drops). */

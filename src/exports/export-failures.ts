@@ -1,5 +1,6 @@
 import pg from 'pg'
-import type { Channel } from '../db/schema.js'
+import { ChannelSettingError, checkFilenames, checkMapping, resolveFilename } from '../channels/channel-rules.js'
+import type { Channel, ChannelFilename, ColumnMapping, Site } from '../db/schema.js'
 import { FeedTooLargeError, unwritableColumns, UnwritableColumnsError, type UnwritableColumns } from '../feeds/feed-writer.js'
 import { RunFailure, SiteErrorCode } from '../jobs/run-failure.js'
 
@@ -7,21 +8,34 @@ import { RunFailure, SiteErrorCode } from '../jobs/run-failure.js'
 // cannot be written (a site error the site's owner can act on, not retried), or something went wrong
 // underneath (the database went away, the disk is full): an unexpected failure, retried once.
 
-// The longest file name common file systems take, in bytes.
-const MAX_FILENAME_BYTES = 255
+/** A channel's settings as its export uses them. */
+export interface ExportSettings {
+  /** The channel's mapping, or without one the import stage's columns passed through. */
+  mapping: ColumnMapping[]
+  /** Each filename template with its name for this export. */
+  files: { entry: ChannelFilename; filename: string }[]
+}
 
-/** Refuses, before any work, a channel whose columns or file names its format or the disk cannot carry. */
-export function checkExportable(channel: Channel, columns: string[], filenames: string[]): void {
-  const problem = unwritableColumns(columns, channel.format)
-  if (problem) throw unwritable(channel, problem)
-  const long = filenames.find((name) => Buffer.byteLength(name) > MAX_FILENAME_BYTES)
-  if (long !== undefined) {
-    throw new RunFailure(
-      SiteErrorCode.channelUnwritable,
-      `Channel ${channel.id}: the file name ${JSON.stringify(long)} has ${Buffer.byteLength(long)} bytes once its placeholders are filled in, more than a file name can have (${MAX_FILENAME_BYTES}); shorten the channel's filename template. Its previous files are kept`,
-      { channel_id: channel.id, filename: long },
-    )
+/**
+ * The channel's settings checked, before any work, by the rules a save checks them by
+ * (channel-rules.ts): a channel stored before a rule existed fails here once, with the setting to
+ * change, instead of failing halfway in a way that would be retried. Columns taken from the import
+ * stage meet the format's rule only here.
+ */
+export function exportSettings(site: Site, channel: Channel, stageColumns: string[], now: Date): ExportSettings {
+  const ids = { siteId: site.id, channelId: channel.id }
+  let mapped: ColumnMapping[]
+  let filenames: ChannelFilename[]
+  try {
+    mapped = checkMapping(channel.mapping, channel.format)
+    filenames = checkFilenames(channel.filenames, ids, now)
+  } catch (error) {
+    throw exportFailure(error, channel)
   }
+  const mapping = mapped.length > 0 ? mapped : stageColumns.map((column) => ({ column, source: column }))
+  const problem = unwritableColumns(mapping.map((m) => m.column), channel.format)
+  if (problem) throw unwritable(channel, problem)
+  return { mapping, files: filenames.map((entry) => ({ entry, filename: resolveFilename(entry.filename, ids, now) })) }
 }
 
 /**
@@ -38,6 +52,12 @@ export function exportFailure(error: unknown, channel: Channel, file?: { filenam
     )
   }
   if (error instanceof UnwritableColumnsError) return unwritable(channel, error.problem)
+  if (error instanceof ChannelSettingError) {
+    return new RunFailure(SiteErrorCode.channelUnwritable, `Channel ${channel.id}: ${error.message}. Change this setting of the channel; its previous files are kept`, {
+      channel_id: channel.id,
+      field: error.field,
+    })
+  }
   // Data exceptions (class 22) and program limits (class 54) come from what the export was asked to
   // do, never from the state of the server: the same export would fail again on a retry.
   if (error instanceof pg.DatabaseError && /^(22|54)/.test(error.code ?? '')) {

@@ -38,27 +38,46 @@ const XML_ENTITIES: Record<string, string> = { '&': '&amp;', '<': '&lt;', '>': '
 /** The namespace prefixes an element name may carry; each is declared on the <rss> element. */
 export const XML_NAMESPACES: Record<string, string> = { g: 'http://base.google.com/ns/1.0' }
 
+// Postgres cuts identifiers, element names included, at NAMEDATALEN - 1 bytes: a longer name would
+// come out silently shortened (an 80-character `g:` name loses its last 17 characters).
+const MAX_XML_NAME_BYTES = 63
+
 /**
- * Whether `name` can be an element of an XML feed exactly as written: an ASCII XML name, optionally
- * with a declared prefix (`g:`). Refused besides: names starting with `xml` (reserved by XML),
- * names containing `_x` (Postgres's xmlelement rewrites `_x` to `_x005F_x`), and names longer than
- * 63 bytes (Postgres truncates identifiers).
+ * Why `name` cannot be an element of an XML feed exactly as written, or undefined when it can: an
+ * ASCII XML name, optionally with a declared prefix (`g:`). Postgres's xmlelement would otherwise
+ * change it without an error: it rewrites characters a name cannot have (a space becomes `_x0020_`)
+ * and `_x` (to `_x005F_x`), and cuts long names; names starting with `xml` are reserved by XML.
  */
+export function xmlNameProblem(name: string): string | undefined {
+  if (name === '') return 'it is empty'
+  const match = /^(?:([^:]*):)?(.*)$/s.exec(name)
+  const prefix = match?.[1]
+  const local = match?.[2] ?? ''
+  if (prefix !== undefined && !Object.hasOwn(XML_NAMESPACES, prefix)) {
+    return `the prefix ${JSON.stringify(`${prefix}:`)} is not declared in the feed (only ${Object.keys(XML_NAMESPACES).map((p) => `${p}:`).join(', ')} is)`
+  }
+  if (!/^[A-Za-z_]/.test(local)) return `it must start with a letter or _${prefix === undefined ? '' : ' after its prefix'}`
+  const bad = /[^A-Za-z0-9._-]/.exec(local)
+  if (bad) return `${JSON.stringify(bad[0])} cannot be part of one (letters, digits, . _ - and an optional g: prefix)`
+  if (/^xml/i.test(name)) return 'names starting with "xml", in any case, are reserved by XML'
+  if (name.includes('_x')) return 'Postgres, which writes the element, would rewrite its "_x" to "_x005F_x"'
+  if (name.length > MAX_XML_NAME_BYTES) return `it has ${name.length} characters and Postgres, which writes the element, cuts names at ${MAX_XML_NAME_BYTES} (its identifier limit)`
+  return undefined
+}
+
+/** Whether `name` can be an element of an XML feed exactly as written (see xmlNameProblem). */
 export function isXmlName(name: string): boolean {
-  const match = /^(?:([A-Za-z][A-Za-z0-9]*):)?([A-Za-z_][A-Za-z0-9._-]*)$/.exec(name)
-  if (!match) return false
-  const prefix = match[1]
-  if (prefix !== undefined && !Object.hasOwn(XML_NAMESPACES, prefix)) return false
-  return !/^xml/i.test(name) && !name.includes('_x') && name.length <= 63
+  return xmlNameProblem(name) === undefined
 }
 
 // Postgres allows at most 1664 output columns in a SELECT, which CSV and TSV have one per column.
 // 1,600 is also the most columns a stage can have (MAX_STAGE_COLUMNS).
 export const MAX_DELIMITED_COLUMNS = 1600
 
-/** What keeps a channel's columns from being written in its format: the column, and why. */
+/** What keeps a channel's columns from being written in its format: the column (and its position), and why. */
 export interface UnwritableColumns {
   column?: string
+  index?: number
   reason: string
 }
 
@@ -68,9 +87,11 @@ export interface UnwritableColumns {
  */
 export function unwritableColumns(columns: string[], format: FeedFormat): UnwritableColumns | undefined {
   if (format === 'xml') {
-    const column = columns.find((c) => !isXmlName(c))
-    if (column === undefined) return undefined
-    return { column, reason: `${JSON.stringify(column)} is not a valid XML element name for format xml (letters, digits, . _ -, an optional g: prefix; not starting with "xml", without "_x", at most 63 characters)` }
+    for (const [index, column] of columns.entries()) {
+      const problem = xmlNameProblem(column)
+      if (problem !== undefined) return { column, index, reason: `${JSON.stringify(column)} is not a valid XML element name for format xml: ${problem}` }
+    }
+    return undefined
   }
   if ((format === 'csv' || format === 'tsv') && columns.length > MAX_DELIMITED_COLUMNS) {
     return { reason: `${columns.length} columns are more than format ${format} can carry (at most ${MAX_DELIMITED_COLUMNS})` }

@@ -1,4 +1,6 @@
 import { expect } from 'vitest'
+import type { FeedFormat } from '../../src/db/schema.js'
+import { newFeedToken } from '../../src/feeds/feed-routes.js'
 import type { TestContext } from '../helpers/test-app.js'
 import type { ImportFixture } from '../imports/import-fixtures.js'
 
@@ -30,6 +32,21 @@ export async function readChannel(f: ImportFixture, id: string): Promise<Channel
   const response = await f.platform('GET', `/sites/${f.site.id}/channels/${id}`)
   expect(response.statusCode, response.body).toBe(200)
   return response.json<{ Channels: ChannelJson[] }>().Channels[0] as ChannelJson
+}
+
+/**
+ * A channel as a version before the save rules could have stored it: written straight into the
+ * database, with the built-in destination, so that only an export meets its settings.
+ */
+export async function insertLegacyChannel(t: TestContext, f: ImportFixture, settings: { format: FeedFormat; mapping?: unknown[]; filenames: unknown[] }): Promise<string> {
+  const template = await t.db.insertInto('export_template').values({ account_id: f.account.accountId, name: `legacy-${Math.random().toString(36).slice(2, 10)}` }).returning('id').executeTakeFirstOrThrow()
+  const channel = await t.db
+    .insertInto('channel')
+    .values({ account_id: f.account.accountId, site_id: f.site.id, template_id: template.id, name: 'Legacy', format: settings.format, mapping: JSON.stringify(settings.mapping ?? []), filenames: JSON.stringify(settings.filenames) })
+    .returning('id')
+    .executeTakeFirstOrThrow()
+  await t.db.insertInto('channel_destination').values({ account_id: f.account.accountId, channel_id: channel.id, kind: 'feed', name: null, active: true, url: null, token: newFeedToken() }).execute()
+  return channel.id
 }
 
 /** The built-in destination's URLs of a channel (one per exported file), as paths for inject. */
