@@ -1,3 +1,5 @@
+import { namesInTextOrder, stringifyScalars } from './row-text.js'
+
 // Product row rules of the stream interface (SPEC.md "Product row rules" and section 7): one NDJSON
 // line in, either a row (product id + a flat JSON object whose values are all strings) or the exact
 // error message the specification names.
@@ -63,11 +65,22 @@ export class AttributeNames {
    * Adds a row's names; returns the row error instead, adding nothing, when a new name is longer
    * than MAX_ATTRIBUTE_NAME_CHARS or the names would pass the stream's limit.
    */
-  add(attributes: Record<string, unknown>): string | undefined {
-    // Most rows of a batch use only names it has seen already: one look each, nothing to add.
+  add(attributes: RowAttributes): string | undefined {
+    const ordered = attributes instanceof OrderedNames ? attributes.names : undefined
+    if (ordered === undefined) {
+      // Most rows of a batch use only names it has seen already: one look each, nothing to add.
+      let allSeen = true
+      for (const key in attributes) {
+        if (this.names.has(key)) continue
+        allSeen = false
+        break
+      }
+      if (allSeen) return undefined
+    }
+    const keys = ordered ?? Object.keys(attributes)
     let unseen = 0
     let fresh = 0
-    for (const key in attributes) {
+    for (const key of keys) {
       if (this.names.has(key)) continue
       unseen++
       if (this.known.has(key)) continue
@@ -78,12 +91,23 @@ export class AttributeNames {
     if (unseen === 0) return undefined
     if (fresh > 0 && this.known.size + this.added + fresh > this.limit) return tooManyAttributesError(this.limit)
     this.added += fresh
-    for (const key in attributes) this.names.add(key)
+    for (const key of keys) this.names.add(key)
     return undefined
   }
 }
 
-export type RowResult = { productId: string; data: string; attributes: Record<string, unknown> } | { error: string }
+/**
+ * The names of a row that has integer-like ones ("2024"), in the order of its text: a JS object
+ * lists those first, whatever their place, and the first-seen column order would follow it.
+ */
+export class OrderedNames {
+  constructor(readonly names: readonly string[]) {}
+}
+
+/** A row's attributes as parsed, or, when the parsed object would reorder them, their names in order. */
+export type RowAttributes = Record<string, unknown> | OrderedNames
+
+export type RowResult = { productId: string; data: string; attributes: RowAttributes } | { error: string }
 
 /** Validates one line (already known to be valid UTF-8 and at most MAX_LINE_BYTES long). */
 export function readRow(line: string): RowResult {
@@ -105,7 +129,10 @@ export function readRow(line: string): RowResult {
   const row = parsed as Record<string, unknown>
   let allEmpty = true
   let allStrings = true
+  let reordered: boolean | undefined
   for (const key in row) {
+    // Integer-like names come first in an object's key order, so the first key tells.
+    reordered ??= isArrayIndex(key)
     const value = row[key]
     if (typeof value === 'string') {
       if (value !== '') allEmpty = false
@@ -124,12 +151,19 @@ export function readRow(line: string): RowResult {
   if (UNSTORABLE_ESCAPE.test(text) && Object.entries(row).some(([k, v]) => hasUnstorableCharacter(k) || isUnstorableString(v))) {
     return { error: RowError.controlCharacter }
   }
-  if (allStrings) return { productId: id as string, data: text, attributes: row }
+  const attributes = reordered === true ? new OrderedNames(namesInTextOrder(text)) : row
+  if (allStrings) return { productId: id as string, data: text, attributes }
   const data = stringifyScalars(text)
-  if (typeof id === 'string') return { productId: id, data, attributes: row }
-  if (id === true) return { productId: '1', data, attributes: row }
+  if (typeof id === 'string') return { productId: id, data, attributes }
+  if (id === true) return { productId: '1', data, attributes }
   // A numeric id keeps its digits as written, which only the rewritten text still has.
-  return { productId: (JSON.parse(data) as Record<string, string>).id ?? '', data, attributes: row }
+  return { productId: (JSON.parse(data) as Record<string, string>).id ?? '', data, attributes }
+}
+
+/** Whether a property name is an array index, which objects list before their other names. */
+function isArrayIndex(key: string): boolean {
+  const first = key.charCodeAt(0)
+  return first >= 48 && first <= 57 && /^(?:0|[1-9]\d{0,9})$/.test(key) && Number(key) < 4294967295
 }
 
 // Refused short lines remembered per upload, and how many: a body that repeats a few bad lines
@@ -158,59 +192,4 @@ export class RowReader {
 function syntaxErrorMessage(error: unknown): string {
   const message = error instanceof Error ? error.message : ''
   return /Unterminated string|Bad control character|Bad escaped character/i.test(message) ? RowError.controlCharacter : RowError.syntax
-}
-
-/**
- * Rewrites the scalar tokens of valid, flat JSON as strings: numbers keep the digits as written
- * (`10.50` stays "10.50", which JSON.parse would turn into 10.5), true becomes "1", false and
- * null become "". Strings are copied untouched. The input has already passed JSON.parse.
- */
-export function stringifyScalars(json: string): string {
-  let out = ''
-  let copiedUpTo = 0
-  let i = 0
-  const length = json.length
-  while (i < length) {
-    const c = json.charCodeAt(i)
-    if (c === 34 /* " */) {
-      // Jump to the closing quote natively; a quote preceded by an odd run of backslashes is escaped.
-      let close = json.indexOf('"', i + 1)
-      while (close !== -1 && isEscaped(json, close)) close = json.indexOf('"', close + 1)
-      i = close === -1 ? length : close + 1
-      continue
-    }
-    let replacement: string | undefined
-    let end = i
-    if (c === 116 /* t */) {
-      replacement = '"1"'
-      end = i + 4
-    } else if (c === 102 /* f */) {
-      replacement = '""'
-      end = i + 5
-    } else if (c === 110 /* n */) {
-      replacement = '""'
-      end = i + 4
-    } else if (c === 45 /* - */ || (c >= 48 && c <= 57)) {
-      while (end < length && isNumberChar(json.charCodeAt(end))) end++
-      replacement = `"${json.slice(i, end)}"`
-    }
-    if (replacement === undefined) {
-      i++
-      continue
-    }
-    out += json.slice(copiedUpTo, i) + replacement
-    copiedUpTo = end
-    i = end
-  }
-  return out + json.slice(copiedUpTo)
-}
-
-function isEscaped(text: string, quote: number): boolean {
-  let backslashes = 0
-  for (let k = quote - 1; text.charCodeAt(k) === 92; k--) backslashes++
-  return backslashes % 2 === 1
-}
-
-function isNumberChar(c: number): boolean {
-  return (c >= 48 && c <= 57) || c === 45 || c === 43 || c === 46 || c === 101 || c === 69
 }

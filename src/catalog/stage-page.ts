@@ -87,20 +87,29 @@ export function sizedSlice(page: Expression<unknown>) {
     ORDER BY product_id`
 }
 
-/** The `products` rows as JSON texts, one by one, within the byte budget. */
+/**
+ * The `products` rows as JSON texts, one by one, within the byte budget. Each text is written key by
+ * key in the asked column order rather than through a JS object: an object would put integer-like
+ * names ("2024") first, read a name the row lacks as an inherited member ("toString" is a function,
+ * which JSON.stringify drops), and take "__proto__" as its prototype instead of a key.
+ */
 class PageText {
   private readonly parts: string[] = []
+  /** Each column with the text that opens its member: `{"id":`, `,"title":`... */
+  private readonly members: [string, string][]
   private bytes = 2
   rows = 0
 
-  constructor(private readonly shape: PageShape) {}
+  constructor(private readonly shape: PageShape) {
+    this.members = shape.columns.map((column, i) => [column, `${i === 0 ? '{' : ','}${JSON.stringify(column)}:`])
+  }
 
   add(rows: { data: Record<string, string> }[]): this {
-    const { columns, maxBytes, limit } = this.shape
+    const { maxBytes, limit } = this.shape
     for (const { data } of rows) {
-      const row: Record<string, string> = {}
-      for (const column of columns) row[column] = data[column] ?? ''
-      const text = JSON.stringify(row)
+      let text = this.members.length === 0 ? '{' : ''
+      for (const [column, opening] of this.members) text += opening + JSON.stringify(valueOf(data, column))
+      text += '}'
       this.bytes += Buffer.byteLength(text) + 1
       if (this.bytes > maxBytes) {
         const fits = this.rows > 0 ? ` (limit=${this.rows} fits here)` : ''
@@ -118,4 +127,11 @@ class PageText {
   rowTexts(): string[] {
     return this.parts
   }
+}
+
+/** A row's value of a column: its own attribute only (never an inherited member), '' when it has none. */
+function valueOf(data: Record<string, string>, column: string): string {
+  if (!Object.hasOwn(data, column)) return ''
+  const value: unknown = data[column]
+  return typeof value === 'string' ? value : value === null || value === undefined ? '' : String(value)
 }

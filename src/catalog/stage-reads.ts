@@ -35,16 +35,21 @@ interface ResolvedStage {
   rowCount: number
 }
 
+const IMPORT_STAGE_NAMES = new Set(['import', 'intermediate', 'intermediate_preview'])
+const CHANNEL_STAGE_NAMES = new Set(['channel', 'channel_preview', 'export', 'export_preview'])
+
 async function resolveStage(db: DbHandle, accountId: string, siteSegment: string, ref: StageRef): Promise<ResolvedStage> {
   const site = await getSite(db, accountId, siteSegment)
   const name = ref.name.toLowerCase()
   let stage: string
   let stageId: string
-  if (name === 'import' || name === 'intermediate') {
+  // The PHP client also names `*_preview` stages and `export`: a preview here is the stage itself
+  // (every read is paged), and an export's data is its channel's stage.
+  if (IMPORT_STAGE_NAMES.has(name)) {
     if (ref.id !== undefined && ref.id !== '' && ref.id !== '0') throw new NotFoundError(`The import stage has no id ${ref.id}; leave it out or use 0`)
     stage = 'import'
     stageId = '0'
-  } else if (name === 'channel') {
+  } else if (CHANNEL_STAGE_NAMES.has(name)) {
     const channel = ref.id !== undefined && isId(ref.id)
       ? await db.selectFrom('channel').select('id').where('account_id', '=', accountId).where('site_id', '=', site.id).where('id', '=', ref.id).executeTakeFirst()
       : undefined
@@ -100,7 +105,8 @@ export async function readStagePage(
       throw new BadRequestError(`fields: unknown column "${field}"${why}; the stage has ${columnList(visible)}`)
     }
   }
-  const output = query.fields.length > 0 ? query.fields : visible
+  // A column asked twice is one member of the row, where its first mention puts it.
+  const output = query.fields.length > 0 ? [...new Set(query.fields)] : visible
   const condition = query.filter !== undefined && query.filter.trim() !== '' ? parseFilter(query.filter, query.hidden ? stage.columns : visible) : undefined
   // Only the asked fields leave Postgres: a row of a few MB read for its id costs a few bytes.
   const data = query.fields.length > 0 ? jsonbObject(query.fields.map((field) => [sql`${field}::text`, sql`data -> ${field}`])) : sql`data`

@@ -15,6 +15,7 @@ interface PendingBatch {
   status: string
   row_count: number
   columns: string[]
+  content_type: string | null
 }
 
 export interface AppliedStream {
@@ -38,7 +39,7 @@ export async function applyPendingBatches(db: Db, streamId: string, upToSeq: str
     const pending = await run<PendingBatch>(
       db
         .selectFrom('batch')
-        .select(['id', 'seq', 'kind', 'status', 'row_count', 'columns'])
+        .select(['id', 'seq', 'kind', 'status', 'row_count', 'columns', 'content_type'])
         .where('stream_id', '=', streamId)
         .where('applied_at', 'is', null)
         .where('seq', '<=', upToSeq)
@@ -55,7 +56,7 @@ export async function applyPendingBatches(db: Db, streamId: string, upToSeq: str
       if (batch.kind === 'delete_all') columns = new Set()
       if (stream.type === 'referenced' && batch.kind === 'upsert') {
         // Referenced payloads meet the per-stream cap here, when their rows are first read.
-        const parsed = await parseReferencedBatch(db, client, batch.id, stream.account_id, now, new AttributeNames(columns, maxAttributes))
+        const parsed = await parseReferencedBatch(db, client, { id: batch.id, contentType: batch.content_type }, stream.account_id, now, new AttributeNames(columns, maxAttributes))
         stages.set(batch.id, parsed.stage)
         batch.columns = parsed.columns
         applied.failedRows += parsed.stage.errorCount

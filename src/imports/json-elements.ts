@@ -1,4 +1,4 @@
-import { MAX_LINE_BYTES } from '../catalog/row-rules.js'
+import { exceedsLineLimit, MAX_LINE_BYTES } from '../catalog/row-rules.js'
 
 export type Element =
   | { kind: 'text'; text: string; index: number }
@@ -7,13 +7,82 @@ export type Element =
 
 const HEAD_CHARS = 1000
 
+/** Splits a referenced payload into product texts as its decoded chunks arrive. */
+export interface ElementSplitter {
+  push(text: string): Element[]
+  /** Ends the payload: what is still open is handed over as it is. */
+  end(): Element[]
+}
+
 /**
- * Splits a referenced payload into its product texts as chunks arrive: the elements of a top-level
- * JSON array, or whitespace-separated objects (NDJSON). Each element then goes through the same row
- * rules as a chunked line, so numbers keep their digits as written, which a streaming JSON parser
- * would not give. Only strings and nesting are tracked here; JSON.parse of the element does the rest.
+ * The splitter for a payload of this media type (the batch's content type): NDJSON is split at its
+ * newlines, whatever a line holds; anything else (application/json) by its JSON structure.
  */
-export class JsonElementSplitter {
+export function elementSplitter(contentType: string | null): ElementSplitter {
+  return contentType === 'application/x-ndjson' ? new NdjsonLineSplitter() : new JsonElementSplitter()
+}
+
+/**
+ * Splits NDJSON into its lines, as the line splitter of chunked uploads does: a line is one product
+ * whatever it holds, so a broken one (an unterminated string, an unbalanced brace, something after
+ * the object) fails alone and never takes the lines after it along. Elements are numbered by line;
+ * blank lines are not products.
+ */
+export class NdjsonLineSplitter implements ElementSplitter {
+  private parts: string[] = []
+  private chars = 0
+  private oversized = false
+  private line = 0
+
+  push(text: string): Element[] {
+    const out: Element[] = []
+    let from = 0
+    for (let newline = text.indexOf('\n'); newline !== -1; newline = text.indexOf('\n', from)) {
+      this.append(text.slice(from, newline))
+      this.finish(out)
+      from = newline + 1
+    }
+    this.append(text.slice(from))
+    return out
+  }
+
+  end(): Element[] {
+    const out: Element[] = []
+    if (this.chars > 0 || this.oversized) this.finish(out)
+    return out
+  }
+
+  private append(part: string): void {
+    if (this.oversized || part === '') return
+    this.chars += part.length
+    // A UTF-16 unit is at least one UTF-8 byte: past the limit in units is past it in bytes.
+    if (this.chars > MAX_LINE_BYTES) {
+      this.oversized = true
+      this.parts = [this.parts.join('').slice(0, HEAD_CHARS)]
+      return
+    }
+    this.parts.push(part)
+  }
+
+  private finish(out: Element[]): void {
+    const index = ++this.line
+    const text = this.parts.join('')
+    const oversized = this.oversized || (this.chars > MAX_LINE_BYTES / 4 && exceedsLineLimit(Buffer.byteLength(text), text.endsWith('\r')))
+    this.parts = []
+    this.chars = 0
+    this.oversized = false
+    if (oversized) out.push({ kind: 'tooLarge', head: text.slice(0, HEAD_CHARS), index })
+    else if (text.trim() !== '') out.push({ kind: 'text', text, index })
+  }
+}
+
+/**
+ * Splits a JSON payload into its product texts as chunks arrive: the elements of a top-level JSON
+ * array, or whitespace-separated objects. Each element then goes through the same row rules as a
+ * chunked line, so numbers keep their digits as written, which a streaming JSON parser would not
+ * give. Only strings and nesting are tracked here; JSON.parse of the element does the rest.
+ */
+export class JsonElementSplitter implements ElementSplitter {
   private mode: 'unknown' | 'array' | 'objects' = 'unknown'
   private closed = false
   private started = false

@@ -4,7 +4,7 @@ import type { BatchStage } from '../db/schema.js'
 import { RowError, RowReader, type AttributeNames } from '../catalog/row-rules.js'
 import { CopyWriter, copyText } from '../stream/copy-writer.js'
 import { StageCollector } from '../stream/upload-stage.js'
-import { JsonElementSplitter, type Element } from './json-elements.js'
+import { elementSplitter, type Element } from './json-elements.js'
 
 /**
  * A referenced payload is parsed when it is imported: its stored chunks are read one at a time,
@@ -15,14 +15,15 @@ import { JsonElementSplitter, type Element } from './json-elements.js'
 export async function parseReferencedBatch(
   db: Db,
   client: pg.PoolClient,
-  batchId: string,
+  batch: { id: string; contentType: string | null },
   accountId: string,
   now: Date,
   names: AttributeNames,
 ): Promise<{ stage: BatchStage; columns: string[] }> {
+  const batchId = batch.id
   const collector = new StageCollector()
   const reader = new RowReader()
-  const splitter = new JsonElementSplitter()
+  const splitter = elementSplitter(batch.contentType)
   const decoder = new TextDecoder('utf-8')
   const copy = new CopyWriter(client, 'COPY batch_row (batch_id, line_no, account_id, product_id, data) FROM STDIN')
   const prefix = `${batchId}\t`

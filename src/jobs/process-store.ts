@@ -134,6 +134,41 @@ export async function staleRuns(db: DbHandle, staleSeconds: number): Promise<Pro
     .execute()
 }
 
+/**
+ * Takes the site's row for a decision about its runs, before any of its runs' rows: a delete of the
+ * site takes the site row and then, by cascade, its runs' rows, so that taking them the other way
+ * round could deadlock with it. The mode lets foreign key checks (KEY SHARE) of the site's running
+ * work through. False when the site is gone.
+ */
+export async function lockSiteRuns(db: DbHandle, siteId: string): Promise<boolean> {
+  return (await db.selectFrom('site').select('id').where('id', '=', siteId).forNoKeyUpdate().executeTakeFirst()) !== undefined
+}
+
+/**
+ * Whether the site still exists once a delete of it that is under way has ended: KEY SHARE waits for
+ * a delete's row lock, so a run that failed because of the delete does not see the site before the
+ * delete commits.
+ */
+export async function siteExists(db: DbHandle, siteId: string): Promise<boolean> {
+  return (await db.selectFrom('site').select('id').where('id', '=', siteId).forKeyShare().executeTakeFirst()) !== undefined
+}
+
+/**
+ * Accounts with runs waiting for the account's turn (RUN_ACCOUNT_CONCURRENCY) while fewer than
+ * `concurrency` of their runs are admitted: a turn that nobody passed on (the admitted run went with
+ * its site before its job ran, or the job was sent before jobs named their account). At most 50.
+ */
+export async function accountsOwedATurn(db: DbHandle, concurrency: number): Promise<string[]> {
+  const { rows } = await sql<{ account_id: string }>`
+    SELECT DISTINCT w.account_id FROM process w
+    WHERE w.status = 'queued' AND w.job_id IS NULL
+      AND NOT EXISTS (SELECT 1 FROM process r WHERE r.site_id = w.site_id AND r.status = 'running')
+      AND (SELECT count(*) FROM process a
+           WHERE a.account_id = w.account_id AND a.status IN ('queued', 'running') AND a.job_id IS NOT NULL) < ${concurrency}
+    LIMIT 50`.execute(db)
+  return rows.map((row) => row.account_id)
+}
+
 export async function setSiteProcessing(db: DbHandle, siteId: string, status: 'Running' | 'Done'): Promise<void> {
   await db.updateTable('site').set({ processing_status: status }).where('id', '=', siteId).execute()
 }

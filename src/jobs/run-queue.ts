@@ -17,13 +17,18 @@ export interface RunQueueOptions {
 
 export interface RunHandlers {
   /** Executes the run `pid`; resolves when it ended (success or failure), throws to have it retried. */
-  run(pid: string, jobId: string): Promise<void>
+  run(job: RunJobData, jobId: string): Promise<void>
   /** The run failed on its last attempt (interrupted or thrown twice). */
-  abandoned(pid: string): Promise<void>
+  abandoned(job: RunJobData): Promise<void>
 }
 
-interface RunJobData {
+export interface RunJobData {
   pid: string
+  /**
+   * The run's account: a job whose run has gone with its site still hands on the account's turn.
+   * Absent from jobs sent before it was added.
+   */
+  accountId?: string
 }
 
 /**
@@ -69,18 +74,18 @@ export class RunQueue {
     const work = { batchSize: 1, pollingIntervalSeconds: this.options.pollingSeconds }
     for (let i = 0; i < this.options.concurrency; i++) {
       const id = await this.boss.work<RunJobData>(RUNS_QUEUE, work, async ([job]) => {
-        if (job) await handlers.run(job.data.pid, job.id)
+        if (job) await handlers.run(job.data, job.id)
       })
       this.workerIds.push(id)
     }
     await this.boss.work<RunJobData>(ABANDONED_RUNS_QUEUE, work, async ([job]) => {
-      if (job) await handlers.abandoned(job.data.pid)
+      if (job) await handlers.abandoned(job.data)
     })
   }
 
   /** Sends the job of run `pid` through `handle`, so that it commits or rolls back with the run. */
-  async send(handle: DbHandle, pid: string): Promise<string> {
-    const id = await this.boss.send(RUNS_QUEUE, { pid } satisfies RunJobData, { db: adapter(handle) })
+  async send(handle: DbHandle, pid: string, accountId: string): Promise<string> {
+    const id = await this.boss.send(RUNS_QUEUE, { pid, accountId } satisfies RunJobData, { db: adapter(handle) })
     if (!id) throw new Error(`pg-boss did not accept the job of run ${pid}`)
     return id
   }

@@ -4,7 +4,7 @@ import type { Process, ProcessAction, Site } from '../db/schema.js'
 import { BadRequestError, NotFoundError } from '../errors.js'
 import { isId } from '../sites/ids.js'
 import { getSite } from '../sites/sites.js'
-import { activeRuns, admittedRuns, estimatedSeconds, findProcess, insertProcess, lockAccountRuns, setJob } from './process-store.js'
+import { activeRuns, admittedRuns, estimatedSeconds, findProcess, insertProcess, lockAccountRuns, lockSiteRuns, setJob } from './process-store.js'
 import type { RunQueue } from './run-queue.js'
 
 export const ACTIONS: readonly ProcessAction[] = ['import', 'export', 'channel', 'export-all', 'all']
@@ -49,8 +49,9 @@ export async function queueRun(db: Db, queue: RunQueue, site: Site, action: Proc
   }
   const pid = randomUUID()
   const message = await db.transaction().execute(async (trx) => {
-    // The site row lock serialises requests of one site, so the count below cannot go stale.
-    await trx.selectFrom('site').select('id').where('id', '=', site.id).forUpdate().executeTakeFirstOrThrow()
+    // The site row lock serialises requests of one site, so the count below cannot go stale. A site
+    // deleted since it was read is not found, as it would be a moment later.
+    if (!(await lockSiteRuns(trx, site.id))) throw new NotFoundError()
     const active = await activeRuns(trx, site.id)
     const waiting = active.find((run) => run.status === 'queued')
     if (waiting) {
@@ -65,7 +66,7 @@ export async function queueRun(db: Db, queue: RunQueue, site: Site, action: Proc
     if ((await admittedRuns(trx, site.account_id)) >= queue.accountConcurrency) {
       return `Run queued; it starts when one of the account's other runs has finished (an account runs at most ${queue.accountConcurrency} at a time)`
     }
-    await setJob(trx, pid, await queue.send(trx, pid))
+    await setJob(trx, pid, await queue.send(trx, pid, site.account_id))
     return 'Run queued'
   })
   return { pid, estimatedDuration: await estimatedSeconds(db, site.id, action), message }

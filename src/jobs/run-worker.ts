@@ -1,12 +1,14 @@
 import type { FastifyBaseLogger } from 'fastify'
 import type { Db } from '../db/database.js'
+import type { Process } from '../db/schema.js'
 import { addSiteError } from '../sites/site-errors.js'
-import { admittedRuns, beat, claimProcess, endProcess, lockAccountRuns, setJob, setSiteProcessing, staleRuns, waitingForAccount } from './process-store.js'
+import { admitWaitingRuns } from './account-turns.js'
+import { accountsOwedATurn, beat, claimProcess, endProcess, lockSiteRuns, setSiteProcessing, siteExists, staleRuns } from './process-store.js'
 import type { ExportLimits } from '../exports/export-channel.js'
 import type { CatalogLimits } from '../imports/build-stage.js'
-import { performRun } from './run-actions.js'
+import { performRun, removeRunFeeds, type RunTrace } from './run-actions.js'
 import { RunFailure, SiteErrorCode } from './run-failure.js'
-import { RunQueue, type RunHandlers } from './run-queue.js'
+import { RunQueue, type RunHandlers, type RunJobData } from './run-queue.js'
 
 export interface RunWorkerOptions {
   concurrency: number
@@ -65,8 +67,8 @@ export class RunWorker {
 
   async start(): Promise<void> {
     const handlers: RunHandlers = {
-      run: (pid, jobId) => this.execute(pid, jobId),
-      abandoned: (pid) => this.abandon(pid),
+      run: (job, jobId) => this.execute(job, jobId),
+      abandoned: (job) => this.abandon(job),
     }
     await this.queue.start(this.options.concurrency > 0 ? handlers : undefined, (error) => this.log.warn({ err: error }, 'run queue error'))
     if (this.options.concurrency > 0) {
@@ -101,62 +103,104 @@ export class RunWorker {
     this.interrupted = true
   }
 
-  private async execute(pid: string, jobId: string): Promise<void> {
+  private async execute(job: RunJobData, jobId: string): Promise<void> {
+    const { pid } = job
     const run = await claimProcess(this.db, pid, jobId)
-    if (!run) return
+    if (!run) {
+      // The run has ended, or went with its site before it started: its job has nothing to do, but a
+      // turn of its account that it held passes on.
+      if (job.accountId !== undefined) await this.passTurn(job.accountId)
+      return
+    }
     await setSiteProcessing(this.db, run.site_id, 'Running')
     const heartbeat = setInterval(() => {
       beat(this.db, pid, run.attempt).catch((error: unknown) => this.log.warn({ err: error, pid }, 'run heartbeat failed'))
     }, this.options.heartbeatSeconds * 1000)
+    const trace: RunTrace = { channelIds: [] }
     try {
-      const message = await performRun(this.db, this.options.dataDir, run, this.options.now, this.options.limits)
-      await this.end(pid, run.attempt, 'success', message)
+      const message = await performRun(this.db, this.options.dataDir, run, this.options.now, this.options.limits, trace)
+      // Not ended here: another attempt owns the run now, or the site was deleted as the run ended.
+      if (!(await this.end(run, run.attempt, 'success', message)) && !(await siteExists(this.db, run.site_id).catch(() => true))) {
+        await this.siteDeleted(run, trace)
+      }
     } catch (error) {
       if (this.interrupted) {
         this.log.warn({ pid }, 'run interrupted by the shutdown; it will be retried')
         throw error
       }
+      // A delete of the site makes the run's next write to it fail (a foreign key, a serialisation
+      // failure): the run stops there, as a delete asks, neither failed nor retried.
+      // When the check itself fails, the error is handled as it would be without it.
+      if (!(await siteExists(this.db, run.site_id).catch(() => true))) return this.siteDeleted(run, trace)
       if (!(error instanceof RunFailure)) {
         // Unexpected: pg-boss retries once, then the dead-letter handler marks the run failed.
         this.log.error({ err: error, pid }, 'run failed unexpectedly')
         throw error
       }
       await addSiteError(this.db, { accountId: run.account_id, siteId: run.site_id, pid, code: error.code, message: error.message, data: error.data })
-      await this.end(pid, run.attempt, 'failed', error.message)
+      await this.end(run, run.attempt, 'failed', error.message)
     } finally {
       clearInterval(heartbeat)
     }
   }
 
-  /** Ends a run and starts the one waiting behind it, in one transaction. */
-  private async end(pid: string, attempt: number | null, status: 'success' | 'failed', message: string): Promise<boolean> {
-    return this.db.transaction().execute(async (trx) => {
-      const ended = await endProcess(trx, pid, attempt, status, message)
-      if (!ended) return false
-      await setSiteProcessing(trx, ended.site_id, 'Done')
-      // The account's turn passes on: to the run waiting behind this one on the site, or to another
-      // site's run of the account that waited for the account's share of the run slots.
-      await lockAccountRuns(trx, ended.account_id)
-      const free = this.queue.accountConcurrency - (await admittedRuns(trx, ended.account_id))
-      for (const waiting of await waitingForAccount(trx, ended.account_id, free)) await setJob(trx, waiting.pid, await this.queue.send(trx, waiting.pid))
-      return true
-    }).then((ended) => {
-      if (ended) this.queue.wake()
-      return ended
-    })
+  /**
+   * The run's site was deleted while it ran: the run's row went with it (its status answers 404 like
+   * the site's), the files it may have exported for the site go too, and its account's turn passes on.
+   */
+  private async siteDeleted(run: Process, trace: RunTrace): Promise<void> {
+    this.log.info({ pid: run.pid, siteId: run.site_id }, 'run stopped: its site was deleted')
+    await removeRunFeeds(this.options.dataDir, trace.channelIds, run.pid).catch((error: unknown) =>
+      this.log.warn({ err: error, pid: run.pid }, 'the feed files of a run of a deleted site could not be removed'),
+    )
+    await this.passTurn(run.account_id)
   }
 
-  private async abandon(pid: string): Promise<void> {
-    const run = await this.db.selectFrom('process').selectAll().where('pid', '=', pid).executeTakeFirst()
-    if (!run || (run.status !== 'queued' && run.status !== 'running')) return
+  /**
+   * Ends a run and passes its account's turn on (to the run waiting behind it on the site, or to a
+   * run of another site of the account that waited for a free slot), in one transaction. Returns
+   * whether the run was ended here; the turn passes on either way.
+   */
+  private async end(run: Pick<Process, 'pid' | 'site_id' | 'account_id'>, attempt: number | null, status: 'success' | 'failed', message: string): Promise<boolean> {
+    const { ended, admitted } = await this.db.transaction().execute(async (trx) => {
+      await lockSiteRuns(trx, run.site_id)
+      const ended = await endProcess(trx, run.pid, attempt, status, message)
+      if (ended) await setSiteProcessing(trx, ended.site_id, 'Done')
+      return { ended: ended !== undefined, admitted: await admitWaitingRuns(trx, this.queue, run.account_id) }
+    })
+    if (ended || admitted > 0) this.queue.wake()
+    return ended
+  }
+
+  /** Gives the account's free run slots to its waiting runs. */
+  private async passTurn(accountId: string): Promise<void> {
+    const admitted = await this.db.transaction().execute((trx) => admitWaitingRuns(trx, this.queue, accountId))
+    if (admitted > 0) this.queue.wake()
+  }
+
+  private async passOwedTurns(): Promise<void> {
+    for (const accountId of await accountsOwedATurn(this.db, this.queue.accountConcurrency)) await this.passTurn(accountId)
+  }
+
+  private async abandon(job: RunJobData): Promise<void> {
+    const run = await this.db.selectFrom('process').selectAll().where('pid', '=', job.pid).executeTakeFirst()
+    if (!run || (run.status !== 'queued' && run.status !== 'running')) {
+      if (job.accountId !== undefined) await this.passTurn(job.accountId)
+      return
+    }
     const message = 'The run was interrupted or failed unexpectedly twice and was given up; start it again'
-    if (await this.end(pid, null, 'failed', message)) {
-      await addSiteError(this.db, { accountId: run.account_id, siteId: run.site_id, pid, code: SiteErrorCode.runAbandoned, message, data: { attempts: run.attempt } })
+    if (await this.end(run, null, 'failed', message)) {
+      await addSiteError(this.db, { accountId: run.account_id, siteId: run.site_id, pid: run.pid, code: SiteErrorCode.runAbandoned, message, data: { attempts: run.attempt } })
     }
   }
 
-  /** Runs whose worker stopped writing heartbeats: their process died (killed, crashed, lost its host). */
+  /**
+   * Runs whose worker stopped writing heartbeats: their process died (killed, crashed, lost its
+   * host). And turns of accounts that nobody passed on (see accountsOwedATurn).
+   */
   async sweep(): Promise<void> {
+    // Apart from the stale runs: a failure of one leaves the other to do its part.
+    await this.passOwedTurns().catch((error: unknown) => this.log.warn({ err: error }, 'passing on owed account turns failed'))
     const stale = await this.db.transaction().execute(async (trx) => {
       const runs = await staleRuns(trx, this.options.staleSeconds)
       // Pushing the heartbeat forward keeps other sweepers off while pg-boss hands the run on.

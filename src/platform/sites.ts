@@ -3,6 +3,7 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import type { FastifyRequest } from 'fastify'
 import type { Site } from '../db/schema.js'
 import { accountLimits } from '../accounts/object-limits.js'
+import { removeFeedFiles } from '../exports/feed-storage.js'
 import { copySite } from '../sites/copy-site.js'
 import { isId } from '../sites/ids.js'
 import { projectIds } from '../sites/projects.js'
@@ -69,10 +70,20 @@ export const siteRoutes: FastifyPluginAsyncTypebox<PlatformDeps> = async (app, d
     envelope(request, await updateSite(db, accountOf(request), request.params.siteId, request.body, limits)),
   )
 
+  // The site's feed files go once no row names them any more: after the commit.
   app.delete('/sites/:siteId', { schema: { tags, params: SiteParams, response: { 200: SuccessBody, ...errorResponses } } }, async (request) => {
-    await deleteSite(db, accountOf(request), request.params.siteId)
+    await removeFeedFiles(deps.config.DATA_DIR, await deleteSite(db, accountOf(request), request.params.siteId))
     return { success: true as const }
   })
+
+  app.delete(
+    '/projects/:projectId/sites/:siteId',
+    { schema: { tags, params: ProjectSiteParams, response: { 200: SuccessBody, ...errorResponses } } },
+    async (request) => {
+      await removeFeedFiles(deps.config.DATA_DIR, await deleteSite(db, accountOf(request), request.params.siteId, request.params.projectId))
+      return { success: true as const }
+    },
+  )
 
   app.post(
     '/sites/:siteId/copy',

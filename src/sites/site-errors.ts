@@ -1,4 +1,6 @@
+import { sql } from 'kysely'
 import type { DbHandle } from '../db/database.js'
+import { sqlState } from '../db/errors.js'
 import type { SiteError } from '../db/schema.js'
 import { severityOf, type SiteErrorCodeValue } from '../jobs/run-failure.js'
 import { isUuid } from './ids.js'
@@ -13,22 +15,40 @@ export interface NewSiteError {
   data?: Record<string, unknown>
 }
 
+/**
+ * Records a site error; nothing when the site is gone (deleted while its run reported): its errors
+ * would go with it anyway. The site's row is read in the insert, and a delete that commits between
+ * that read and the foreign key check is the one race left, which the violation tells.
+ */
 export async function addSiteError(db: DbHandle, error: NewSiteError): Promise<void> {
   const { type, classification } = severityOf(error.code)
-  await db
-    .insertInto('site_error')
-    .values({
-      account_id: error.accountId,
-      site_id: error.siteId,
-      pid: error.pid,
-      error: error.code,
-      type,
-      classification,
-      message: error.message,
-      data: JSON.stringify(error.data ?? {}),
-    })
-    .execute()
+  try {
+    await db
+      .insertInto('site_error')
+      .columns(['account_id', 'site_id', 'pid', 'error', 'type', 'classification', 'message', 'data'])
+      .expression(
+        db
+          .selectFrom('site')
+          .select([
+            'account_id',
+            'id',
+            sql<string>`${error.pid}::uuid`.as('pid'),
+            sql<number>`${error.code}::integer`.as('error'),
+            sql<string>`${type}::text`.as('type'),
+            sql<string>`${classification}::text`.as('classification'),
+            sql<string>`${error.message}::text`.as('message'),
+            sql<string>`${JSON.stringify(error.data ?? {})}::jsonb`.as('data'),
+          ])
+          .where('account_id', '=', error.accountId)
+          .where('id', '=', error.siteId),
+      )
+      .execute()
+  } catch (failure) {
+    if (sqlState(failure) !== FOREIGN_KEY_VIOLATION) throw failure
+  }
 }
+
+const FOREIGN_KEY_VIOLATION = '23503'
 
 /** Reports site errors of one run of a site: the run's code, message and context values. */
 export type SiteErrorReporter = (code: SiteErrorCodeValue, message: string, data: Record<string, unknown>) => Promise<void>

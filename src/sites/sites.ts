@@ -1,7 +1,7 @@
 import { lockAccountCreates, requireRoom, type AccountLimits } from '../accounts/object-limits.js'
 import type { Db, DbHandle } from '../db/database.js'
 import type { Site } from '../db/schema.js'
-import { isUniqueViolation } from '../db/errors.js'
+import { isUniqueViolation, sqlState } from '../db/errors.js'
 import { BadRequestError, ConflictError, NotFoundError } from '../errors.js'
 import { bodyId, isId } from './ids.js'
 import { getProject } from './projects.js'
@@ -113,14 +113,48 @@ export async function updateSite(db: DbHandle, accountId: string, segment: strin
     .executeTakeFirstOrThrow()
 }
 
-export async function deleteSite(db: Db, accountId: string, segment: string): Promise<void> {
-  await db.transaction().execute(async (trx) => {
-    const site = await getSite(trx, accountId, segment)
-    // Its stage rows have no foreign key (bulk loads would pay for it): the hourly cleanup removes them.
-    await trx.insertInto('site_purge').values({ site_id: site.id }).onConflict((oc) => oc.doNothing()).execute()
-    await trx.deleteFrom('site').where('account_id', '=', accountId).where('id', '=', site.id).execute()
-  })
+/**
+ * Deletes a site with everything it has. Its runs go with it: a queued one never starts (a job
+ * already sent for it finds no run and passes the account's turn on), and a running one stops at
+ * its next write to the site (src/jobs/run-worker.ts). Returns the storage keys of the feed files
+ * its channels served, which no row names any more, for the caller to remove after the commit.
+ */
+export async function deleteSite(db: Db, accountId: string, segment: string, pathProjectId?: string): Promise<string[]> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await db.transaction().execute(async (trx) => {
+        const site = await getSite(trx, accountId, segment)
+        // Addressed below a project (`/projects/{p}/sites/{s}`, as the PHP client deletes): only a site of that project.
+        if (pathProjectId !== undefined && site.project_id !== pathProjectId) throw new NotFoundError()
+        // The schedule row before the site row: the scheduler holds a due site's schedule row while
+        // it queues the site's run, which takes the site row; the other order would have the two
+        // wait for each other, partly outside Postgres, where no deadlock detection sees it.
+        await trx.deleteFrom('site_schedule').where('account_id', '=', accountId).where('site_id', '=', site.id).execute()
+        const files = await trx
+          .selectFrom('feed_file as f')
+          .innerJoin('channel as c', 'c.id', 'f.channel_id')
+          .select('f.storage_key')
+          .where('f.account_id', '=', accountId)
+          .where('c.account_id', '=', accountId)
+          .where('c.site_id', '=', site.id)
+          .execute()
+        // Its stage rows have no foreign key (bulk loads would pay for it): the hourly cleanup removes them.
+        await trx.insertInto('site_purge').values({ site_id: site.id }).onConflict((oc) => oc.doNothing()).execute()
+        await trx.deleteFrom('site').where('account_id', '=', accountId).where('id', '=', site.id).execute()
+        return files.map((file) => file.storage_key)
+      })
+    } catch (error) {
+      // A transaction of a run of the site may hold rows this delete needs while waiting for the
+      // site row: Postgres ends one of the two, and when it is this one, it tries again.
+      if (attempt < DELETE_ATTEMPTS && RETRYABLE.has(sqlState(error) ?? '')) continue
+      throw error
+    }
+  }
 }
+
+const DELETE_ATTEMPTS = 3
+// deadlock_detected, serialization_failure
+const RETRYABLE = new Set(['40P01', '40001'])
 
 export async function requireAccountProject(db: DbHandle, accountId: string, projectId: string): Promise<void> {
   const project = await db.selectFrom('project').select('id').where('account_id', '=', accountId).where('id', '=', projectId).executeTakeFirst()

@@ -50,6 +50,19 @@ describe('product data reads', () => {
     expect((await read('fields=title&fields=id&limit=1')).json()).toEqual({ success: true, products: [{ title: "O'Brien shirt", id: 'A1' }] })
   })
 
+  it('reads the stage names of the PHP client: intermediate_preview is the import stage', async () => {
+    const preview = await read('limit=1&fields%5B0%5D=id', `/product/v2/site/${f.site.id}/stage/intermediate_preview/`)
+    expect(preview.statusCode, preview.body).toBe(200)
+    expect(preview.json()).toEqual({ success: true, products: [{ id: 'A1' }] })
+    const props = await read('', `/product/v2/site/${f.site.id}/stage/intermediate_preview/0/properties/`)
+    expect(props.json()).toMatchObject({ success: true, columns: ['id', 'gtin', 'title', 'price', 'brand'] })
+    for (const name of ['export', 'export_preview', 'channel_preview']) {
+      const missing = await read('', `/product/v2/site/${f.site.id}/stage/${name}/999999`)
+      expect(missing.statusCode).toBe(404)
+      expect(missing.json<{ message: string }>().message).toMatch(/Channel 999999 of site/)
+    }
+  })
+
   it('pages with limit and offset, every row once', async () => {
     const seen: string[] = []
     for (let offset = 0; offset < 10; offset += 2) seen.push(...(await ids(`limit=2&offset=${offset}`)))

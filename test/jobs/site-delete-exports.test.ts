@@ -1,0 +1,72 @@
+import { existsSync, mkdtempSync, readdirSync } from 'node:fs'
+import os from 'node:os'
+import path from 'node:path'
+import { setTimeout as sleep } from 'node:timers/promises'
+import pg from 'pg'
+import { afterEach, describe, expect, it, vi } from 'vitest'
+import { createChannel, eventually } from '../channels/channel-fixtures.js'
+import { useTestApp } from '../helpers/test-app.js'
+import { importFixture } from '../imports/import-fixtures.js'
+import { client } from '../platform/fixtures.js'
+import { HIGH_LIMITS } from '../stream/stream-fixtures.js'
+import { expectDeleted, jobIdOf, leftovers, lockWaits, settledJob, withRows } from './site-delete-fixtures.js'
+
+// Issue 11, bug 3: a run of a site deleted after its export committed, and before the run ended,
+// does not leave the export's files behind for a site that no longer exists.
+
+const dataDir = mkdtempSync(path.join(os.tmpdir(), 'site-delete-exports-'))
+const t = useTestApp({ ...HIGH_LIMITS, DATA_DIR: dataDir, RUN_CONCURRENCY: '1', RUN_POLL_SECONDS: '0.5', RUN_HEARTBEAT_SECONDS: '600', SCHEDULER_INTERVAL_SECONDS: '0' })
+
+afterEach(() => {
+  vi.restoreAllMocks()
+})
+
+describe('deleting a site whose export has just committed', () => {
+  it('removes the files the run exported, without an error log or a retry', async () => {
+    const c = await client(t)
+    const doomed = await importFixture(t, {}, c)
+    const next = await importFixture(t, {}, c)
+    await withRows(doomed)
+    await withRows(next)
+    const channel = await createChannel(doomed, { format: 'csv', filenames: [{ type: null, filename: 'feed.csv' }] })
+    const errors = vi.spyOn(t.app.log, 'error')
+
+    // The history entry is written after the export's commit: holding its table stops the run there.
+    const holder = new pg.Client({ connectionString: t.database.url })
+    await holder.connect()
+    await holder.query('BEGIN')
+    await holder.query('LOCK TABLE channel_export IN ACCESS EXCLUSIVE MODE')
+    let released = false
+    try {
+      const response = await doomed.process({ action: 'all' })
+      expect(response.statusCode, response.body).toBe(200)
+      const pid = response.json<{ process_id: string }>().process_id
+      const jobId = await jobIdOf(t, pid)
+      await eventually(async () => ((await lockWaits(t, 'channel_export')) > 0 ? true : undefined), 'the run to wait for the history table')
+      const runDir = path.join(dataDir, 'feeds', channel.id, pid)
+      expect(readdirSync(runDir)).toEqual(['feed.csv'])
+
+      // The delete's cascade waits for the table too; both go on once it is released.
+      const deleting = doomed.platform('DELETE', `/sites/${doomed.site.id}`)
+      await eventually(async () => ((await lockWaits(t, 'delete from "site"')) > 0 ? true : undefined), 'the delete to wait')
+      await holder.query('ROLLBACK')
+      released = true
+      const deleted = await deleting
+      expect(deleted.statusCode, deleted.body).toBe(200)
+      expect(deleted.json()).toEqual({ success: true })
+      await expectDeleted(doomed, [pid])
+
+      expect(await settledJob(t, jobId ?? '')).toEqual({ state: 'completed', retry_count: 0 })
+      for (let i = 0; i < 100 && existsSync(runDir); i++) await sleep(50)
+      expect(existsSync(runDir)).toBe(false)
+    } finally {
+      if (!released) await holder.query('ROLLBACK')
+      await holder.end()
+    }
+    expect(await leftovers(t, doomed.site.id)).toMatchObject({ process: 0, errors: 0 })
+    expect(errors).not.toHaveBeenCalled()
+    // The account's next run is not held up by the stopped one.
+    const after = await next.run('import')
+    expect(after.status, after.message).toBe('success')
+  })
+})

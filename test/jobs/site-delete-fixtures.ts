@@ -1,0 +1,87 @@
+import { setTimeout as sleep } from 'node:timers/promises'
+import { sql } from 'kysely'
+import pg from 'pg'
+import { expect } from 'vitest'
+import type { TestContext } from '../helpers/test-app.js'
+import type { ImportFixture } from '../imports/import-fixtures.js'
+import { NOT_FOUND } from '../platform/fixtures.js'
+
+// Set-up for the tests of deleting a site while its runs wait or run (issue 11, bug 3).
+
+/** A stream with one product, attached to the site; returns the stream id. */
+export async function withRows(f: ImportFixture): Promise<string> {
+  const stream = await f.createStream()
+  await f.attach(stream)
+  expect((await f.upload(stream, [{ id: 'A', title: 'Shirt' }])).statusCode).toBe(202)
+  return stream
+}
+
+/** Holds the streams' rows: an import of them waits at its first statement until release. */
+export async function holdStreams(t: TestContext, streamIds: string[]): Promise<pg.Client> {
+  const holder = new pg.Client({ connectionString: t.database.url })
+  await holder.connect()
+  await holder.query('BEGIN')
+  await holder.query('SELECT id FROM stream WHERE id = ANY($1::bigint[]) FOR UPDATE', [streamIds])
+  return holder
+}
+
+export async function release(holder: pg.Client): Promise<void> {
+  await holder.query('ROLLBACK')
+  await holder.end()
+}
+
+/** POST /process with action import; returns the pid and the message. */
+export async function requestImport(f: ImportFixture): Promise<{ pid: string; message: string }> {
+  const response = await f.process({ action: 'import' })
+  expect(response.statusCode, response.body).toBe(200)
+  const body = response.json<{ process_id: string; message: string }>()
+  return { pid: body.process_id, message: body.message }
+}
+
+export async function jobIdOf(t: TestContext, pid: string): Promise<string | null> {
+  return (await t.db.selectFrom('process').select('job_id').where('pid', '=', pid).executeTakeFirstOrThrow()).job_id
+}
+
+/** The pg-boss job once its handler is done with it: its state and how often it was retried. */
+export async function settledJob(t: TestContext, jobId: string): Promise<{ state: string; retry_count: number }> {
+  for (let attempt = 0; attempt < 200; attempt++) {
+    const { rows } = await sql<{ state: string; retry_count: number }>`
+      SELECT state::text AS state, retry_count FROM pgboss.job WHERE id = ${jobId}::uuid
+      UNION ALL SELECT state::text, retry_count FROM pgboss.archive WHERE id = ${jobId}::uuid`.execute(t.db)
+    const job = rows[0]
+    if (job && job.state !== 'active' && job.state !== 'created') return job
+    await sleep(50)
+  }
+  throw new Error(`job ${jobId} did not settle`)
+}
+
+/** DELETE answers 200 {"success":true}, and the site and its runs are gone from the interface. */
+export async function expectDeleted(f: ImportFixture, pids: string[]): Promise<void> {
+  for (const pid of pids) {
+    const status = await f.platform('GET', `/sites/${f.site.id}/status/${pid}`)
+    expect(status.statusCode, status.body).toBe(404)
+    expect(status.json()).toEqual(NOT_FOUND)
+  }
+  expect((await f.platform('GET', `/sites/${f.site.id}`)).statusCode).toBe(404)
+}
+
+export async function deleteSite(f: ImportFixture): Promise<void> {
+  const response = await f.platform('DELETE', `/sites/${f.site.id}`)
+  expect(response.statusCode, response.body).toBe(200)
+  expect(response.json()).toEqual({ success: true })
+}
+
+/** Rows a deleted site still has in the tables without a foreign key to it. */
+export async function leftovers(t: TestContext, siteId: string): Promise<{ stage: number; process: number; errors: number }> {
+  const count = async (table: 'stage_product' | 'process' | 'site_error') =>
+    Number((await t.db.selectFrom(table).select((eb) => eb.fn.countAll().as('n')).where('site_id', '=', siteId).executeTakeFirstOrThrow()).n)
+  return { stage: await count('stage_product'), process: await count('process'), errors: await count('site_error') }
+}
+
+/** Statements of the test database waiting for a lock whose text mentions `text`. */
+export async function lockWaits(t: TestContext, text: string): Promise<number> {
+  const { rows } = await sql<{ n: string }>`
+    SELECT count(*) AS n FROM pg_stat_activity
+    WHERE datname = current_database() AND wait_event_type = 'Lock' AND query ILIKE ${`%${text}%`}`.execute(t.db)
+  return Number(rows[0]?.n ?? 0)
+}

@@ -1,0 +1,179 @@
+import pg from 'pg'
+import { afterEach, describe, expect, it, vi } from 'vitest'
+import { eventually } from '../channels/channel-fixtures.js'
+import { useTestApp } from '../helpers/test-app.js'
+import { importFixture } from '../imports/import-fixtures.js'
+import { client } from '../platform/fixtures.js'
+import { HIGH_LIMITS } from '../stream/stream-fixtures.js'
+import { deleteSite, expectDeleted, holdStreams, jobIdOf, leftovers, lockWaits, release, requestImport, settledJob, withRows } from './site-delete-fixtures.js'
+
+// Issue 11, bug 3: deleting a site while its runs wait or run. The runs go with the site (their
+// status answers 404 like the site), a running one stops at its next write to the site without an
+// error log or a retry, and the account's turn (RUN_ACCOUNT_CONCURRENCY 1) passes on to its next
+// waiting run. One run slot in this process, and a sweep interval (RUN_HEARTBEAT_SECONDS) far
+// beyond the tests: every turn seen passing here passed at once, not by the sweep's backstop.
+
+const t = useTestApp({
+  ...HIGH_LIMITS,
+  RUN_CONCURRENCY: '1',
+  RUN_ACCOUNT_CONCURRENCY: '1',
+  RUN_POLL_SECONDS: '0.5',
+  RUN_HEARTBEAT_SECONDS: '600',
+  SCHEDULER_INTERVAL_SECONDS: '0',
+})
+
+afterEach(() => {
+  vi.restoreAllMocks()
+})
+
+describe('deleting a site', () => {
+  it('during its run stops the run cleanly and passes the account turn to its next waiting run', async () => {
+    const c = await client(t, 'deleting account')
+    const doomed = await importFixture(t, {}, c)
+    const next = await importFixture(t, {}, c)
+    const stream = await withRows(doomed)
+    await withRows(next)
+    const errors = vi.spyOn(t.app.log, 'error')
+
+    const holder = await holdStreams(t, [stream])
+    let released = false
+    try {
+      const running = await requestImport(doomed)
+      expect(running.message).toBe('Run queued')
+      await doomed.waitFor(running.pid, ['running'])
+      const behind = await requestImport(doomed)
+      expect(behind.message).toMatch(/starts when process/)
+      const waiting = await requestImport(next)
+      expect(waiting.message).toMatch(/account's other runs/)
+      const jobId = await jobIdOf(t, running.pid)
+      expect(jobId).not.toBeNull()
+
+      await deleteSite(doomed)
+      await expectDeleted(doomed, [running.pid, behind.pid])
+      // The deleted run still holds the worker: the account's next run waits until it has stopped.
+      expect((await next.waitFor(waiting.pid, ['queued', 'running', 'success', 'failed'])).status).toBe('queued')
+
+      await release(holder)
+      released = true
+      const ended = await next.waitFor(waiting.pid)
+      expect(ended.status, ended.message).toBe('success')
+      expect(await settledJob(t, jobId ?? '')).toEqual({ state: 'completed', retry_count: 0 })
+    } finally {
+      if (!released) await release(holder)
+    }
+    // The import it was building went back: no stage rows, no runs, no site errors left behind.
+    expect(await leftovers(t, doomed.site.id)).toEqual({ stage: 0, process: 0, errors: 0 })
+    expect(errors).not.toHaveBeenCalled()
+    expect((await next.stage()).rows).toEqual([{ id: 'A', title: 'Shirt' }])
+  })
+
+  it('with an admitted run whose job has not started makes the job a no-op that passes the turn on', async () => {
+    // Another account's run holds the one run slot, so the deleted site's run has its job but waits.
+    const busy = await importFixture(t)
+    const busyStream = await withRows(busy)
+    const c = await client(t, 'second deleting account')
+    const doomed = await importFixture(t, {}, c)
+    const next = await importFixture(t, {}, c)
+    await withRows(doomed)
+    await withRows(next)
+    const errors = vi.spyOn(t.app.log, 'error')
+
+    const holder = await holdStreams(t, [busyStream])
+    let released = false
+    try {
+      const blocking = await requestImport(busy)
+      await busy.waitFor(blocking.pid, ['running'])
+      const admitted = await requestImport(doomed)
+      expect(admitted.message).toBe('Run queued')
+      const waiting = await requestImport(next)
+      expect(waiting.message).toMatch(/account's other runs/)
+      const jobId = await jobIdOf(t, admitted.pid)
+      expect(jobId).not.toBeNull()
+
+      await deleteSite(doomed)
+      await expectDeleted(doomed, [admitted.pid])
+      expect(await jobIdOf(t, waiting.pid)).toBeNull()
+
+      await release(holder)
+      released = true
+      expect((await busy.waitFor(blocking.pid)).status).toBe('success')
+      const ended = await next.waitFor(waiting.pid)
+      expect(ended.status, ended.message).toBe('success')
+      expect(await settledJob(t, jobId ?? '')).toEqual({ state: 'completed', retry_count: 0 })
+    } finally {
+      if (!released) await release(holder)
+    }
+    expect(errors).not.toHaveBeenCalled()
+  })
+
+  it('leaves no turn unpassed: the sweep admits a run whose turn nobody handed on', async () => {
+    const busy = await importFixture(t)
+    const busyStream = await withRows(busy)
+    const c = await client(t, 'third deleting account')
+    const doomed = await importFixture(t, {}, c)
+    const next = await importFixture(t, {}, c)
+    await withRows(doomed)
+    await withRows(next)
+
+    const holder = await holdStreams(t, [busyStream])
+    let released = false
+    try {
+      const blocking = await requestImport(busy)
+      await busy.waitFor(blocking.pid, ['running'])
+      const admitted = await requestImport(doomed)
+      const waiting = await requestImport(next)
+      await deleteSite(doomed)
+      // The deleted run's job has not been taken yet (the slot is busy): only the sweep can see
+      // that the account has a free turn and a run waiting for it.
+      expect(await jobIdOf(t, waiting.pid)).toBeNull()
+      await t.app.runWorker.sweep()
+      expect(await jobIdOf(t, waiting.pid)).not.toBeNull()
+      expect(admitted.pid).not.toBe(waiting.pid)
+
+      await release(holder)
+      released = true
+      expect((await next.waitFor(waiting.pid)).status).toBe('success')
+    } finally {
+      if (!released) await release(holder)
+    }
+  })
+
+  it('while its run writes the stage waits for that write, then stops the run cleanly', async () => {
+    const c = await client(t, 'racing account')
+    const doomed = await importFixture(t, {}, c)
+    const stream = await withRows(doomed)
+    expect((await doomed.run()).status).toBe('success')
+    await doomed.upload(stream, [{ id: 'B', title: 'Shoe' }])
+    const errors = vi.spyOn(t.app.log, 'error')
+
+    // The run takes the site's stage row, then waits for the stage table: the delete, which removes
+    // that stage row, has to wait for the run's transaction, which writes nothing else of the site.
+    const holder = new pg.Client({ connectionString: t.database.url })
+    await holder.connect()
+    await holder.query('BEGIN')
+    await holder.query('LOCK TABLE stage_product IN ACCESS EXCLUSIVE MODE')
+    let released = false
+    try {
+      const run = await requestImport(doomed)
+      const jobId = await jobIdOf(t, run.pid)
+      await eventually(async () => ((await lockWaits(t, 'stage_product')) > 0 ? true : undefined), 'the run to wait for the stage')
+      const deleting = doomed.platform('DELETE', `/sites/${doomed.site.id}`)
+      await eventually(async () => ((await lockWaits(t, 'delete from "site"')) > 0 ? true : undefined), 'the delete to wait')
+      await holder.query('ROLLBACK')
+      released = true
+      const deleted = await deleting
+      expect(deleted.statusCode, deleted.body).toBe(200)
+      expect(deleted.json()).toEqual({ success: true })
+      await expectDeleted(doomed, [run.pid])
+      expect(await settledJob(t, jobId ?? '')).toEqual({ state: 'completed', retry_count: 0 })
+    } finally {
+      if (!released) await holder.query('ROLLBACK')
+      await holder.end()
+    }
+    expect(await leftovers(t, doomed.site.id)).toMatchObject({ process: 0, errors: 0 })
+    // The stage rows the run committed before the delete are the hourly cleanup's to remove.
+    expect(await t.db.selectFrom('site_purge').select('site_id').where('site_id', '=', doomed.site.id).execute()).toHaveLength(1)
+    expect(errors).not.toHaveBeenCalled()
+  })
+})
+
