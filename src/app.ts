@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto'
+import type { Duplex } from 'node:stream'
 import Fastify, { type FastifyError, type FastifyInstance, type FastifyReply, type FastifyServerOptions } from 'fastify'
 import swagger from '@fastify/swagger'
 import swaggerUi from '@fastify/swagger-ui'
@@ -50,6 +51,9 @@ export async function buildApp({ db, config, logger, clock = () => new Date(), r
     // Errors before routing (a URL that does not decode, e.g. an encoded lone surrogate) get the
     // error body of the interface the path belongs to, like every other client mistake.
     frameworkErrors: (error, request, reply) => answerFrameworkError(error, request.url, reply as unknown as FastifyReply),
+    // Requests Node's HTTP parser refuses (headers or URL past 16 KB, a broken Content-Length) never
+    // reach Fastify: they are answered here, in the error body of the interface they were meant for.
+    clientErrorHandler: (error, socket) => answerClientError(error, socket, config.STREAM_PREFIX),
   }).withTypeProvider<TypeBoxTypeProvider>()
 
   app.decorateRequest('caller', null)
@@ -154,12 +158,30 @@ function trustedProxies(trust: TrustProxy): boolean | string[] | ((address: stri
   return typeof trust === 'number' ? (_address, hop) => hop < trust : trust
 }
 
+function answerClientError(error: Error & { code?: string; rawPacket?: unknown }, socket: Duplex, streamPrefix: string): void {
+  if (!socket.writable) return
+  const status = error.code === 'HPE_HEADER_OVERFLOW' ? 431 : 400
+  const message =
+    status === 431
+      ? 'The request line and headers are larger than 16 KB; a query parameter that long (a filter, say) cannot be valid'
+      : `The request is not valid HTTP (${error.code ?? 'parse error'}); check its Content-Length and Transfer-Encoding`
+  // Node's types call it a JSON form of a buffer; at run time it is the Buffer of what arrived.
+  const received = Buffer.isBuffer(error.rawPacket) ? error.rawPacket.subarray(0, 2048).toString('latin1') : ''
+  const path = /^[A-Z]+ (\S*)/.exec(received)?.[1] ?? ''
+  const stream = path.startsWith(`${streamPrefix}/streams`)
+  const title = status === 431 ? 'Request Header Fields Too Large' : 'Bad Request'
+  const body = JSON.stringify(stream ? { errors: [{ status: String(status), title, detail: message }] } : { success: false, message })
+  const type = stream ? 'application/vnd.api+json' : 'application/json; charset=utf-8'
+  socket.end(`HTTP/1.1 ${status} ${title}\r\nContent-Type: ${type}\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`)
+}
+
 function answerFrameworkError(error: FastifyError, url: string, reply: FastifyReply): void {
   const status = typeof error.statusCode === 'number' && error.statusCode < 500 ? error.statusCode : 400
   const message = error.code === 'FST_ERR_BAD_URL' ? 'The URL is not valid: a percent-encoded sequence does not decode to text' : error.message
-  if (/^\/(platform|product)\//.test(url)) {
+  if (/^\/(platform|product|feeds)\//.test(url)) {
     void reply.code(status).send({ success: false, message })
     return
   }
-  void reply.code(status).header('content-type', 'application/vnd.api+json').send({ errors: [{ status: String(status), title: 'Bad Request', detail: message }] })
+  const title = status === 414 ? 'URI Too Long' : status === 431 ? 'Request Header Fields Too Large' : 'Bad Request'
+  void reply.code(status).header('content-type', 'application/vnd.api+json').send({ errors: [{ status: String(status), title, detail: message }] })
 }

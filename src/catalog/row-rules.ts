@@ -14,7 +14,13 @@ export const RowError = {
   notAnObject: 'Product row must be a JSON object',
   nested: 'Nested objects and arrays are not supported; flatten or concatenate the value',
   longAttributeName: 'Attribute name too long: at most 255 characters',
+  longId: 'Product id too long: at most 1,000 bytes',
 } as const
+
+// A product id is a key of the stream's and the stages' indexes, whose entries Postgres caps at
+// 2,704 bytes: a longer id would fail every later import of the stream. 1,000 bytes is also what
+// a product id path segment (DELETE /streams/{id}/products/{productId}) may be.
+export const MAX_PRODUCT_ID_BYTES = 1000
 
 /** The longest attribute name a row may bring (the length of the platform's other names). */
 export const MAX_ATTRIBUTE_NAME_CHARS = 255
@@ -151,13 +157,17 @@ export function readRow(line: string): RowResult {
   if (UNSTORABLE_ESCAPE.test(text) && Object.entries(row).some(([k, v]) => hasUnstorableCharacter(k) || isUnstorableString(v))) {
     return { error: RowError.controlCharacter }
   }
+  // Three bytes at most per UTF-16 unit: only an id longer than a third of the limit is measured.
+  if (typeof id === 'string' && id.length > MAX_PRODUCT_ID_BYTES / 3 && Buffer.byteLength(id) > MAX_PRODUCT_ID_BYTES) return { error: RowError.longId }
   const attributes = reordered === true ? new OrderedNames(namesInTextOrder(text)) : row
   if (allStrings) return { productId: id as string, data: text, attributes }
   const data = stringifyScalars(text)
   if (typeof id === 'string') return { productId: id, data, attributes }
   if (id === true) return { productId: '1', data, attributes }
   // A numeric id keeps its digits as written, which only the rewritten text still has.
-  return { productId: (JSON.parse(data) as Record<string, string>).id ?? '', data, attributes }
+  const productId = (JSON.parse(data) as Record<string, string>).id ?? ''
+  if (Buffer.byteLength(productId) > MAX_PRODUCT_ID_BYTES) return { error: RowError.longId }
+  return { productId, data, attributes }
 }
 
 /** Whether a property name is an array index, which objects list before their other names. */

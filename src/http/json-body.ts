@@ -1,7 +1,7 @@
 import { promisify } from 'node:util'
 import zlib from 'node:zlib'
 import { BadRequestError, PayloadTooLargeError, UnsupportedMediaTypeError } from '../errors.js'
-import { findNul } from './nul-guard.js'
+import { findLoneSurrogate, findNul } from './nul-guard.js'
 import { isZlibHeader } from './sniffing-inflate.js'
 
 // JSON request bodies of both interfaces (platform bodies, stream documents; not product uploads,
@@ -12,6 +12,8 @@ import { isZlibHeader } from './sniffing-inflate.js'
 /** The largest JSON body, compressed or not, and the most a compressed one may inflate to. */
 export const MAX_JSON_BODY_BYTES = 1024 * 1024
 
+const UTF8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: false })
+const UNSTORABLE_ESCAPE = /\\u(0000|[dD][89a-fA-F])/
 const gunzip = promisify(zlib.gunzip)
 const inflate = promisify(zlib.inflate)
 const inflateRaw = promisify(zlib.inflateRaw)
@@ -19,7 +21,13 @@ const inflateRaw = promisify(zlib.inflateRaw)
 /** The body's JSON value; `undefined` for an empty body. */
 export async function readJsonBody(raw: Buffer, contentEncoding: string | undefined, maxBytes = MAX_JSON_BODY_BYTES): Promise<unknown> {
   const body = await decodeBody(raw, contentEncoding, maxBytes)
-  const text = body.toString('utf8')
+  let text: string
+  try {
+    text = UTF8.decode(body)
+  } catch {
+    // Decoded leniently, the broken bytes would be stored as U+FFFD without a word.
+    throw new BadRequestError('The body is not valid UTF-8 text')
+  }
   if (text.trim() === '') return undefined
   let value: unknown
   try {
@@ -27,10 +35,13 @@ export async function readJsonBody(raw: Buffer, contentEncoding: string | undefi
   } catch (error) {
     throw new BadRequestError(`Malformed JSON body: ${(error as Error).message}`)
   }
-  // Only a body that spells \u0000 can hold a NUL (JSON does not allow a raw one): most are not walked.
-  if (text.includes('\\u0000')) {
-    const field = findNul(value)
-    if (field !== undefined) throw new BadRequestError(`${field || 'body'}: must not contain NUL (\\u0000)`)
+  // Only a body that spells \u0000 or a surrogate escape can hold a NUL (JSON allows no raw one) or a
+  // lone surrogate (valid UTF-8 encodes none): most bodies are not walked.
+  if (UNSTORABLE_ESCAPE.test(text)) {
+    const nul = findNul(value)
+    if (nul !== undefined) throw new BadRequestError(`${nul || 'body'}: must not contain NUL (\\u0000)`)
+    const half = findLoneSurrogate(value)
+    if (half !== undefined) throw new BadRequestError(`${half || 'body'}: must not contain a lone UTF-16 surrogate (\\ud800 to \\udfff)`)
   }
   return value
 }

@@ -3,17 +3,30 @@ import { BadRequestError } from '../errors.js'
 // Postgres text cannot hold NUL (U+0000): a value with one fails inside the database, as a 500 after
 // work was done. Each interface refuses it at its door instead, naming where it was.
 
+// Half of a surrogate pair without its other half: no UTF-8 can encode it, and Postgres would store
+// U+FFFD in its place without a word.
+const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/
+
+/** The path of the first text or key in a JSON value with a NUL, or undefined. */
+export function findNul(value: unknown): string | undefined {
+  return findText(value, (text) => text.includes('\0'))
+}
+
+/** The path of the first text or key in a JSON value with a lone surrogate, or undefined. */
+export function findLoneSurrogate(value: unknown): string | undefined {
+  return findText(value, (text) => LONE_SURROGATE.test(text))
+}
+
 /**
  * The path (`mapping[2].name`, `` for the value itself) of the first text or key in a JSON value
- * that contains NUL, or undefined. Walks with a stack of its own: a body may nest deeper than the
- * call stack goes.
+ * that `refused` refuses. Walks with a stack of its own: a body may nest deeper than the call stack goes.
  */
-export function findNul(value: unknown): string | undefined {
+function findText(value: unknown, refused: (text: string) => boolean): string | undefined {
   const pending: { value: unknown; path: string }[] = [{ value, path: '' }]
   for (let next = pending.pop(); next !== undefined; next = pending.pop()) {
     const { value, path } = next
     if (typeof value === 'string') {
-      if (value.includes('\0')) return printable(path)
+      if (refused(value)) return printable(path)
     } else if (Array.isArray(value)) {
       for (let index = value.length - 1; index >= 0; index--) pending.push({ value: value[index], path: `${path}[${index}]` })
     } else if (typeof value === 'object' && value !== null) {
@@ -21,7 +34,7 @@ export function findNul(value: unknown): string | undefined {
       for (let index = entries.length - 1; index >= 0; index--) {
         const [key, member] = entries[index]!
         const memberPath = path === '' ? key : `${path}.${key}`
-        if (key.includes('\0')) return printable(memberPath)
+        if (refused(key)) return printable(memberPath)
         pending.push({ value: member, path: memberPath })
       }
     }

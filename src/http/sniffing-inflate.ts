@@ -23,7 +23,9 @@ export class SniffingInflate extends Transform {
   }
 
   override _flush(callback: TransformCallback): void {
-    // A body shorter than two bytes: whatever it is, the zlib stream says whether it decodes.
+    // No bytes at all decode to no bytes (an empty payload, as uncompressed); a body shorter than
+    // two bytes is left to the zlib stream to judge.
+    if (this.inner === undefined && this.head.length === 0) return callback()
     const short = this.inner === undefined
     const inner = (this.inner ??= this.start(this.head))
     inner.once('end', () => callback())

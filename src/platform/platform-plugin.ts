@@ -86,7 +86,7 @@ const withdrawnProductWrites: FastifyPluginAsync = async (app) => {
   }
   for (const step of ['upload', 'commit', 'discard']) {
     app.route({
-      method: ['GET', 'POST', 'PUT', 'DELETE'],
+      method: ['GET', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS'],
       url: `/sites/:siteId/products/:batchId/${step}`,
       config: { auth: 'none' },
       schema: { hide: true, response: { 410: { $ref: 'PlatformError#' } } },

@@ -4,7 +4,7 @@ import type { SiteTag } from '../db/schema.js'
 import { isUniqueViolation } from '../db/errors.js'
 import { BadRequestError, ConflictError, NotFoundError } from '../errors.js'
 import { bodyId, isId } from './ids.js'
-import { getSite } from './sites.js'
+import { findSites, getSite } from './sites.js'
 import { readText } from './text-input.js'
 
 export interface TagInput {
@@ -24,10 +24,7 @@ export async function createTag(db: Db, accountId: string, siteSegment: string |
   return db.transaction().execute(async (trx) => {
     await lockAccountCreates(trx, accountId)
     const site = await getSite(trx, accountId, siteSegment ?? siteOfTagBody(input))
-    const givenSiteId = bodyId(input.site_id)
-    if (givenSiteId !== undefined && givenSiteId !== site.id) {
-      throw new BadRequestError(`site_id: must match the site in the path (${site.id})`)
-    }
+    if (siteSegment !== undefined) await requireSameSite(trx, accountId, input, site.id, 'the site in the path')
     const { key = '', value = '', readonly = false } = readTagFields(input)
     if (key === '') throw new BadRequestError('key: is required and must not be empty')
     if (value === '') throw new BadRequestError('value: is required and must not be empty')
@@ -55,13 +52,14 @@ export async function updateTag(db: Db, accountId: string, siteSegment: string |
     const tag = await findTag(trx, accountId, site.id, tagId, { forUpdate: true })
     const givenId = bodyId(input.id)
     if (givenId !== undefined && givenId !== tag.id) throw new BadRequestError(`id: must match the tag in the path (${tag.id})`)
-    const givenSiteId = bodyId(input.site_id)
-    if (givenSiteId !== undefined && givenSiteId !== site.id) throw new BadRequestError(`site_id: must match the site in the path (${site.id})`)
+    await requireSameSite(trx, accountId, input, site.id, siteSegment === undefined ? "the tag's site" : 'the site in the path')
     if (tag.is_reference) throw new BadRequestError(`Tag ${tag.id} is the site's reference and cannot be changed`)
     if (tag.readonly) throw new BadRequestError(`Tag ${tag.id} is readonly and cannot be changed`)
     const fields = readTagFields(input)
     if (fields.key === '') throw new BadRequestError('key: must not be empty')
     if (fields.value === '') throw new BadRequestError('value: must not be empty')
+    // A body that gives no field (`{}`, every field null) changes nothing, as for the other models.
+    if (Object.keys(fields).length === 0) return tag
     try {
       return await trx
         .updateTable('site_tag')
@@ -89,6 +87,15 @@ async function siteOfTag(db: DbHandle, accountId: string, tagId: string): Promis
   const tag = isId(tagId) ? await db.selectFrom('site_tag').select('site_id').where('account_id', '=', accountId).where('id', '=', tagId).executeTakeFirst() : undefined
   if (!tag) throw new NotFoundError()
   return tag.site_id
+}
+
+/** A `site_id` in a tag body (an id or a `<tagName>:<tagValue>` reference) must name the tag's site. */
+async function requireSameSite(db: DbHandle, accountId: string, input: TagInput, siteId: string, which: string): Promise<void> {
+  const given = bodyId(input.site_id)
+  if (given === undefined || given === siteId) return
+  const named = isId(given) ? undefined : await findSites(db, accountId, given)
+  if (named?.length === 1 && named[0]?.id === siteId) return
+  throw new BadRequestError(`site_id: must match ${which} (${siteId})`)
 }
 
 function siteOfTagBody(input: TagInput): string {

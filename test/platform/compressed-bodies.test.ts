@@ -44,6 +44,16 @@ describe('compressed platform bodies', () => {
     expect((await c.get('/projects')).json<{ Projects: ProjectJson[] }>().Projects).toEqual([])
   })
 
+  it('refuses text that is no Unicode (a lone surrogate, bytes that are no UTF-8) naming the field, instead of storing U+FFFD', async () => {
+    const c = await client(t)
+    expectError(await post(c.account.xAuthToken, '/platform/v2/projects', Buffer.from('{"name":"ab\\ud800"}')), 400, /^name: must not contain a lone UTF-16 surrogate/)
+    expectError(await post(c.account.xAuthToken, '/platform/v2/projects', Buffer.from('{"name":"\\udc00x"}')), 400, /^name: must not contain a lone UTF-16 surrogate/)
+    expectError(await post(c.account.xAuthToken, '/platform/v2/projects', Buffer.from([...Buffer.from('{"name":"a'), 0xff, 0xfe, ...Buffer.from('"}')])), 400, 'The body is not valid UTF-8 text')
+    const pair = await post(c.account.xAuthToken, '/platform/v2/projects', Buffer.from('{"name":"\\ud83d\\ude00 shop"}'))
+    expect(only(pair.json<{ Projects: ProjectJson[] }>().Projects).name).toBe('\u{1F600} shop')
+    expect((await c.get('/projects')).json<{ Projects: ProjectJson[] }>().Projects.map((p) => p.name)).toEqual(['\u{1F600} shop'])
+  })
+
   it('refuses an unknown encoding with 415 and a body that inflates past the limit with 413', async () => {
     const c = await client(t)
     expectError(await post(c.account.xAuthToken, '/platform/v2/projects', json({ name: 'x' }), 'br'), 415, /Content-Encoding br is not supported/)
@@ -77,6 +87,10 @@ describe('withdrawn product write endpoints', () => {
     const c = await client(t)
     const site = await createSite(c, { title: 'S', project_id: (await createProject(c)).id })
     for (const step of ['upload', 'commit', 'discard']) {
+      for (const method of ['PATCH', 'OPTIONS'] as const) {
+        const other = await t.request({ method, url: `/platform/v2/sites/${site.id}/products/7/${step}`, headers: { ...c.account.platform, ...headers }, payload: body })
+        expectError(other, 410, /withdrawn.*stream interface/)
+      }
       const response = await t.request({ method: 'POST', url: `/platform/v2/sites/${site.id}/products/7/${step}`, headers: { ...c.account.platform, ...headers }, payload: body })
       expectError(response, 410, /withdrawn.*stream interface/)
     }

@@ -95,4 +95,18 @@ describe('PUT /platform/v2/sites/{siteId}/tags/{tagId}', () => {
     expect((await stranger.del(`/tags/${tag.id}`)).json()).toEqual(NOT_FOUND)
     expect((await stranger.post('/tags', { site_id: site.id, key: 'k', value: 'v' })).json()).toEqual(NOT_FOUND)
   })
+
+  it('answers a body that changes nothing with the tag as it is, and takes site_id as a reference too', async () => {
+    const { c, site, tag } = await siteWithTag('shop:ch')
+    for (const body of [{}, { id: tag.id }, { site_id: site.id, id: Number(tag.id), key: null, value: null, readonly: null }]) {
+      const response = await c.put(`/sites/${site.id}/tags/${tag.id}`, body)
+      expect(response.statusCode, response.body).toBe(200)
+      expect(response.json()).toEqual({ success: true, Tags: [tag] })
+    }
+    expect((await t.request({ method: 'PUT', url: `/platform/v2/tags/${tag.id}`, headers: c.account.platform })).json()).toEqual({ success: true, Tags: [tag] })
+    expect((await c.put(`/tags/${tag.id}`, { site_id: 'shop:ch', value: 'li' })).json()).toEqual({ success: true, Tags: [{ ...tag, value: 'li' }] })
+    expect((await c.post('/sites/shop:ch/tags', { site_id: 'shop:ch', key: 'k', value: 'v' })).statusCode).toBe(201)
+    expect((await c.post('/tags', { site_id: 'shop:ch', key: 'k2', value: 'v' })).statusCode).toBe(201)
+    expectError(await c.put(`/tags/${tag.id}`, { site_id: '999999', value: 'x' }), 400, "site_id: must match the tag's site")
+  })
 })

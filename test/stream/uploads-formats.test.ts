@@ -123,6 +123,13 @@ describe('gzip bodies', () => {
     expect((await storedRows(t, stream.id)).map((row) => row.product_id)).toEqual(sent)
   })
 
+  it('treats an empty body labelled gzip as an empty payload, as an empty uncompressed one', async () => {
+    const c = await streamClient(t)
+    const stream = await c.createStream()
+    const batch = expectBatch(await c.upload(stream.id, '', GZIP_NDJSON), 422)
+    expect(batch.attributes.stages.upload.errors.map((e) => e.message)).toEqual(['Empty Payload'])
+  })
+
   it('treats a gzip body of nothing as an empty payload', async () => {
     const c = await streamClient(t)
     const stream = await c.createStream()
