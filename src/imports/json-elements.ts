@@ -29,48 +29,32 @@ export function elementSplitter(contentType: string | null): ElementSplitter {
  * blank lines are not products.
  */
 export class NdjsonLineSplitter implements ElementSplitter {
-  private parts: string[] = []
-  private chars = 0
-  private oversized = false
+  private readonly current = new ElementText()
   private line = 0
 
   push(text: string): Element[] {
     const out: Element[] = []
     let from = 0
     for (let newline = text.indexOf('\n'); newline !== -1; newline = text.indexOf('\n', from)) {
-      this.append(text.slice(from, newline))
+      this.current.append(text.slice(from, newline))
       this.finish(out)
       from = newline + 1
     }
-    this.append(text.slice(from))
+    this.current.append(text.slice(from))
     return out
   }
 
   end(): Element[] {
     const out: Element[] = []
-    if (this.chars > 0 || this.oversized) this.finish(out)
+    if (!this.current.empty) this.finish(out)
     return out
-  }
-
-  private append(part: string): void {
-    if (this.oversized || part === '') return
-    this.chars += part.length
-    // A UTF-16 unit is at least one UTF-8 byte: past the limit in units is past it in bytes.
-    if (this.chars > MAX_LINE_BYTES) {
-      this.oversized = true
-      this.parts = [this.parts.join('').slice(0, HEAD_CHARS)]
-      return
-    }
-    this.parts.push(part)
   }
 
   private finish(out: Element[]): void {
     const index = ++this.line
-    const text = this.parts.join('')
-    const oversized = this.oversized || (this.chars > MAX_LINE_BYTES / 4 && exceedsLineLimit(Buffer.byteLength(text), text.endsWith('\r')))
-    this.parts = []
-    this.chars = 0
-    this.oversized = false
+    const { text, chars, oversized: cut } = this.current.take()
+    // Past the limit in UTF-16 units is past it in bytes; within it, only a long line is measured.
+    const oversized = cut || (chars > MAX_LINE_BYTES / 4 && exceedsLineLimit(Buffer.byteLength(text), text.endsWith('\r')))
     if (oversized) out.push({ kind: 'tooLarge', head: text.slice(0, HEAD_CHARS), index })
     else if (text.trim() !== '') out.push({ kind: 'text', text, index })
   }
@@ -89,9 +73,7 @@ export class JsonElementSplitter implements ElementSplitter {
   private depth = 0
   private inString = false
   private escaped = false
-  private parts: string[] = []
-  private chars = 0
-  private oversized = false
+  private readonly current = new ElementText()
   private index = 0
 
   push(text: string): Element[] {
@@ -146,7 +128,7 @@ export class JsonElementSplitter implements ElementSplitter {
         this.finish(text.slice(from, i), out)
       }
     }
-    if (this.started) this.append(text.slice(from))
+    if (this.started) this.current.append(text.slice(from))
     return out
   }
 
@@ -157,7 +139,32 @@ export class JsonElementSplitter implements ElementSplitter {
     return out
   }
 
-  private append(part: string): void {
+  private finish(lastPart: string, out: Element[]): void {
+    this.current.append(lastPart)
+    const index = ++this.index
+    const { text, oversized } = this.current.take()
+    out.push(oversized ? { kind: 'tooLarge', head: text, index } : { kind: 'text', text, index })
+    this.started = false
+    this.inString = false
+    this.escaped = false
+    this.depth = 0
+  }
+}
+
+/**
+ * The text of one element as its parts arrive, bounded: once it passes the line limit (counted in
+ * UTF-16 units, each at least one UTF-8 byte) only its first HEAD_CHARS are kept, for the error example.
+ */
+class ElementText {
+  private parts: string[] = []
+  private chars = 0
+  private oversized = false
+
+  get empty(): boolean {
+    return this.chars === 0 && !this.oversized
+  }
+
+  append(part: string): void {
     if (this.oversized || part === '') return
     this.chars += part.length
     if (this.chars > MAX_LINE_BYTES) {
@@ -168,18 +175,13 @@ export class JsonElementSplitter implements ElementSplitter {
     this.parts.push(part)
   }
 
-  private finish(lastPart: string, out: Element[]): void {
-    this.append(lastPart)
-    const index = ++this.index
-    const text = this.parts.join('')
-    out.push(this.oversized ? { kind: 'tooLarge', head: text, index } : { kind: 'text', text, index })
+  /** The element so far (its head, when oversized), its length in units; starts the next one. */
+  take(): { text: string; chars: number; oversized: boolean } {
+    const taken = { text: this.parts.join(''), chars: this.chars, oversized: this.oversized }
     this.parts = []
     this.chars = 0
-    this.started = false
     this.oversized = false
-    this.inString = false
-    this.escaped = false
-    this.depth = 0
+    return taken
   }
 }
 
