@@ -2,14 +2,13 @@ import { existsSync, mkdtempSync, readdirSync } from 'node:fs'
 import os from 'node:os'
 import path from 'node:path'
 import { setTimeout as sleep } from 'node:timers/promises'
-import pg from 'pg'
 import { afterEach, describe, expect, it, vi } from 'vitest'
 import { createChannel, eventually } from '../channels/channel-fixtures.js'
 import { useTestApp } from '../helpers/test-app.js'
 import { importFixture } from '../imports/import-fixtures.js'
 import { client } from '../platform/fixtures.js'
 import { HIGH_LIMITS } from '../stream/stream-fixtures.js'
-import { expectDeleted, jobIdOf, leftovers, lockWaits, settledJob, withRows } from './site-delete-fixtures.js'
+import { deleteWhileHeld, expectDeleted, holdTable, jobIdOf, leftovers, lockWaits, release, settledJob, withRows } from './site-delete-fixtures.js'
 
 // Issue 11, bug 3: a run of a site deleted after its export committed, and before the run ended,
 // does not leave the export's files behind for a site that no longer exists.
@@ -32,10 +31,7 @@ describe('deleting a site whose export has just committed', () => {
     const errors = vi.spyOn(t.app.log, 'error')
 
     // The history entry is written after the export's commit: holding its table stops the run there.
-    const holder = new pg.Client({ connectionString: t.database.url })
-    await holder.connect()
-    await holder.query('BEGIN')
-    await holder.query('LOCK TABLE channel_export IN ACCESS EXCLUSIVE MODE')
+    const holder = await holdTable(t, 'channel_export')
     let released = false
     try {
       const response = await doomed.process({ action: 'all' })
@@ -47,21 +43,15 @@ describe('deleting a site whose export has just committed', () => {
       expect(readdirSync(runDir)).toEqual(['feed.csv'])
 
       // The delete's cascade waits for the table too; both go on once it is released.
-      const deleting = doomed.platform('DELETE', `/sites/${doomed.site.id}`)
-      await eventually(async () => ((await lockWaits(t, 'delete from "site"')) > 0 ? true : undefined), 'the delete to wait')
-      await holder.query('ROLLBACK')
       released = true
-      const deleted = await deleting
-      expect(deleted.statusCode, deleted.body).toBe(200)
-      expect(deleted.json()).toEqual({ success: true })
+      await deleteWhileHeld(t, doomed, holder)
       await expectDeleted(doomed, [pid])
 
       expect(await settledJob(t, jobId ?? '')).toEqual({ state: 'completed', retry_count: 0 })
       for (let i = 0; i < 100 && existsSync(runDir); i++) await sleep(50)
       expect(existsSync(runDir)).toBe(false)
     } finally {
-      if (!released) await holder.query('ROLLBACK')
-      await holder.end()
+      if (!released) await release(holder)
     }
     expect(await leftovers(t, doomed.site.id)).toMatchObject({ process: 0, errors: 0 })
     expect(errors).not.toHaveBeenCalled()

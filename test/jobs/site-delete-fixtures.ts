@@ -2,9 +2,10 @@ import { setTimeout as sleep } from 'node:timers/promises'
 import { sql } from 'kysely'
 import pg from 'pg'
 import { expect } from 'vitest'
+import { eventually } from '../channels/channel-fixtures.js'
 import type { TestContext } from '../helpers/test-app.js'
-import type { ImportFixture } from '../imports/import-fixtures.js'
-import { NOT_FOUND } from '../platform/fixtures.js'
+import { importFixture, type ImportFixture } from '../imports/import-fixtures.js'
+import { NOT_FOUND, client } from '../platform/fixtures.js'
 
 // Set-up for the tests of deleting a site while its runs wait or run (issue 11, bug 3).
 
@@ -28,6 +29,46 @@ export async function holdStreams(t: TestContext, streamIds: string[]): Promise<
 export async function release(holder: pg.Client): Promise<void> {
   await holder.query('ROLLBACK')
   await holder.end()
+}
+
+/** Holds a whole table: a run that writes to it waits there until release. */
+export async function holdTable(t: TestContext, table: 'stage_product' | 'channel_export'): Promise<pg.Client> {
+  const holder = new pg.Client({ connectionString: t.database.url })
+  await holder.connect()
+  await holder.query('BEGIN')
+  await holder.query(`LOCK TABLE ${table} IN ACCESS EXCLUSIVE MODE`)
+  return holder
+}
+
+/**
+ * Deletes the site while `holder` holds what its run waits for: the delete waits too, then both go
+ * on once the holder is released (here, whatever happens). Asserts the delete's answer.
+ */
+export async function deleteWhileHeld(t: TestContext, f: ImportFixture, holder: pg.Client): Promise<void> {
+  const deleting = f.platform('DELETE', `/sites/${f.site.id}`)
+  try {
+    await eventually(async () => ((await lockWaits(t, 'delete from "site"')) > 0 ? true : undefined), 'the delete to wait')
+  } finally {
+    await release(holder)
+  }
+  const deleted = await deleting
+  expect(deleted.statusCode, deleted.body).toBe(200)
+  expect(deleted.json()).toEqual({ success: true })
+}
+
+/**
+ * A run of another account that holds the one run slot (held until release), and an account with a
+ * site to delete and a next site, both with rows.
+ */
+export async function busySlotAndAccount(t: TestContext, accountName: string) {
+  const busy = await importFixture(t)
+  const busyStream = await withRows(busy)
+  const c = await client(t, accountName)
+  const doomed = await importFixture(t, {}, c)
+  const next = await importFixture(t, {}, c)
+  await withRows(doomed)
+  await withRows(next)
+  return { busy, doomed, next, holder: await holdStreams(t, [busyStream]) }
 }
 
 /** POST /process with action import; returns the pid and the message. */

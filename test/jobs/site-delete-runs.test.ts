@@ -1,11 +1,10 @@
-import pg from 'pg'
 import { afterEach, describe, expect, it, vi } from 'vitest'
 import { eventually } from '../channels/channel-fixtures.js'
 import { useTestApp } from '../helpers/test-app.js'
 import { importFixture } from '../imports/import-fixtures.js'
 import { client } from '../platform/fixtures.js'
 import { HIGH_LIMITS } from '../stream/stream-fixtures.js'
-import { deleteSite, expectDeleted, holdStreams, jobIdOf, leftovers, lockWaits, release, requestImport, settledJob, withRows } from './site-delete-fixtures.js'
+import { busySlotAndAccount, deleteSite, deleteWhileHeld, expectDeleted, holdStreams, holdTable, jobIdOf, leftovers, lockWaits, release, requestImport, settledJob, withRows } from './site-delete-fixtures.js'
 
 // Issue 11, bug 3: deleting a site while its runs wait or run. The runs go with the site (their
 // status answers 404 like the site), a running one stops at its next write to the site without an
@@ -69,16 +68,8 @@ describe('deleting a site', () => {
 
   it('with an admitted run whose job has not started makes the job a no-op that passes the turn on', async () => {
     // Another account's run holds the one run slot, so the deleted site's run has its job but waits.
-    const busy = await importFixture(t)
-    const busyStream = await withRows(busy)
-    const c = await client(t, 'second deleting account')
-    const doomed = await importFixture(t, {}, c)
-    const next = await importFixture(t, {}, c)
-    await withRows(doomed)
-    await withRows(next)
+    const { busy, doomed, next, holder } = await busySlotAndAccount(t, 'second deleting account')
     const errors = vi.spyOn(t.app.log, 'error')
-
-    const holder = await holdStreams(t, [busyStream])
     let released = false
     try {
       const blocking = await requestImport(busy)
@@ -107,15 +98,7 @@ describe('deleting a site', () => {
   })
 
   it('leaves no turn unpassed: the sweep admits a run whose turn nobody handed on', async () => {
-    const busy = await importFixture(t)
-    const busyStream = await withRows(busy)
-    const c = await client(t, 'third deleting account')
-    const doomed = await importFixture(t, {}, c)
-    const next = await importFixture(t, {}, c)
-    await withRows(doomed)
-    await withRows(next)
-
-    const holder = await holdStreams(t, [busyStream])
+    const { busy, doomed, next, holder } = await busySlotAndAccount(t, 'third deleting account')
     let released = false
     try {
       const blocking = await requestImport(busy)
@@ -148,27 +131,18 @@ describe('deleting a site', () => {
 
     // The run takes the site's stage row, then waits for the stage table: the delete, which removes
     // that stage row, has to wait for the run's transaction, which writes nothing else of the site.
-    const holder = new pg.Client({ connectionString: t.database.url })
-    await holder.connect()
-    await holder.query('BEGIN')
-    await holder.query('LOCK TABLE stage_product IN ACCESS EXCLUSIVE MODE')
+    const holder = await holdTable(t, 'stage_product')
     let released = false
     try {
       const run = await requestImport(doomed)
       const jobId = await jobIdOf(t, run.pid)
       await eventually(async () => ((await lockWaits(t, 'stage_product')) > 0 ? true : undefined), 'the run to wait for the stage')
-      const deleting = doomed.platform('DELETE', `/sites/${doomed.site.id}`)
-      await eventually(async () => ((await lockWaits(t, 'delete from "site"')) > 0 ? true : undefined), 'the delete to wait')
-      await holder.query('ROLLBACK')
       released = true
-      const deleted = await deleting
-      expect(deleted.statusCode, deleted.body).toBe(200)
-      expect(deleted.json()).toEqual({ success: true })
+      await deleteWhileHeld(t, doomed, holder)
       await expectDeleted(doomed, [run.pid])
       expect(await settledJob(t, jobId ?? '')).toEqual({ state: 'completed', retry_count: 0 })
     } finally {
-      if (!released) await holder.query('ROLLBACK')
-      await holder.end()
+      if (!released) await release(holder)
     }
     expect(await leftovers(t, doomed.site.id)).toMatchObject({ process: 0, errors: 0 })
     // The stage rows the run committed before the delete are the hourly cleanup's to remove.
