@@ -10,6 +10,7 @@ import { ConnectionSlots } from './db/connection-slots.js'
 import type { Db } from './db/database.js'
 import { feedsDir } from './exports/feed-storage.js'
 import { feedRoutes } from './feeds/feed-routes.js'
+import { statusTitle } from './http/http-errors.js'
 import { healthRoutes } from './http/health.js'
 import { PushWorker } from './jobs/push-worker.js'
 import { RunWorker } from './jobs/run-worker.js'
@@ -169,7 +170,7 @@ function answerClientError(error: Error & { code?: string; rawPacket?: unknown }
   const received = Buffer.isBuffer(error.rawPacket) ? error.rawPacket.subarray(0, 2048).toString('latin1') : ''
   const path = /^[A-Z]+ (\S*)/.exec(received)?.[1] ?? ''
   const stream = path.startsWith(`${streamPrefix}/streams`)
-  const title = status === 431 ? 'Request Header Fields Too Large' : 'Bad Request'
+  const title = statusTitle(status)
   const body = JSON.stringify(stream ? { errors: [{ status: String(status), title, detail: message }] } : { success: false, message })
   const type = stream ? 'application/vnd.api+json' : 'application/json; charset=utf-8'
   socket.end(`HTTP/1.1 ${status} ${title}\r\nContent-Type: ${type}\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`)
@@ -182,6 +183,8 @@ function answerFrameworkError(error: FastifyError, url: string, reply: FastifyRe
     void reply.code(status).send({ success: false, message })
     return
   }
-  const title = status === 414 ? 'URI Too Long' : status === 431 ? 'Request Header Fields Too Large' : 'Bad Request'
-  void reply.code(status).header('content-type', 'application/vnd.api+json').send({ errors: [{ status: String(status), title, detail: message }] })
+  void reply
+    .code(status)
+    .header('content-type', 'application/vnd.api+json')
+    .send({ errors: [{ status: String(status), title: statusTitle(status), detail: message }] })
 }

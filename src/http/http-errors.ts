@@ -35,3 +35,26 @@ const DATABASE_REFUSALS = new Map([
   ['22P05', 'The request holds text the database cannot store (a NUL character, \\u0000)'],
   ['54000', 'A value in the request is too large for the database to store or index; send a shorter one'],
 ])
+
+// The reason phrase of each status a client can get: the JSON:API `title` and the status line.
+const TITLES: Record<number, string> = {
+  400: 'Bad Request',
+  401: 'Unauthorized',
+  403: 'Forbidden',
+  404: 'Not Found',
+  408: 'Request Timeout',
+  409: 'Conflict',
+  413: 'Payload Too Large',
+  414: 'URI Too Long',
+  415: 'Unsupported Media Type',
+  422: 'Unprocessable Entity',
+  423: 'Locked',
+  429: 'Too Many Requests',
+  431: 'Request Header Fields Too Large',
+  500: 'Internal Server Error',
+  503: 'Service Unavailable',
+}
+
+export function statusTitle(status: number): string {
+  return TITLES[status] ?? 'Error'
+}

@@ -18,6 +18,10 @@ const SitelessTagParams = Type.Object({ tagId: Type.String() })
 const Tags = Envelope('Tags', TagOut)
 const tags = ['tags']
 
+// The path parameters of both forms of the tag routes: the site is absent from the site-less one.
+const siteOf = (request: { params: unknown }) => (request.params as { siteId?: string }).siteId
+const tagOf = (request: { params: unknown }) => (request.params as { tagId: string }).tagId
+
 export const tagRoutes: FastifyPluginAsyncTypebox<PlatformDeps> = async (app, { db, config }) => {
   const limits = accountLimits(config)
   app.get('/sites/:siteId/tags', { schema: { tags, params: SiteParams, response: { 200: Tags, ...errorResponses } } }, async (request) => {
@@ -31,9 +35,6 @@ export const tagRoutes: FastifyPluginAsyncTypebox<PlatformDeps> = async (app, { 
     ['/sites/:siteId/tags', SiteParams, TagParams],
     ['/tags', Type.Object({}), SitelessTagParams],
   ] as const) {
-    const siteOf = (request: { params: unknown }) => (request.params as { siteId?: string }).siteId
-    const tagOf = (request: { params: unknown }) => (request.params as { tagId: string }).tagId
-
     app.post(base, { schema: { tags, params, body: TagBody, response: { 201: Tags, ...errorResponses } } }, async (request, reply) => {
       const tag = await createTag(db, accountOf(request), siteOf(request), request.body, limits)
       return reply.code(201).send({ success: true as const, Tags: [tagView(tag)] })

@@ -6,7 +6,7 @@ import type { Config } from '../config.js'
 import type { ConnectionSlots } from '../db/connection-slots.js'
 import type { Db } from '../db/database.js'
 import { AppError, RequestTimeoutError, TooManyRequestsError, UnauthorizedError } from '../errors.js'
-import { toClientError } from '../http/http-errors.js'
+import { statusTitle, toClientError } from '../http/http-errors.js'
 import { refuseNulParameters } from '../http/nul-guard.js'
 import { batchRoutes } from './batch-routes.js'
 import { ClientClosedError } from './deadline.js'
@@ -26,21 +26,6 @@ export interface StreamDeps {
   uploadSlots: ConnectionSlots
 }
 
-const TITLES: Record<number, string> = {
-  400: 'Bad Request',
-  401: 'Unauthorized',
-  403: 'Forbidden',
-  404: 'Not Found',
-  408: 'Request Timeout',
-  409: 'Conflict',
-  413: 'Payload Too Large',
-  415: 'Unsupported Media Type',
-  422: 'Unprocessable Entity',
-  423: 'Locked',
-  429: 'Too Many Requests',
-  500: 'Internal Server Error',
-  503: 'Service Unavailable',
-}
 
 /** The stream interface (JSON:API, bearer tokens), mounted at STREAM_PREFIX. */
 export const streamPlugin: FastifyPluginAsync<StreamDeps> = async (app, deps) => {
@@ -128,7 +113,7 @@ function sendError(thrown: unknown, request: FastifyRequest, reply: FastifyReply
   const { statusCode, message, error } = toClientError(thrown)
   if (statusCode >= 500 && statusCode !== 503) request.log.error({ err: thrown }, 'stream request failed')
   if (thrown instanceof TooManyRequestsError) reply.header('retry-after', thrown.retryAfterSeconds)
-  const title = TITLES[statusCode] ?? 'Error'
+  const title = statusTitle(statusCode)
   // A rate-limit 429 is the body SPEC.md shows; other 429s (uploads in flight) say why.
   const body = statusCode === 429 && message === title ? { status: '429', title } : { status: String(statusCode), title, detail: message, ...(error?.meta ? { meta: error.meta } : {}) }
   return reply.code(statusCode).type(JSON_API).send({ errors: [body] })
