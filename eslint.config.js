@@ -1,17 +1,55 @@
 import js from '@eslint/js'
 import tseslint from 'typescript-eslint'
+import { importX } from 'eslint-plugin-import-x'
+import { createTypeScriptImportResolver } from 'eslint-import-resolver-typescript'
+
+// The layout rule (DESIGN.md section 3), as import directions. Each layer may import the ones
+// below it, never one above: interfaces → jobs → imports/exports → domain → shared layers → db.
+const INTERFACES = ['src/platform/**', 'src/stream/**', 'src/**/*-routes.ts', 'src/**/*-plugin.ts', 'src/{app,server,main}.ts', 'src/cli/**']
+const RUN_STEPS = ['src/imports/**', 'src/exports/**']
+const DOMAIN = ['src/accounts/**', 'src/sites/**', 'src/streams/**', 'src/channels/**', 'src/catalog/**', 'src/feeds/**']
+const SHARED = ['src/http/**', 'src/auth/**', 'src/net/**']
+
+const zones = [
+  {
+    target: ['src/jobs/**', ...RUN_STEPS, ...DOMAIN, ...SHARED, 'src/db/**'],
+    from: INTERFACES,
+    message: 'Only interface folders and the app hold HTTP routes and plugins; nothing below them may import one.',
+  },
+  { target: [...RUN_STEPS, ...DOMAIN, ...SHARED, 'src/db/**'], from: ['src/jobs/**'], message: 'Jobs drive runs; a run step or the domain never imports them.' },
+  { target: [...DOMAIN, ...SHARED, 'src/db/**'], from: RUN_STEPS, message: 'Imports and exports are the steps of a run, above the domain.' },
+  { target: [...SHARED, 'src/db/**'], from: DOMAIN, message: 'Shared layers (http, auth, net, db) serve the domain; they never import it.' },
+  { target: ['src/db/**'], from: SHARED, message: 'db is the lowest layer.' },
+]
 
 export default tseslint.config(
   { ignores: ['dist/**', 'node_modules/**', '.data/**', 'coverage/**'] },
   js.configs.recommended,
   ...tseslint.configs.recommended,
   {
+    plugins: { 'import-x': importX },
+    settings: {
+      ...importX.flatConfigs.typescript.settings,
+      'import-x/resolver-next': [createTypeScriptImportResolver({ project: './tsconfig.json' })],
+    },
     rules: {
       '@typescript-eslint/no-explicit-any': 'error',
       '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_', varsIgnorePattern: '^_' }],
       '@typescript-eslint/consistent-type-imports': 'error',
       'no-console': ['error', { allow: ['error'] }],
+      'max-len': ['error', { code: 160, ignoreUrls: true, ignoreRegExpLiterals: true }],
+      // Runtime cycles anywhere; type-only cycles between layers are caught by the zones below.
+      'import-x/no-cycle': 'error',
     },
+  },
+  {
+    files: ['src/**/*.ts'],
+    rules: { 'import-x/no-restricted-paths': ['error', { zones }] },
+  },
+  {
+    // A route plugin is registered by its interface's plugin; a route file importing its plugin is a cycle.
+    files: ['src/**/*-routes.ts'],
+    rules: { 'no-restricted-imports': ['error', { patterns: [{ group: ['./*-plugin.js', '../*/*-plugin.js'], message: 'Route files take their deps type from deps.ts.' }] }] },
   },
   {
     files: ['src/cli/**', 'src/main.ts', 'bench/**', 'test/**'],

@@ -8,7 +8,7 @@ import { createAccount } from '../src/accounts/accounts.js'
 import { createDb, type Db } from '../src/db/database.js'
 import { ensureDatabase, startEmbeddedCluster, type EmbeddedCluster } from '../src/db/embedded.js'
 import { migrateToLatest } from '../src/db/migrate.js'
-import { freePort } from '../src/net/free-port.js'
+import { freePort } from '../src/db/free-port.js'
 import { writeNdjson } from './product-rows.js'
 
 export interface BenchDatabase {

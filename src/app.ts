@@ -8,7 +8,7 @@ import { FailedAuthLimit, MemoryFailedAuthStore } from './auth/failed-auth-limit
 import type { Config, TrustProxy } from './config.js'
 import { ConnectionSlots } from './db/connection-slots.js'
 import type { Db } from './db/database.js'
-import { feedsDir } from './exports/feed-storage.js'
+import { feedsDir } from './feeds/feed-storage.js'
 import { feedRoutes } from './feeds/feed-routes.js'
 import { statusTitle } from './http/http-errors.js'
 import { healthRoutes } from './http/health.js'
@@ -19,7 +19,7 @@ import './http/fastify-types.js'
 import { createOutboundGuard, type ResolveHost } from './net/outbound-guard.js'
 import { ErrorBody } from './platform/schemas.js'
 import { platformPlugin } from './platform/platform-plugin.js'
-import { MemoryRateLimitStore, type RateLimitStore } from './stream/rate-limit.js'
+import { MemoryRateLimitStore, type RateLimitStore } from './http/rate-limit.js'
 import { streamPlugin } from './stream/stream-plugin.js'
 
 export interface AppDeps {

@@ -100,3 +100,10 @@ export class ReadTimeoutError extends AppError {
     super(503, `The read took longer than ${timeoutMs} ms (PRODUCT_READ_TIMEOUT_MS) and was cancelled; ask for fewer rows, fewer fields or a narrower filter`, 'timeout')
   }
 }
+
+/** The client closed its connection before its answer: nobody reads this, it only stops the work. */
+export class ClientClosedError extends AppError {
+  constructor() {
+    super(499, 'The client closed the connection before the request was answered', 'client_closed')
+  }
+}

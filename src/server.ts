@@ -3,7 +3,7 @@ import { buildApp } from './app.js'
 import type { Config } from './config.js'
 import { connect, settlesWithin, type Connection } from './db/connect.js'
 import { migrateToLatest } from './db/migrate.js'
-import { runCleanup } from './imports/cleanup.js'
+import { runCleanup } from './jobs/cleanup.js'
 
 // Hourly cleanup, by any server process (every step is idempotent): streams deleted 7 days ago, the
 // rows of applied batches, and the stage rows of deleted sites.

@@ -2,7 +2,7 @@ import { sql } from 'kysely'
 import type { Config } from '../config.js'
 import type { DbHandle } from '../db/database.js'
 import { BadRequestError } from '../errors.js'
-import type { ScheduleLimits } from '../jobs/schedule.js'
+import type { ScheduleLimits } from '../sites/site-schedule.js'
 
 // Bounds on what one account may create (DESIGN.md 9). A create counts and inserts in one
 // transaction that first takes the account's creation lock, so concurrent creates of one account

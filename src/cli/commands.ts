@@ -2,9 +2,9 @@ import type { Command} from 'commander';
 import { InvalidArgumentError } from 'commander'
 import { createAccount, createToken, listAccounts, listTokens, revokeToken, rotateCredential } from '../accounts/accounts.js'
 import { migrateToLatest } from '../db/migrate.js'
-import { runCleanup } from '../imports/cleanup.js'
-import { purgeDeletedStreams, setStreamStatus, STREAM_STATUSES } from '../stream/streams.js'
-import { isId } from '../sites/ids.js'
+import { runCleanup } from '../jobs/cleanup.js'
+import { purgeDeletedStreams, setStreamStatus, STREAM_STATUSES } from '../streams/streams.js'
+import { isId } from '../db/ids.js'
 import { withDatabase } from './with-database.js'
 
 const print = (line: string): void => {

@@ -1,7 +1,7 @@
 import { sql } from 'kysely'
 import type { Db, DbHandle } from '../db/database.js'
 import type { Channel, ChannelPush, Site } from '../db/schema.js'
-import { SiteErrorCode } from '../jobs/run-failure.js'
+import { SiteErrorCode } from '../sites/run-failure.js'
 import { addSiteError } from '../sites/site-errors.js'
 import type { ChannelExportResult } from './export-channel.js'
 

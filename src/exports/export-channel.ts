@@ -8,9 +8,9 @@ import { jsonbObject } from '../db/json-object.js'
 import type { Channel, ChannelFilename, ColumnMapping, Site } from '../db/schema.js'
 import { AppError } from '../errors.js'
 import { commitFeedFile, contentTypeOf, discardFeedFile, writeFeedFile, type FeedBudget, type WrittenFeed } from '../feeds/feed-writer.js'
-import { RunFailure, SiteErrorCode } from '../jobs/run-failure.js'
+import { RunFailure, SiteErrorCode } from '../sites/run-failure.js'
 import { exportFailure, exportSettings } from './export-failures.js'
-import { storageKeyOf, storagePath } from './feed-storage.js'
+import { storageKeyOf, storagePath } from '../feeds/feed-storage.js'
 
 /** Budgets of one export. */
 export interface ExportLimits {

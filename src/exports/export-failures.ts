@@ -2,7 +2,7 @@ import pg from 'pg'
 import { ChannelSettingError, checkFilenames, checkMapping, resolveFilename } from '../channels/channel-rules.js'
 import type { Channel, ChannelFilename, ColumnMapping, Site } from '../db/schema.js'
 import { FeedTooLargeError, unwritableColumns, UnwritableColumnsError, type UnwritableColumns } from '../feeds/feed-writer.js'
-import { RunFailure, SiteErrorCode } from '../jobs/run-failure.js'
+import { RunFailure, SiteErrorCode } from '../sites/run-failure.js'
 
 // An export fails for one of two reasons: the tenant's data or configuration asks for something that
 // cannot be written (a site error the site's owner can act on, not retried), or something went wrong

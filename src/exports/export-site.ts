@@ -1,10 +1,10 @@
 import type { Db } from '../db/database.js'
 import type { Channel, Process, Site } from '../db/schema.js'
-import { RunFailure, SiteErrorCode } from '../jobs/run-failure.js'
+import { RunFailure, SiteErrorCode } from '../sites/run-failure.js'
 import { siteErrorReporter } from '../sites/site-errors.js'
 import { recordChannelExport } from './channel-pushes.js'
 import { exportChannel, type ExportLimits } from './export-channel.js'
-import { removeFeedFiles } from './feed-storage.js'
+import { removeFeedFiles } from '../feeds/feed-storage.js'
 
 /** The channels an export action runs: one channel, every channel of an export template, or all. */
 async function channelsFor(db: Db, site: Site, run: Process): Promise<Channel[]> {

@@ -1,4 +1,3 @@
-import { randomBytes } from 'node:crypto'
 import type { FileHandle } from 'node:fs/promises'
 import fs from 'node:fs/promises'
 import path from 'node:path'
@@ -18,15 +17,6 @@ import { notModified } from './conditional.js'
 
 const FeedError = Type.Object({ success: Type.Literal(false), message: Type.String() })
 const FeedParams = Type.Object({ token: Type.String(), filename: Type.String() })
-
-/** A new unguessable path segment for a feed destination (192 random bits). */
-export function newFeedToken(): string {
-  return randomBytes(24).toString('base64url')
-}
-
-export function feedUrl(base: string, token: string, filename: string): string {
-  return `${base.replace(/\/+$/, '')}/feeds/${encodeURIComponent(token)}/${encodeURIComponent(filename)}`
-}
 
 // The media types of the feed formats, for the OpenAPI document.
 const FEED_MEDIA_TYPES = ['text/csv', 'text/tab-separated-values', 'application/x-ndjson', 'application/xml']

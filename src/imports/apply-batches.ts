@@ -3,7 +3,7 @@ import type pg from 'pg'
 import { withRawTransaction, type Db } from '../db/database.js'
 import type { BatchKind, BatchStage } from '../db/schema.js'
 import { AttributeNames } from '../catalog/row-rules.js'
-import { isoSeconds } from '../stream/upload-stage.js'
+import { isoSeconds } from '../streams/upload-stage.js'
 import { parseReferencedBatch } from './referenced-rows.js'
 
 type Run = <R>(query: CompiledQuery<R>) => Promise<R[]>

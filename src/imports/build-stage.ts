@@ -1,7 +1,7 @@
 import { sql, type Transaction } from 'kysely'
 import type { Db } from '../db/database.js'
 import type { Database } from '../db/schema.js'
-import { RunFailure, SiteErrorCode } from '../jobs/run-failure.js'
+import { RunFailure, SiteErrorCode } from '../sites/run-failure.js'
 
 export interface StageSource {
   dataSourceId: string

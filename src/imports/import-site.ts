@@ -1,7 +1,7 @@
 import { sql } from 'kysely'
 import type { Db } from '../db/database.js'
 import type { Site } from '../db/schema.js'
-import { SiteErrorCode } from '../jobs/run-failure.js'
+import { SiteErrorCode } from '../sites/run-failure.js'
 import { addImportHistory } from '../sites/import-history.js'
 import { siteErrorReporter } from '../sites/site-errors.js'
 import { applyPendingBatches } from './apply-batches.js'

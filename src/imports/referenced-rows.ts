@@ -2,8 +2,8 @@ import type pg from 'pg'
 import type { Db } from '../db/database.js'
 import type { BatchStage } from '../db/schema.js'
 import { RowError, RowReader, type AttributeNames } from '../catalog/row-rules.js'
-import { CopyWriter, copyText } from '../stream/copy-writer.js'
-import { StageCollector } from '../stream/upload-stage.js'
+import { CopyWriter, copyText } from '../db/copy-writer.js'
+import { StageCollector } from '../streams/upload-stage.js'
 import { elementSplitter, type Element } from './json-elements.js'
 
 /**

@@ -1,7 +1,7 @@
 import { sql } from 'kysely'
 import type { DbHandle } from '../db/database.js'
 import type { Process, ProcessAction } from '../db/schema.js'
-import { isUuid } from '../sites/ids.js'
+import { isUuid } from '../db/ids.js'
 
 export async function findProcess(db: DbHandle, accountId: string, siteId: string, pid: string): Promise<Process | undefined> {
   if (!isUuid(pid)) return undefined

@@ -1,7 +1,7 @@
 import type { FastifyBaseLogger } from 'fastify'
 import type { Db } from '../db/database.js'
 import { claimPush, finishPush, isFileCurrent, releasePush, retryPush, type ClaimedPush } from '../exports/channel-pushes.js'
-import { storagePath } from '../exports/feed-storage.js'
+import { storagePath } from '../feeds/feed-storage.js'
 import { sendFile } from '../feeds/http-push.js'
 import type { OutboundGuard } from '../net/outbound-guard.js'
 

@@ -4,11 +4,11 @@ import type { Db } from '../db/database.js'
 import type { Process } from '../db/schema.js'
 import type { ExportLimits } from '../exports/export-channel.js'
 import { exportSite } from '../exports/export-site.js'
-import { storageKeyOf, storagePath } from '../exports/feed-storage.js'
+import { storageKeyOf, storagePath } from '../feeds/feed-storage.js'
 import type { CatalogLimits } from '../imports/build-stage.js'
 import { importSite } from '../imports/import-site.js'
 import { latestBatchSeq } from './process-store.js'
-import { RunFailure, SiteErrorCode } from './run-failure.js'
+import { RunFailure, SiteErrorCode } from '../sites/run-failure.js'
 
 /** What a run has touched so far, for the worker to undo when the run's site is deleted under it. */
 export interface RunTrace {

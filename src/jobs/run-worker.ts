@@ -7,7 +7,7 @@ import { accountsOwedATurn, beat, claimProcess, endProcess, lockSiteRuns, setSit
 import type { ExportLimits } from '../exports/export-channel.js'
 import type { CatalogLimits } from '../imports/build-stage.js'
 import { performRun, removeRunFeeds, type RunTrace } from './run-actions.js'
-import { RunFailure, SiteErrorCode } from './run-failure.js'
+import { RunFailure, SiteErrorCode } from '../sites/run-failure.js'
 import { RunQueue, type RunHandlers, type RunJobData } from './run-queue.js'
 
 export interface RunWorkerOptions {

@@ -5,7 +5,7 @@ import type { Site } from '../db/schema.js'
 import { AppError } from '../errors.js'
 import { queueRun } from './run-requests.js'
 import type { RunQueue } from './run-queue.js'
-import { ScheduleError, checkScheduleSize, earliest, hashedMinute, nextRunOfLine, parseSchedule, type ParsedSchedule, type ScheduleLimits } from './schedule.js'
+import { ScheduleError, checkScheduleSize, earliest, hashedMinute, nextRunOfLine, parseSchedule, type ParsedSchedule, type ScheduleLimits } from '../sites/site-schedule.js'
 
 export interface SchedulerLog {
   warn(details: Record<string, unknown>, message: string): void

@@ -3,7 +3,6 @@ import type { FailedAuthLimit } from '../auth/failed-auth-limit.js'
 import type { Config } from '../config.js'
 import type { ConnectionSlots } from '../db/connection-slots.js'
 import type { Db } from '../db/database.js'
-import { UnauthorizedError } from '../errors.js'
 import type { OutboundGuard } from '../net/outbound-guard.js'
 import type { RunQueue } from '../jobs/run-queue.js'
 import { baseUrl } from './envelope.js'
@@ -20,12 +19,6 @@ export interface PlatformDeps {
   readSlots: ConnectionSlots
   /** Failed authentications per caller address, shared with the stream interface. */
   authLimit: FailedAuthLimit
-}
-
-/** The authenticated account of a request; the auth hook has set it on every protected route. */
-export function accountOf(request: FastifyRequest): string {
-  if (!request.caller) throw new UnauthorizedError()
-  return request.caller.accountId
 }
 
 export function baseOf(request: FastifyRequest, deps: PlatformDeps): string {

@@ -4,7 +4,7 @@ import { sql } from 'kysely'
 import type { Db, DbHandle } from '../db/database.js'
 import type { Site } from '../db/schema.js'
 import { BadRequestError } from '../errors.js'
-import { bodyId, isId } from './ids.js'
+import { bodyId, isId } from '../db/ids.js'
 import { getSite, requireAccountProject } from './sites.js'
 import { readText } from './text-input.js'
 

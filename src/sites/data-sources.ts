@@ -2,7 +2,7 @@ import { lockAccountCreates, requireRoom, type AccountLimits } from '../accounts
 import type { Db, DbHandle } from '../db/database.js'
 import type { DataSource } from '../db/schema.js'
 import { BadRequestError, NotFoundError } from '../errors.js'
-import { bodyId, isId } from './ids.js'
+import { bodyId, isId } from '../db/ids.js'
 import { getSite } from './sites.js'
 import { checkText } from './text-input.js'
 

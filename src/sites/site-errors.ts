@@ -2,8 +2,8 @@ import { sql } from 'kysely'
 import type { DbHandle } from '../db/database.js'
 import { sqlState } from '../db/errors.js'
 import type { SiteError } from '../db/schema.js'
-import { severityOf, type SiteErrorCodeValue } from '../jobs/run-failure.js'
-import { isUuid } from './ids.js'
+import { severityOf, type SiteErrorCodeValue } from './run-failure.js'
+import { isUuid } from '../db/ids.js'
 import { getSite } from './sites.js'
 
 export interface NewSiteError {

@@ -1,7 +1,7 @@
-import { ScheduleError, checkScheduleSize, parseSchedule, type ScheduleLimits } from '../jobs/schedule.js'
+import { ScheduleError, checkScheduleSize, parseSchedule, type ScheduleLimits } from './site-schedule.js'
 import type { SiteStatus } from '../db/schema.js'
 import { BadRequestError } from '../errors.js'
-import { bodyId, isId } from './ids.js'
+import { bodyId, isId } from '../db/ids.js'
 import { checkText, readText } from './text-input.js'
 
 export const SITE_STATUSES: readonly SiteStatus[] = ['active', 'paused_upload', 'disabled']

@@ -3,7 +3,7 @@ import type { Db, DbHandle } from '../db/database.js'
 import type { Site } from '../db/schema.js'
 import { isUniqueViolation, sqlState } from '../db/errors.js'
 import { BadRequestError, ConflictError, NotFoundError } from '../errors.js'
-import { bodyId, isId } from './ids.js'
+import { bodyId, isId } from '../db/ids.js'
 import { getProject } from './projects.js'
 import { parseReference, readReference, readSiteChanges, type Reference, type SiteInput } from './site-input.js'
 

@@ -3,7 +3,7 @@ import type { Db, DbHandle } from '../db/database.js'
 import type { SiteTag } from '../db/schema.js'
 import { isUniqueViolation } from '../db/errors.js'
 import { BadRequestError, ConflictError, NotFoundError } from '../errors.js'
-import { bodyId, isId } from './ids.js'
+import { bodyId, isId } from '../db/ids.js'
 import { findSites, getSite } from './sites.js'
 import { readText } from './text-input.js'
 

@@ -1,10 +1,10 @@
 import { Type } from '@sinclair/typebox'
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
-import { accountOf } from '../platform/deps.js'
-import { getBatch, listBatches } from './batch-store.js'
+import { getBatch, listBatches } from '../streams/batch-store.js'
 import { BatchResource, JsonApiError, PageLinks, batchResource, pageLinks } from './json-api.js'
-import type { StreamDeps } from './stream-plugin.js'
+import type { StreamDeps } from './deps.js'
 import { MAX_PAGE, PageQuery } from './stream-routes.js'
+import { accountOf } from '../auth/caller.js'
 
 const errors = { 400: JsonApiError, 401: JsonApiError, 404: JsonApiError, 429: JsonApiError, 500: JsonApiError }
 const tags = ['batches']

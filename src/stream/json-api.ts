@@ -1,6 +1,6 @@
 import { Type } from '@sinclair/typebox'
 import type { Batch, Stream } from '../db/schema.js'
-import { isoSeconds } from './upload-stage.js'
+import { isoSeconds } from '../streams/upload-stage.js'
 
 export const JSON_API = 'application/vnd.api+json'
 

@@ -1,31 +1,15 @@
 import type { FastifyInstance, FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify'
 import { authenticate } from '../auth/authenticate.js'
-import type { FailedAuthLimit } from '../auth/failed-auth-limit.js'
 import { hashSecret } from '../auth/secrets.js'
-import type { Config } from '../config.js'
-import type { ConnectionSlots } from '../db/connection-slots.js'
-import type { Db } from '../db/database.js'
-import { AppError, RequestTimeoutError, TooManyRequestsError, UnauthorizedError } from '../errors.js'
+import { AppError, ClientClosedError, RequestTimeoutError, TooManyRequestsError, UnauthorizedError } from '../errors.js'
 import { statusTitle, toClientError } from '../http/http-errors.js'
 import { refuseNulParameters } from '../http/nul-guard.js'
+import { rateLimitBucket } from '../http/rate-limit.js'
 import { batchRoutes } from './batch-routes.js'
-import { ClientClosedError } from './deadline.js'
+import type { StreamDeps } from './deps.js'
 import { JSON_API } from './json-api.js'
-import { productRoutes } from './product-routes.js'
-import { rateLimitBucket, type RateLimitStore } from './rate-limit.js'
 import { streamRoutes } from './stream-routes.js'
-
-export interface StreamDeps {
-  db: Db
-  config: Config
-  clock: () => Date
-  rateLimits: RateLimitStore
-  /** Failed authentications per caller address, shared with the platform interface. */
-  authLimit: FailedAuthLimit
-  /** Database connections for uploads, shared fairly across accounts. */
-  uploadSlots: ConnectionSlots
-}
-
+import { uploadRoutes } from './upload-routes.js'
 
 /** The stream interface (JSON:API, bearer tokens), mounted at STREAM_PREFIX. */
 export const streamPlugin: FastifyPluginAsync<StreamDeps> = async (app, deps) => {
@@ -80,7 +64,7 @@ export const streamPlugin: FastifyPluginAsync<StreamDeps> = async (app, deps) =>
     )
   }, { prefix: '/streams' })
   await app.register(streamRoutes, deps)
-  await app.register(productRoutes, deps)
+  await app.register(uploadRoutes, deps)
   await app.register(batchRoutes, deps)
 }
 

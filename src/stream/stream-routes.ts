@@ -3,10 +3,10 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import type { FastifyRequest } from 'fastify'
 import { BadRequestError, UnsupportedMediaTypeError } from '../errors.js'
 import { MAX_JSON_BODY_BYTES, readJsonBody } from '../http/json-body.js'
-import { accountOf } from '../platform/deps.js'
 import { JsonApiError, PageLinks, StreamResource, pageLinks, streamResource } from './json-api.js'
-import type { StreamDeps } from './stream-plugin.js'
-import { createStream, deleteStream, getStream, listStreams, renameStream, type StreamInput } from './streams.js'
+import type { StreamDeps } from './deps.js'
+import { createStream, deleteStream, getStream, listStreams, renameStream, type StreamInput } from '../streams/streams.js'
+import { accountOf } from '../auth/caller.js'
 
 const StreamDocumentBody = Type.Object({
   data: Type.Object({

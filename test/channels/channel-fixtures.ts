@@ -1,6 +1,6 @@
 import { expect } from 'vitest'
 import type { FeedFormat } from '../../src/db/schema.js'
-import { newFeedToken } from '../../src/feeds/feed-routes.js'
+import { newFeedToken } from '../../src/feeds/feed-urls.js'
 import type { TestContext } from '../helpers/test-app.js'
 import type { ImportFixture } from '../imports/import-fixtures.js'
 

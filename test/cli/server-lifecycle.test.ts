@@ -6,7 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { buildApp } from '../../src/app.js'
 import { loadConfig } from '../../src/config.js'
 import { createDb } from '../../src/db/database.js'
-import { freePort } from '../../src/net/free-port.js'
+import { freePort } from '../../src/db/free-port.js'
 import { STOP_TIMEOUT_MS, children, exitOf, isAlive, postmasterPid, runCli, start, waitUntilHealthy, type Child } from '../helpers/child-server.js'
 
 // The server as a user runs it: no DATABASE_URL, so the embedded Postgres keeps its data in

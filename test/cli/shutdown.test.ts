@@ -5,7 +5,7 @@ import path from 'node:path'
 import { setTimeout as sleep } from 'node:timers/promises'
 import pg from 'pg'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { freePort } from '../../src/net/free-port.js'
+import { freePort } from '../../src/db/free-port.js'
 import { children, exitOf, isAlive, postmasterPid, runCli, start, waitUntilHealthy, type Child } from '../helpers/child-server.js'
 
 // SIGTERM while an export query runs long: the server ends the query, stops its embedded Postgres

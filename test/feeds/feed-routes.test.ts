@@ -5,7 +5,8 @@ import path from 'node:path'
 import { gunzipSync } from 'node:zlib'
 import Fastify, { type FastifyInstance } from 'fastify'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { feedRoutes, feedUrl, newFeedToken } from '../../src/feeds/feed-routes.js'
+import { feedRoutes } from '../../src/feeds/feed-routes.js'
+import { feedUrl, newFeedToken } from '../../src/feeds/feed-urls.js'
 import { createTestDatabase, type TestDatabase } from '../helpers/test-database.js'
 
 let database: TestDatabase

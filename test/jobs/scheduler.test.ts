@@ -1,6 +1,6 @@
 import pg from 'pg'
 import { afterEach, describe, expect, it } from 'vitest'
-import { hashedMinute } from '../../src/jobs/schedule.js'
+import { hashedMinute } from '../../src/sites/site-schedule.js'
 import { runSchedulerTick, type SchedulerTick } from '../../src/jobs/scheduler.js'
 import { useTestApp } from '../helpers/test-app.js'
 import { importFixture, type ImportFixture } from '../imports/import-fixtures.js'

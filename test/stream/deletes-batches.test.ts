@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto'
 import { describe, expect, it } from 'vitest'
-import { setStreamStatus } from '../../src/stream/streams.js'
+import { setStreamStatus } from '../../src/streams/streams.js'
 import { useTestApp } from '../helpers/test-app.js'
 import {
   HIGH_LIMITS, NDJSON, expectApiError, expectBatch, storedCounts, storedRows, streamClient,

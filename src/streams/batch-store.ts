@@ -3,7 +3,7 @@ import { sql, type CompiledQuery } from 'kysely'
 import type { Db, DbHandle } from '../db/database.js'
 import type { Batch, BatchKind, BatchStage, BatchStatus, Stream } from '../db/schema.js'
 import { NotFoundError, UnsupportedMediaTypeError } from '../errors.js'
-import { isUuid } from '../sites/ids.js'
+import { isUuid } from '../db/ids.js'
 import { getStream } from './streams.js'
 import { isoSeconds } from './upload-stage.js'
 

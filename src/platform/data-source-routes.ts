@@ -3,8 +3,9 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import type { DataSource } from '../db/schema.js'
 import { accountLimits } from '../accounts/object-limits.js'
 import { createDataSource, deleteDataSource, getDataSource, listDataSources, updateDataSource } from '../sites/data-sources.js'
-import { accountOf, type PlatformDeps } from './deps.js'
+import { type PlatformDeps } from './deps.js'
 import { NullableBoolean, NullableString, SiteParams, errorResponses } from './schemas.js'
+import { accountOf } from '../auth/caller.js'
 
 // Site stream data sources (SPEC.md "site stream data sources"): X-Auth-Token or bearer. Ids are
 // integers here, as SPEC.md types them.

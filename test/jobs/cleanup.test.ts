@@ -3,7 +3,7 @@ import { fileURLToPath } from 'node:url'
 import { describe, expect, it } from 'vitest'
 import { useTestApp } from '../helpers/test-app.js'
 import { HIGH_LIMITS } from '../stream/stream-fixtures.js'
-import { batchIdOf, importFixture, readBatch } from './import-fixtures.js'
+import { batchIdOf, importFixture, readBatch } from '../imports/import-fixtures.js'
 
 // What imports and site deletes leave for the hourly cleanup, run here through the CLI command that
 // does the same (`catalog-platform cleanup`).

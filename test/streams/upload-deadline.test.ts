@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest'
 import { RequestTimeoutError } from '../../src/errors.js'
-import { ClientClosedError, UploadDeadline } from '../../src/stream/deadline.js'
+import { ClientClosedError } from '../../src/errors.js'
+import { UploadDeadline } from '../../src/streams/upload-deadline.js'
 
 // The answer of a write at its deadline and its commit decide together: a 503 means nothing was
 // committed, and work past its commit point is answered with its own outcome. The order of events

@@ -2,9 +2,10 @@ import { Type } from '@sinclair/typebox'
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { accountLimits } from '../accounts/object-limits.js'
 import { createProject, deleteProject, getProject, listProjects, updateProject } from '../sites/projects.js'
-import { accountOf, baseOf, type PlatformDeps } from './deps.js'
+import { baseOf, type PlatformDeps } from './deps.js'
 import { Envelope, NullableString, ProjectParams, SuccessBody, errorResponses } from './schemas.js'
 import { ProjectOut, projectView } from './views.js'
+import { accountOf } from '../auth/caller.js'
 
 const ProjectBody = Type.Object({
   id: Type.Optional(NullableString()),

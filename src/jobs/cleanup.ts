@@ -1,7 +1,7 @@
 import { sql } from 'kysely'
 import type { Db } from '../db/database.js'
 import { deleteEndedPushes } from '../exports/channel-pushes.js'
-import { purgeDeletedStreams } from '../stream/streams.js'
+import { purgeDeletedStreams } from '../streams/streams.js'
 
 // Work that imports and deletes leave for later, so that neither waits for it: run hourly by every
 // server process (each statement is idempotent, so two processes at once do no harm).

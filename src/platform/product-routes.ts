@@ -4,8 +4,9 @@ import type { FastifyReply } from 'fastify'
 import { readStagePage, stageProperties, type StageQuery } from '../catalog/stage-reads.js'
 import { BadRequestError } from '../errors.js'
 import { jsonTextStream } from '../http/json-stream.js'
-import { accountOf, type PlatformDeps } from './deps.js'
+import { type PlatformDeps } from './deps.js'
 import { errorResponses } from './schemas.js'
+import { accountOf } from '../auth/caller.js'
 
 // Product data reads (SPEC.md "Platform: product data", COMPAT.md): stage `import` or its alias
 // `intermediate`, the stage id left out when it is 0, a trailing slash, and `fields` as a list

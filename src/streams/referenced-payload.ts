@@ -2,8 +2,8 @@ import { randomUUID } from 'node:crypto'
 import { withRawTransaction, type Db } from '../db/database.js'
 import type { Batch, Stream } from '../db/schema.js'
 import { claimContentType, emptyPayloadBatch, finishBatchQuery, insertBatchQuery } from './batch-store.js'
-import { CopyWriter } from './copy-writer.js'
-import type { UploadDeadline } from './deadline.js'
+import { CopyWriter } from '../db/copy-writer.js'
+import type { UploadDeadline } from './upload-deadline.js'
 import { StageCollector } from './upload-stage.js'
 
 export interface ReferencedUpload {

@@ -1,6 +1,6 @@
 import { Cron, CronPattern } from 'croner'
 import { describe, expect, it } from 'vitest'
-import { ScheduleError, firesEveryYear, hashedMinute, nextRunAt, parseSchedule } from '../../src/jobs/schedule.js'
+import { ScheduleError, firesEveryYear, hashedMinute, nextRunAt, parseSchedule } from '../../src/sites/site-schedule.js'
 
 // Pure unit tests of the schedule module (SPEC.md "Schedule format", DESIGN.md 5.7). The clock is
 // injected through `after`. Every expected instant is written out by hand from local time:
@@ -260,7 +260,7 @@ describe('nextRunAt', () => {
     ])
   })
 
-  // BUG (croner 9.1.0, surfaced by src/jobs/schedule.ts nextRunAt): inside New York's repeated hour
+  // BUG (croner 9.1.0, surfaced by src/sites/site-schedule.ts nextRunAt): inside New York's repeated hour
   // (01:00-01:59 EST = 06:00-06:59 UTC on 2026-11-01) a 01:30 schedule answers 05:30 UTC (01:30 EDT),
   // an instant *before* `after`. Expected the next run after `after`: 01:30 EST the next day.
   // Remove `.fails` once nextRunAt never answers an instant at or before `after`.

@@ -1,6 +1,6 @@
 import { isUtf8 } from 'node:buffer'
 import { describe, expect, it } from 'vitest'
-import { LineSplitter, type SplitItem } from '../../src/stream/line-splitter.js'
+import { LineSplitter, type SplitItem } from '../../src/streams/line-splitter.js'
 
 // Where a chunk boundary falls is up to the network; app.inject cannot place one. These cases pin the
 // splitter at the boundaries that matter, and must agree with what a whole line in one chunk gets.

@@ -3,13 +3,6 @@ import type pg from 'pg'
 import { QUERY_CANCELED } from '../db/database.js'
 import { AppError, RequestTimeoutError } from '../errors.js'
 
-/** The client closed its connection before its answer: nobody reads this, it only stops the work. */
-export class ClientClosedError extends AppError {
-  constructor() {
-    super(499, 'The client closed the connection before the request was answered', 'client_closed')
-  }
-}
-
 // SQLSTATE of a lock wait ended by lock_timeout (QUERY_CANCELED: by statement_timeout or a cancel).
 const LOCK_NOT_AVAILABLE = '55P03'
 

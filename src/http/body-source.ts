@@ -1,12 +1,11 @@
 import { PassThrough, type Readable, type Transform } from 'node:stream'
-import { BadRequestError, PayloadTooLargeError, SlowBodyError, UnsupportedMediaTypeError } from '../errors.js'
-import { SniffingInflate } from '../http/sniffing-inflate.js'
-import { ClientClosedError, type UploadDeadline } from './deadline.js'
+import { BadRequestError, ClientClosedError, PayloadTooLargeError, SlowBodyError, UnsupportedMediaTypeError, type AppError } from '../errors.js'
+import { SniffingInflate } from './sniffing-inflate.js'
 
 export interface BodyLimits {
   maxBytes: number
   /** Aborts at the request's deadline: reading stops, but the socket stays open for the 503. */
-  deadline: UploadDeadline
+  deadline: { readonly signal: AbortSignal; readonly reason: AppError }
   /** Below this rate (after a grace period) the body is cut off with a 408; 0: no minimum. */
   minBytesPerSecond: number
 }

@@ -3,7 +3,7 @@ import type { Db, DbHandle } from '../db/database.js'
 import { isUniqueViolation } from '../db/errors.js'
 import type { Stream, StreamStatus, StreamType } from '../db/schema.js'
 import { ConflictError, NotFoundError, UnprocessableError } from '../errors.js'
-import { isId } from '../sites/ids.js'
+import { isId } from '../db/ids.js'
 
 export const MAX_STREAMS_PER_ACCOUNT = 100
 export const NAME_RESERVATION_DAYS = 7

@@ -4,8 +4,9 @@ import type { ImportHistory, SiteError } from '../db/schema.js'
 import { listImportHistory } from '../sites/import-history.js'
 import { listSiteErrors } from '../sites/site-errors.js'
 import { formatTimestamp, links } from './envelope.js'
-import { accountOf, baseOf, type PlatformDeps } from './deps.js'
+import { baseOf, type PlatformDeps } from './deps.js'
 import { Envelope, Links, SiteParams, Timestamp, errorResponses } from './schemas.js'
+import { accountOf } from '../auth/caller.js'
 
 const ErrorOut = Type.Object({
   id: Type.String(),

@@ -3,8 +3,9 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import type { FastifyRequest } from 'fastify'
 import { getRun, requestRun } from '../jobs/run-requests.js'
 import { links } from './envelope.js'
-import { accountOf, baseOf, type PlatformDeps } from './deps.js'
+import { baseOf, type PlatformDeps } from './deps.js'
 import { Links, NullableString, SiteParams, errorResponses } from './schemas.js'
+import { accountOf } from '../auth/caller.js'
 
 const ProcessBody = Type.Object({
   action: Type.Optional(NullableString({ description: 'import, export, channel, export-all or all' })),

@@ -2,9 +2,10 @@ import { Type } from '@sinclair/typebox'
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { accountLimits } from '../accounts/object-limits.js'
 import { createTag, deleteTag, getTag, listTags, updateTag } from '../sites/tags.js'
-import { accountOf, type PlatformDeps } from './deps.js'
+import { type PlatformDeps } from './deps.js'
 import { Envelope, NullableString, SiteParams, SuccessBody, errorResponses } from './schemas.js'
 import { TagOut, tagView } from './views.js'
+import { accountOf } from '../auth/caller.js'
 
 const TagBody = Type.Object({
   id: Type.Optional(NullableString()),

@@ -2,11 +2,11 @@ import { Type } from '@sinclair/typebox'
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import type { FastifyReply, FastifyRequest } from 'fastify'
 import { BadRequestError } from '../errors.js'
-import { accountOf } from '../platform/deps.js'
-import { UploadDeadline } from './deadline.js'
+import { UploadDeadline } from '../streams/upload-deadline.js'
 import { BatchResource, JsonApiError, batchResource } from './json-api.js'
-import type { StreamDeps } from './stream-plugin.js'
-import { deleteProducts, uploadProducts } from './uploads.js'
+import type { StreamDeps } from './deps.js'
+import { deleteProducts, uploadProducts } from '../streams/uploads.js'
+import { accountOf } from '../auth/caller.js'
 
 const StreamParams = Type.Object({ streamId: Type.String() })
 const BatchDoc = Type.Object({ data: BatchResource })
@@ -23,7 +23,7 @@ function hasBody(request: FastifyRequest): boolean {
   return (length !== undefined && length !== '0') || request.headers['transfer-encoding'] !== undefined
 }
 
-export const productRoutes: FastifyPluginAsyncTypebox<StreamDeps> = async (app, { db, config, clock, uploadSlots }) => {
+export const uploadRoutes: FastifyPluginAsyncTypebox<StreamDeps> = async (app, { db, config, clock, uploadSlots }) => {
   const prefix = config.STREAM_PREFIX
   // Bodies are read as streams by the upload itself, never buffered by a parser.
   app.removeAllContentTypeParsers()

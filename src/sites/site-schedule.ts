@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto'
 import { Cron, CronPattern } from 'croner'
 import { isKnownTimeZone } from '../config.js'
-import { excerpt } from '../sites/text-input.js'
+import { excerpt } from './text-input.js'
 
 // import_schedule text (SPEC.md "Schedule format"): optional first line TZ=<zone>, then five-field
 // cron lines; `H` in the minute field is a stable per-site minute so that sites spread out.

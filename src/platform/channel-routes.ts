@@ -3,11 +3,12 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { accountLimits } from '../accounts/object-limits.js'
 import { channelHistory, createChannel, deleteChannel, getChannel, listChannels, updateChannel, type ChannelDetails } from '../channels/channels.js'
 import type { ChannelExport } from '../db/schema.js'
-import { removeFeedFiles } from '../exports/feed-storage.js'
-import { feedUrl } from '../feeds/feed-routes.js'
+import { removeFeedFiles } from '../feeds/feed-storage.js'
+import { feedUrl } from '../feeds/feed-urls.js'
 import { formatTimestamp, links } from './envelope.js'
-import { accountOf, baseOf, type PlatformDeps } from './deps.js'
+import { baseOf, type PlatformDeps } from './deps.js'
 import { Envelope, Links, NullableBoolean, NullableString, SiteParams, SuccessBody, errorResponses } from './schemas.js'
+import { accountOf } from '../auth/caller.js'
 
 // Channels (SPEC.md "Channel", DESIGN.md 5.8): reads as the specification has them; writes are this
 // product's own, in the same envelope.
