@@ -15,7 +15,23 @@ import { benchDatabase, createBenchSite, machineLine, median, startServerProcess
 
 const ROWS = Number(process.env.BENCH_ROWS ?? 1_000_000)
 const CHANGED = Number(process.env.BENCH_CHANGED ?? 10_000)
-const COLUMNS = ['id', 'gtin', 'title', 'description', 'brand', 'color', 'size', 'price', 'sale_price', 'availability', 'stock', 'link', 'image_link', 'category', 'on_sale']
+const COLUMNS = [
+  'id',
+  'gtin',
+  'title',
+  'description',
+  'brand',
+  'color',
+  'size',
+  'price',
+  'sale_price',
+  'availability',
+  'stock',
+  'link',
+  'image_link',
+  'category',
+  'on_sale',
+]
 
 const dir = await fs.mkdtemp(path.join(os.tmpdir(), 'catalog-export-bench-'))
 const database = await benchDatabase()
@@ -30,7 +46,11 @@ async function bareCopy(): Promise<number> {
     const columns = COLUMNS.map((c) => `data->>${client.escapeLiteral(c)}`).join(', ')
     const started = performance.now()
     await pipeline(
-      client.query(copyTo(`COPY (SELECT ${columns} FROM stage_product WHERE site_id = ${Number(site.siteId)} AND stage = 'import' AND stage_id = 0 ORDER BY product_id) TO STDOUT WITH (FORMAT csv, HEADER)`)),
+      client.query(
+        copyTo(
+          `COPY (SELECT ${columns} FROM stage_product WHERE site_id = ${Number(site.siteId)} AND stage = 'import' AND stage_id = 0 ORDER BY product_id) TO STDOUT WITH (FORMAT csv, HEADER)`,
+        ),
+      ),
       createWriteStream(path.join(dir, 'bare.csv')),
     )
     return (performance.now() - started) / 1000
@@ -44,7 +64,13 @@ async function createChannel(): Promise<string> {
     'POST',
     `/platform/v2/sites/${site.siteId}/channels`,
     site.platform,
-    JSON.stringify({ name: 'bench', export_name: 'bench', format: 'csv', mapping: COLUMNS.map((c) => ({ column: c, source: c })), filenames: [{ type: null, filename: 'feed.csv' }] }),
+    JSON.stringify({
+      name: 'bench',
+      export_name: 'bench',
+      format: 'csv',
+      mapping: COLUMNS.map((c) => ({ column: c, source: c })),
+      filenames: [{ type: null, filename: 'feed.csv' }],
+    }),
   )) as { Channels: { id: string }[] }
   return created.Channels[0]?.id ?? ''
 }

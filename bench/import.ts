@@ -24,7 +24,9 @@ async function baseline(): Promise<number> {
   await sql`CREATE TABLE bench_keyed (id text PRIMARY KEY, data jsonb NOT NULL)`.execute(database.db)
   await sql`CHECKPOINT`.execute(database.db)
   const started = performance.now()
-  await sql`INSERT INTO bench_keyed SELECT product_id, data::jsonb FROM batch_row WHERE batch_id IN (SELECT id FROM batch WHERE stream_id = ${streamId} AND kind = 'upsert')`.execute(database.db)
+  await sql`INSERT INTO bench_keyed SELECT product_id, data::jsonb FROM batch_row WHERE batch_id IN (SELECT id FROM batch WHERE stream_id = ${streamId} AND kind = 'upsert')`.execute(
+    database.db,
+  )
   const seconds = (performance.now() - started) / 1000
   await sql`DROP TABLE bench_keyed`.execute(database.db)
   return seconds

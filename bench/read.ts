@@ -41,7 +41,14 @@ const cases: ReadCase[] = [
   { label: 'first page', samples: SAMPLES, target: true },
   { label: `page at offset ${OFFSET.toLocaleString('en')}`, offset: OFFSET, samples: SAMPLES, target: true },
   { label: 'equality', filter: "brand = 'Acme'", where: "data->>'brand' = $2", params: ['Acme'], samples: SAMPLES, target: true },
-  { label: 'numeric range', filter: 'price BETWEEN 20 AND 30', where: "(data->>'price')::numeric BETWEEN $2 AND $3", params: [20, 30], samples: SAMPLES, target: true },
+  {
+    label: 'numeric range',
+    filter: 'price BETWEEN 20 AND 30',
+    where: "(data->>'price')::numeric BETWEEN $2 AND $3",
+    params: [20, 30],
+    samples: SAMPLES,
+    target: true,
+  },
   { label: 'LIKE prefix', filter: "title LIKE 'Acme org%'", where: "data->>'title' LIKE $2", params: ['Acme org%'], samples: SAMPLES, target: true },
   // The worst case of a filter: nothing matches, so every row of the stage is read.
   { label: 'equality, no match', filter: "brand = 'Nobody'", where: "data->>'brand' = $2", params: ['Nobody'], samples: SCAN_SAMPLES, target: false },
@@ -77,9 +84,19 @@ async function viaSql(read: ReadCase): Promise<string[]> {
 
 /** The endpoint's own query for a read, as readStagePage builds it: the page in a size-capped slice. */
 function endpointSql(read: ReadCase): { sql: string; parameters: readonly unknown[] } {
-  let rows = database.db.selectFrom('stage_product').select(['product_id', 'data']).where('site_id', '=', site.siteId).where('stage', '=', 'import').where('stage_id', '=', '0')
+  let rows = database.db
+    .selectFrom('stage_product')
+    .select(['product_id', 'data'])
+    .where('site_id', '=', site.siteId)
+    .where('stage', '=', 'import')
+    .where('stage_id', '=', '0')
   if (read.filter) rows = rows.where(filterToSql(parseFilter(read.filter, stage.columns), (column) => sql<string>`coalesce(data ->> ${column}, '')`))
-  return sizedSlice(rows.orderBy('product_id').limit(LIMIT).offset(read.offset ?? 0)).compile(database.db)
+  return sizedSlice(
+    rows
+      .orderBy('product_id')
+      .limit(LIMIT)
+      .offset(read.offset ?? 0),
+  ).compile(database.db)
 }
 
 async function viaEndpointSql(read: ReadCase): Promise<string[]> {
@@ -134,7 +151,14 @@ async function measure(read: ReadCase): Promise<Measured> {
 async function planOf(query: string, parameters: readonly unknown[]): Promise<string> {
   const plan = await client.query<{ 'QUERY PLAN': string }>(`EXPLAIN ${query}`, [...parameters])
   const nodes = plan.rows.map((row) => row['QUERY PLAN']).filter((line) => line.includes('(cost='))
-  return nodes.map((line) => line.trim().replace(/^-> +/, '').replace(/ +\(cost=.*$/, '')).join(' ← ')
+  return nodes
+    .map((line) =>
+      line
+        .trim()
+        .replace(/^-> +/, '')
+        .replace(/ +\(cost=.*$/, ''),
+    )
+    .join(' ← ')
 }
 
 const ms = (values: number[], share: number) => percentile(values, share).toFixed(1)
@@ -146,7 +170,9 @@ const results: Measured[] = []
 for (const read of cases) {
   const result = await measure(read)
   results.push(result)
-  console.log(`${read.label.padEnd(24)} p50 / p99 ms: API ${both(result.api)} · endpoint SQL ${both(result.endpoint)} · hand SQL ${both(result.hand)} · ratio ${ratioOf(result).toFixed(2)}`)
+  console.log(
+    `${read.label.padEnd(24)} p50 / p99 ms: API ${both(result.api)} · endpoint SQL ${both(result.endpoint)} · hand SQL ${both(result.hand)} · ratio ${ratioOf(result).toFixed(2)}`,
+  )
 }
 const loadAfter = os.loadavg()
 
@@ -157,7 +183,10 @@ const [properties = [], oneColumn = []] = await sampleInterleaved(
   [() => site.call('GET', `${stageUrl}/properties`, site.platform), () => site.call('GET', `${stageUrl}?limit=${LIMIT}&fields=id`, site.platform)],
   SAMPLES,
 )
-const before = await client.query<{ product_id: string }>(`SELECT product_id FROM stage_product WHERE ${stageKey} ORDER BY product_id LIMIT 1 OFFSET ${OFFSET - 1}`, [site.siteId])
+const before = await client.query<{ product_id: string }>(
+  `SELECT product_id FROM stage_product WHERE ${stageKey} ORDER BY product_id LIMIT 1 OFFSET ${OFFSET - 1}`,
+  [site.siteId],
+)
 const keyset: ReadCase = { label: 'keyset page', where: 'product_id > $2', params: [before.rows[0]?.product_id], samples: SAMPLES, target: false }
 const [keysetTimes = []] = await sampleInterleaved([() => viaSql(keyset)], SAMPLES)
 const plans: string[] = []

@@ -160,15 +160,27 @@ export async function createBenchSite(database: BenchDatabase, server: ServerPro
   }
 
   const project = (await call('POST', '/platform/v2/projects', platform, JSON.stringify({ name: 'bench' }))) as { Projects: { id: string }[] }
-  const site = (await call('POST', '/platform/v2/sites', platform, JSON.stringify({ title: 'bench', project_id: project.Projects[0]?.id }))) as { Sites: { id: string }[] }
+  const site = (await call('POST', '/platform/v2/sites', platform, JSON.stringify({ title: 'bench', project_id: project.Projects[0]?.id }))) as {
+    Sites: { id: string }[]
+  }
   const siteId = site.Sites[0]?.id ?? ''
   const streamBody = JSON.stringify({ data: { type: 'stream', attributes: { name: 'bench' } } })
   const stream = (await call('POST', '/streams', { ...bearer, 'content-type': 'application/vnd.api+json' }, streamBody)) as { data: { id: string } }
   const streamId = stream.data.id
-  await call('POST', `/platform/v2/sites/${siteId}/streams`, platform, JSON.stringify({ import_type: 1, description: 'bench', stream_id: streamId, status: 'active' }))
+  await call(
+    'POST',
+    `/platform/v2/sites/${siteId}/streams`,
+    platform,
+    JSON.stringify({ import_type: 1, description: 'bench', stream_id: streamId, status: 'active' }),
+  )
 
   async function uploadFile(file: string): Promise<void> {
-    await call('POST', `/streams/${streamId}/products`, { ...bearer, 'content-type': 'application/x-ndjson' }, createReadStream(file) as unknown as RequestInit['body'])
+    await call(
+      'POST',
+      `/streams/${streamId}/products`,
+      { ...bearer, 'content-type': 'application/x-ndjson' },
+      createReadStream(file) as unknown as RequestInit['body'],
+    )
   }
 
   async function uploadRows(rows: number): Promise<number> {

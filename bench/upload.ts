@@ -79,7 +79,9 @@ for (let run = 0; run < RUNS; run++) {
   copyTimes.push(await bareCopy())
   plain.push(await upload(plainFile))
   gzip.push(await upload(gzipFile, 'gzip'))
-  console.log(`run ${run + 1}: copy ${copyTimes.at(-1)?.toFixed(2)} s, upload ${plain.at(-1)?.seconds.toFixed(2)} s (${plain.at(-1)?.peakMb.toFixed(0)} MB), gzip ${gzip.at(-1)?.seconds.toFixed(2)} s (${gzip.at(-1)?.peakMb.toFixed(0)} MB)`)
+  console.log(
+    `run ${run + 1}: copy ${copyTimes.at(-1)?.toFixed(2)} s, upload ${plain.at(-1)?.seconds.toFixed(2)} s (${plain.at(-1)?.peakMb.toFixed(0)} MB), gzip ${gzip.at(-1)?.seconds.toFixed(2)} s (${gzip.at(-1)?.peakMb.toFixed(0)} MB)`,
+  )
 }
 
 const bigBytes = await writeNdjson(bigFile, BIG_ROWS)

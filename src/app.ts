@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto'
-import type { Duplex } from 'node:stream'
-import Fastify, { type FastifyError, type FastifyInstance, type FastifyReply, type FastifyServerOptions } from 'fastify'
+import path from 'node:path'
+import Fastify, { type FastifyInstance, type FastifyReply, type FastifyServerOptions } from 'fastify'
 import swagger from '@fastify/swagger'
 import swaggerUi from '@fastify/swagger-ui'
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
@@ -8,14 +8,13 @@ import { FailedAuthLimit, MemoryFailedAuthStore } from './auth/failed-auth-limit
 import type { Config, TrustProxy } from './config.js'
 import { ConnectionSlots } from './db/connection-slots.js'
 import type { Db } from './db/database.js'
-import { feedsDir } from './feeds/feed-storage.js'
+import type { FeedStorage } from './feeds/feed-storage.js'
 import { feedRoutes } from './feeds/feed-routes.js'
-import { statusTitle } from './http/http-errors.js'
+import { LocalFeedStorage } from './feeds/local-feed-storage.js'
+import { answerClientError, answerFrameworkError, noRoute, sendPlatformError } from './http/error-funnels.js'
 import { healthRoutes } from './http/health.js'
-import { PushWorker } from './jobs/push-worker.js'
-import { RunWorker } from './jobs/run-worker.js'
-import { runSchedulerTick } from './jobs/scheduler.js'
 import './http/fastify-types.js'
+import { jobsPlugin } from './jobs/jobs-plugin.js'
 import { createOutboundGuard, type ResolveHost } from './net/outbound-guard.js'
 import { ErrorBody } from './platform/schemas.js'
 import { platformPlugin } from './platform/platform-plugin.js'
@@ -32,9 +31,20 @@ export interface AppDeps {
   logger?: FastifyServerOptions['logger']
   /** Name resolution of the outbound guard; tests give one to play DNS rebinding. */
   resolveHost?: ResolveHost
+  /** Where exported feed files are kept; DATA_DIR/feeds on this host unless given. */
+  feedStorage?: FeedStorage
 }
 
-export async function buildApp({ db, config, logger, clock = () => new Date(), rateLimits = new MemoryRateLimitStore(), resolveHost }: AppDeps): Promise<FastifyInstance> {
+export async function buildApp({
+  db,
+  config,
+  logger,
+  clock = () => new Date(),
+  rateLimits = new MemoryRateLimitStore(),
+  resolveHost,
+  feedStorage,
+}: AppDeps): Promise<FastifyInstance> {
+  const feeds = feedStorage ?? new LocalFeedStorage(path.join(config.DATA_DIR, 'feeds'))
   const app = Fastify({
     logger: logger ?? {
       level: config.LOG_LEVEL,
@@ -51,7 +61,7 @@ export async function buildApp({ db, config, logger, clock = () => new Date(), r
     ajv: { customOptions: { coerceTypes: 'array', useDefaults: true, removeAdditional: false, allErrors: false } },
     // Errors before routing (a URL that does not decode, e.g. an encoded lone surrogate) get the
     // error body of the interface the path belongs to, like every other client mistake.
-    frameworkErrors: (error, request, reply) => answerFrameworkError(error, request.url, reply as unknown as FastifyReply),
+    frameworkErrors: (error, request, reply) => answerFrameworkError(error, request, reply as unknown as FastifyReply),
     // Requests Node's HTTP parser refuses (headers or URL past 16 KB, a broken Content-Length) never
     // reach Fastify: they are answered here, in the error body of the interface they were meant for.
     clientErrorHandler: (error, socket) => answerClientError(error, socket, config.STREAM_PREFIX),
@@ -79,63 +89,10 @@ export async function buildApp({ db, config, logger, clock = () => new Date(), r
   // The front door: someone who opens the server in a browser lands on the interactive reference.
   app.get('/', { schema: { hide: true } }, async (_request, reply) => reply.redirect('/docs', 302))
 
-  // Runs execute in every server process (RUN_CONCURRENCY at a time); pg-boss and the run table in
-  // Postgres make sure each run executes once, whichever process takes it.
-  const worker = new RunWorker(
-    db,
-    {
-      concurrency: config.RUN_CONCURRENCY,
-      pollingSeconds: config.RUN_POLL_SECONDS,
-      heartbeatSeconds: config.RUN_HEARTBEAT_SECONDS,
-      staleSeconds: config.RUN_STALE_SECONDS,
-      expireSeconds: config.RUN_TIMEOUT_SECONDS,
-      now: clock,
-      dataDir: config.DATA_DIR,
-      limits: { attributesPerStream: config.MAX_ATTRIBUTES_PER_STREAM, stageColumns: config.MAX_STAGE_COLUMNS, feedMaxBytes: config.FEED_MAX_BYTES },
-      accountConcurrency: config.RUN_ACCOUNT_CONCURRENCY,
-    },
-    app.log,
-  )
-  await worker.startWhenReachable()
-  app.decorate('runWorker', worker)
-  // Exported files reach http destinations through a worker of their own, after the run: a slow
-  // destination holds a push slot of its account, never a run slot.
+  // Checked at save and at connect time, by the channel routes and by the pushes to http destinations.
   const outbound = createOutboundGuard({ allowPrivate: config.ALLOW_PRIVATE_DESTINATIONS, resolve: resolveHost })
-  const pushes = new PushWorker(
-    db,
-    {
-      concurrency: config.PUSH_CONCURRENCY,
-      accountConcurrency: config.PUSH_ACCOUNT_CONCURRENCY,
-      timeoutSeconds: config.PUSH_TIMEOUT_SECONDS,
-      budgetSeconds: config.PUSH_BUDGET_SECONDS,
-      pollingSeconds: config.RUN_POLL_SECONDS,
-      dataDir: config.DATA_DIR,
-      guard: outbound,
-    },
-    app.log,
-  )
-  pushes.start()
-  app.addHook('onClose', () => pushes.stop())
-  let scheduler: NodeJS.Timeout | undefined
-  if (config.SCHEDULER_INTERVAL_SECONDS > 0) {
-    const settings = { defaultTimeZone: config.DEFAULT_TZ, limits: { maxLines: config.MAX_SCHEDULE_LINES, maxChars: config.MAX_SCHEDULE_CHARS }, log: app.log }
-    // A tick that outlasts the interval (it yields between batches) is not joined by another.
-    let ticking = false
-    scheduler = setInterval(() => {
-      if (ticking) return
-      ticking = true
-      runSchedulerTick(db, worker.queue, settings, clock())
-        .catch((error: unknown) => app.log.warn({ err: error }, 'scheduler tick failed'))
-        .finally(() => {
-          ticking = false
-        })
-    }, config.SCHEDULER_INTERVAL_SECONDS * 1000)
-    scheduler.unref()
-  }
-  app.addHook('onClose', async () => {
-    clearInterval(scheduler)
-    await worker.stop()
-  })
+  // Background work (runs, pushes, schedules, cleanup). Before the interfaces: they queue runs on its queue.
+  await app.register(jobsPlugin, { db, config, clock, feedStorage: feeds, outbound })
 
   // Uploads and product reads hold a connection as long as they take: each kind gets its share of
   // the pool, and each account its share of those.
@@ -143,48 +100,16 @@ export async function buildApp({ db, config, logger, clock = () => new Date(), r
   const readSlots = new ConnectionSlots(config.READ_CONCURRENCY, config.READS_PER_ACCOUNT, { noun: 'product reads', variable: 'READS_PER_ACCOUNT' })
   await app.register(healthRoutes, { db, uploadSlots, readSlots })
   // Feed files of the built-in destination: public, at unguessable URLs.
-  await app.register(feedRoutes, { db, feedsDir: feedsDir(config.DATA_DIR) })
+  await app.register(feedRoutes, { db, feedStorage: feeds })
   const authLimit = new FailedAuthLimit(new MemoryFailedAuthStore(), config.AUTH_FAILURES_PER_MINUTE, clock)
-  await app.register(platformPlugin, { db, config, runs: worker.queue, authLimit, outbound, readSlots })
+  await app.register(platformPlugin, { db, config, runs: app.runWorker.queue, authLimit, outbound, readSlots, feedStorage: feeds })
   await app.register(streamPlugin, { prefix: config.STREAM_PREFIX, db, config, clock, rateLimits, authLimit, uploadSlots })
 
-  app.setNotFoundHandler((request, reply) =>
-    reply.code(404).send({ success: false, message: `No route ${request.method} ${request.url.split('?')[0]}` }),
-  )
+  app.setNotFoundHandler((request, reply) => sendPlatformError(noRoute(request), request, reply))
   return app
 }
 
 /** Fastify's hop-count form of trustProxy, which its types leave out: the nearest `hops` proxies. */
 function trustedProxies(trust: TrustProxy): boolean | string[] | ((address: string, hop: number) => boolean) {
   return typeof trust === 'number' ? (_address, hop) => hop < trust : trust
-}
-
-function answerClientError(error: Error & { code?: string; rawPacket?: unknown }, socket: Duplex, streamPrefix: string): void {
-  if (!socket.writable) return
-  const status = error.code === 'HPE_HEADER_OVERFLOW' ? 431 : 400
-  const message =
-    status === 431
-      ? 'The request line and headers are larger than 16 KB; a query parameter that long (a filter, say) cannot be valid'
-      : `The request is not valid HTTP (${error.code ?? 'parse error'}); check its Content-Length and Transfer-Encoding`
-  // Node's types call it a JSON form of a buffer; at run time it is the Buffer of what arrived.
-  const received = Buffer.isBuffer(error.rawPacket) ? error.rawPacket.subarray(0, 2048).toString('latin1') : ''
-  const path = /^[A-Z]+ (\S*)/.exec(received)?.[1] ?? ''
-  const stream = path.startsWith(`${streamPrefix}/streams`)
-  const title = statusTitle(status)
-  const body = JSON.stringify(stream ? { errors: [{ status: String(status), title, detail: message }] } : { success: false, message })
-  const type = stream ? 'application/vnd.api+json' : 'application/json; charset=utf-8'
-  socket.end(`HTTP/1.1 ${status} ${title}\r\nContent-Type: ${type}\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`)
-}
-
-function answerFrameworkError(error: FastifyError, url: string, reply: FastifyReply): void {
-  const status = typeof error.statusCode === 'number' && error.statusCode < 500 ? error.statusCode : 400
-  const message = error.code === 'FST_ERR_BAD_URL' ? 'The URL is not valid: a percent-encoded sequence does not decode to text' : error.message
-  if (/^\/(platform|product|feeds)\//.test(url)) {
-    void reply.code(status).send({ success: false, message })
-    return
-  }
-  void reply
-    .code(status)
-    .header('content-type', 'application/vnd.api+json')
-    .send({ errors: [{ status: String(status), title: statusTitle(status), detail: message }] })
 }

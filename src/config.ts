@@ -88,7 +88,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   const config = converted as Static<typeof ConfigSchema>
   if (config.UPLOAD_CONCURRENCY + config.READ_CONCURRENCY >= config.DB_POOL_SIZE) {
     throw new ConfigError(
-      `Invalid configuration: UPLOAD_CONCURRENCY (${config.UPLOAD_CONCURRENCY}) and READ_CONCURRENCY (${config.READ_CONCURRENCY}) together must be smaller than DB_POOL_SIZE (${config.DB_POOL_SIZE}), so that uploads and reads never hold every connection`,
+      `Invalid configuration: UPLOAD_CONCURRENCY (${config.UPLOAD_CONCURRENCY}) and READ_CONCURRENCY (${config.READ_CONCURRENCY}) together must be ` +
+        `smaller than DB_POOL_SIZE (${config.DB_POOL_SIZE}), so that uploads and reads never hold every connection`,
     )
   }
   if (!isKnownTimeZone(config.DEFAULT_TZ)) {
@@ -109,7 +110,10 @@ export function parseTrustProxy(value: string): TrustProxy {
   if (text === '' || text.toLowerCase() === 'false') return false
   if (/^\d+$/.test(text)) return Number(text) === 0 ? false : Number(text)
   const fail = (why: string): never => {
-    throw new ConfigError(`Invalid configuration: TRUST_PROXY: ${why}; set the number of proxy hops in front of the server (e.g. 1) or the proxies' addresses or CIDR ranges (e.g. 10.0.0.0/8,127.0.0.1), or leave it unset`)
+    throw new ConfigError(
+      `Invalid configuration: TRUST_PROXY: ${why}; set the number of proxy hops in front of the server (e.g. 1) or the proxies' addresses or CIDR ` +
+        `ranges (e.g. 10.0.0.0/8,127.0.0.1), or leave it unset`,
+    )
   }
   if (text.toLowerCase() === 'true') fail('"true" would trust X-Forwarded-For from every client')
   const entries = text.split(',').map((entry) => entry.trim())

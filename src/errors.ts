@@ -84,7 +84,11 @@ export class TooManyRequestsError extends AppError {
 /** A request body that arrives slower than the minimum rate: it would hold a connection for nothing. */
 export class SlowBodyError extends AppError {
   constructor(minBytesPerSecond: number) {
-    super(408, `The body arrived slower than ${minBytesPerSecond} bytes per second (UPLOAD_MIN_BYTES_PER_SECOND) and was cut off; nothing was written`, 'slow_body')
+    super(
+      408,
+      `The body arrived slower than ${minBytesPerSecond} bytes per second (UPLOAD_MIN_BYTES_PER_SECOND) and was cut off; nothing was written`,
+      'slow_body',
+    )
   }
 }
 
@@ -97,7 +101,11 @@ export class RequestTimeoutError extends AppError {
 /** A product read whose query ran past PRODUCT_READ_TIMEOUT_MS: Postgres cancelled it. */
 export class ReadTimeoutError extends AppError {
   constructor(timeoutMs: number) {
-    super(503, `The read took longer than ${timeoutMs} ms (PRODUCT_READ_TIMEOUT_MS) and was cancelled; ask for fewer rows, fewer fields or a narrower filter`, 'timeout')
+    super(
+      503,
+      `The read took longer than ${timeoutMs} ms (PRODUCT_READ_TIMEOUT_MS) and was cancelled; ask for fewer rows, fewer fields or a narrower filter`,
+      'timeout',
+    )
   }
 }
 

@@ -3,11 +3,6 @@ import { buildApp } from './app.js'
 import type { Config } from './config.js'
 import { connect, settlesWithin, type Connection } from './db/connect.js'
 import { migrateToLatest } from './db/migrate.js'
-import { runCleanup } from './jobs/cleanup.js'
-
-// Hourly cleanup, by any server process (every step is idempotent): streams deleted 7 days ago, the
-// rows of applied batches, and the stage rows of deleted sites.
-const PURGE_INTERVAL_MS = 60 * 60 * 1000
 
 // Share of SHUTDOWN_GRACE_SECONDS in which requests and runs may finish on their own; the rest is
 // for ending what is left and stopping the database.
@@ -47,15 +42,10 @@ export async function startServer(config: Config): Promise<RunningServer> {
     throw error
   }
   const listening = app
-  const purge = setInterval(() => {
-    runCleanup(connection.db, new Date()).catch((error: unknown) => listening.log.warn({ err: error }, 'hourly cleanup failed'))
-  }, PURGE_INTERVAL_MS)
-  purge.unref()
   return {
     app: listening,
     connection,
     close: async () => {
-      clearInterval(purge)
       const graceMs = config.SHUTDOWN_GRACE_SECONDS * 1000
       const deadline = Date.now() + graceMs
       // No new runs and no new requests; the ones under way get the drain time to finish.

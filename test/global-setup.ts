@@ -55,10 +55,10 @@ export default async function setup(project: TestProject) {
     const client = new pg.Client({ connectionString: adminUrl })
     await client.connect()
     try {
-      const { rows } = await client.query<{ datname: string }>(
-        `SELECT datname FROM pg_database WHERE datname LIKE $1 OR datname = $2`,
-        [`catalog_test_${process.pid}_%`, templateDatabase],
-      )
+      const { rows } = await client.query<{ datname: string }>(`SELECT datname FROM pg_database WHERE datname LIKE $1 OR datname = $2`, [
+        `catalog_test_${process.pid}_%`,
+        templateDatabase,
+      ])
       for (const { datname } of rows) await client.query(`DROP DATABASE IF EXISTS ${client.escapeIdentifier(datname)} WITH (FORCE)`)
     } finally {
       await client.end()

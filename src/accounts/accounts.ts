@@ -1,4 +1,5 @@
 import type { Db, DbHandle } from '../db/database.js'
+import { inTransaction } from '../db/transaction.js'
 import { hashSecret, newAccessToken, newClientId, newClientSecret } from '../auth/secrets.js'
 import { BadRequestError, NotFoundError } from '../errors.js'
 
@@ -24,7 +25,7 @@ export interface CreatedAccount {
 export async function createAccount(db: Db, name: string): Promise<CreatedAccount> {
   const trimmed = name.trim()
   if (trimmed === '') throw new BadRequestError('name: must not be empty')
-  return db.transaction().execute(async (trx) => {
+  return inTransaction(db, async ({ db: trx }) => {
     const account = await trx.insertInto('account').values({ name: trimmed }).returning('id').executeTakeFirstOrThrow()
     const credential = await issueCredential(trx, account.id)
     const token = await issueToken(trx, account.id, 'default')
@@ -43,7 +44,7 @@ export async function listAccounts(db: DbHandle) {
 
 /** Replaces the account's secret (and client id): the old X-Auth-Token stops working at once. */
 export async function rotateCredential(db: Db, accountId: string): Promise<PlatformCredential> {
-  return db.transaction().execute(async (trx) => {
+  return inTransaction(db, async ({ db: trx }) => {
     await requireAccount(trx, accountId)
     await trx.deleteFrom('platform_credential').where('account_id', '=', accountId).execute()
     return issueCredential(trx, accountId)
@@ -57,12 +58,7 @@ export async function createToken(db: Db, accountId: string, name: string): Prom
 
 export async function listTokens(db: DbHandle, accountId: string) {
   await requireAccount(db, accountId)
-  return db
-    .selectFrom('access_token')
-    .select(['id', 'name', 'created_at', 'revoked_at'])
-    .where('account_id', '=', accountId)
-    .orderBy('id')
-    .execute()
+  return db.selectFrom('access_token').select(['id', 'name', 'created_at', 'revoked_at']).where('account_id', '=', accountId).orderBy('id').execute()
 }
 
 export async function revokeToken(db: DbHandle, tokenId: string): Promise<void> {
@@ -77,9 +73,7 @@ export async function revokeToken(db: DbHandle, tokenId: string): Promise<void> 
 }
 
 async function requireAccount(db: DbHandle, accountId: string): Promise<void> {
-  const found = /^\d+$/.test(accountId)
-    ? await db.selectFrom('account').select('id').where('id', '=', accountId).executeTakeFirst()
-    : undefined
+  const found = /^\d+$/.test(accountId) ? await db.selectFrom('account').select('id').where('id', '=', accountId).executeTakeFirst() : undefined
   if (!found) throw new NotFoundError(`No account with id ${accountId}`)
 }
 

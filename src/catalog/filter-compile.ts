@@ -33,10 +33,16 @@ export function filterToSql(node: FilterNode, valueOf: FilterValueOf): RawBuilde
   switch (node.kind) {
     case 'and':
       if (node.items.length === 0) return sql<SqlBool>`true`
-      return sql<SqlBool>`(${sql.join(node.items.map((item) => filterToSql(item, valueOf)), sql` AND `)})`
+      return sql<SqlBool>`(${sql.join(
+        node.items.map((item) => filterToSql(item, valueOf)),
+        sql` AND `,
+      )})`
     case 'or':
       if (node.items.length === 0) return sql<SqlBool>`false`
-      return sql<SqlBool>`(${sql.join(node.items.map((item) => filterToSql(item, valueOf)), sql` OR `)})`
+      return sql<SqlBool>`(${sql.join(
+        node.items.map((item) => filterToSql(item, valueOf)),
+        sql` OR `,
+      )})`
     case 'not':
       return not(filterToSql(node.item, valueOf))
     case 'compare': {

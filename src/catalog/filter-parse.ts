@@ -4,6 +4,7 @@
 import { init, parseWithComments } from '@guanmingchiu/sqlparser-ts'
 import { BadRequestError } from '../errors.js'
 import type { CompareOp, FilterLiteral, FilterNode } from './filter-node.js'
+import { EXPRESSION_NAMES, LITERAL_NAMES, OPERATOR_NAMES } from './filter-names.js'
 
 // The WASM module has to be instantiated once before any parse; doing it at import keeps parseFilter
 // synchronous for its callers.
@@ -33,33 +34,6 @@ type Json = Record<string, unknown>
 
 const COMPARE: Record<string, CompareOp> = { Eq: '=', NotEq: '<>', Lt: '<', LtEq: '<=', Gt: '>', GtEq: '>=' }
 const FLIPPED: Record<CompareOp, CompareOp> = { '=': '=', '<>': '<>', '<': '>', '<=': '>=', '>': '<', '>=': '<=' }
-
-// Readable names for the parser's node kinds that a client is likely to try, for the error message.
-const OPERATOR_NAMES: Record<string, string> = {
-  Plus: '+', Minus: '-', Multiply: '*', Divide: '/', Modulo: '%', StringConcat: '||', Spaceship: '<=>',
-  BitwiseOr: '|', BitwiseAnd: '&', BitwiseXor: '^', PGBitwiseXor: '#', PGBitwiseShiftLeft: '<<',
-  PGBitwiseShiftRight: '>>', PGExp: '^', PGRegexMatch: '~', PGRegexIMatch: '~*', PGRegexNotMatch: '!~',
-  PGRegexNotIMatch: '!~*', PGLikeMatch: '~~', PGILikeMatch: '~~*', PGNotLikeMatch: '!~~',
-  PGNotILikeMatch: '!~~*', DuckIntegerDivide: '//', MyIntegerDivide: 'DIV', Xor: 'XOR', Arrow: '->',
-  LongArrow: '->>', HashArrow: '#>', HashLongArrow: '#>>', AtArrow: '@>', ArrowAt: '<@', Overlaps: 'OVERLAPS',
-  PGOverlap: '&&', Question: '?', QuestionAnd: '?&', QuestionPipe: '?|', AtAt: '@@',
-}
-const EXPRESSION_NAMES: Record<string, string> = {
-  ILike: 'operator ILIKE', SimilarTo: 'operator SIMILAR TO', RLike: 'operator REGEXP', IsTrue: 'IS TRUE',
-  IsNotTrue: 'IS NOT TRUE', IsFalse: 'IS FALSE', IsNotFalse: 'IS NOT FALSE', IsUnknown: 'IS UNKNOWN',
-  IsNotUnknown: 'IS NOT UNKNOWN', IsDistinctFrom: 'IS DISTINCT FROM', IsNotDistinctFrom: 'IS NOT DISTINCT FROM',
-  Cast: 'cast', Collate: 'COLLATE', Case: 'CASE', Interval: 'INTERVAL', TypedString: 'typed literal',
-  Extract: 'EXTRACT', Substring: 'SUBSTRING', Trim: 'TRIM', Position: 'POSITION', Overlay: 'OVERLAY',
-  Ceil: 'CEIL', Floor: 'FLOOR', AtTimeZone: 'AT TIME ZONE', Tuple: 'list in parentheses', Array: 'array',
-  AnyOp: 'ANY', AllOp: 'ALL', Wildcard: '*', QualifiedWildcard: '*', Subquery: 'subquery',
-  InSubquery: 'subquery', Exists: 'subquery (EXISTS)', InUnnest: 'UNNEST', MemberOf: 'MEMBER OF',
-}
-const LITERAL_NAMES: Record<string, string> = {
-  Null: 'literal NULL (use IS NULL)', Boolean: 'boolean literal', Placeholder: 'parameter',
-  EscapedStringLiteral: "E'...' string (use a plain '...' string)", UnicodeStringLiteral: "U&'...' string",
-  NationalStringLiteral: "N'...' string", HexStringLiteral: 'hex literal', DollarQuotedString: '$$ string',
-  DoubleQuotedString: 'double-quoted string', SingleQuotedByteStringLiteral: 'byte string',
-}
 
 // The wrapper statement with an empty WHERE: a parsed filter must be exactly this plus its condition.
 const WRAPPER_SHAPE = statementShape(firstStatement(PREFIX + 'TRUE' + SUFFIX))
@@ -239,7 +213,8 @@ class Reader {
     const quote = ident.quote_style
     if (quote !== undefined && quote !== null && quote !== '"' && quote !== '`') this.fail(`unsupported quoting of ${show(name)}`, node)
     // "x" is an identifier in SQL; a client who meant the string 'x' gets told so.
-    if (this.columns !== ANY_COLUMN && !this.columns.has(name)) this.fail(`unknown column ${show(name)}${quote === '"' ? ' (a string takes single quotes)' : ''}`, node)
+    if (this.columns !== ANY_COLUMN && !this.columns.has(name))
+      this.fail(`unknown column ${show(name)}${quote === '"' ? ' (a string takes single quotes)' : ''}`, node)
     return name
   }
 

@@ -27,7 +27,10 @@ export const MAX_ATTRIBUTE_NAME_CHARS = 255
 
 /** The row error of a row that would bring its stream past `limit` distinct attribute names. */
 export function tooManyAttributesError(limit: number): string {
-  return `Too many attribute names: a stream may use at most ${limit.toLocaleString('en-US')} distinct names over all its uploads (MAX_ATTRIBUTES_PER_STREAM); use fewer names, or delete every row (?all=true) and upload again to start a new set`
+  return (
+    `Too many attribute names: a stream may use at most ${limit.toLocaleString('en-US')} distinct names over all its uploads ` +
+    `(MAX_ATTRIBUTES_PER_STREAM); use fewer names, or delete every row (?all=true) and upload again to start a new set`
+  )
 }
 
 export const MAX_LINE_BYTES = 2_097_152

@@ -39,7 +39,7 @@ export async function readPageRows(db: Db, rows: PageRows, shape: PageShape): Pr
       // Each slice measures at most twice the rows that fitted the one before, so that rows of a few
       // MB are measured about once each, not once per slice.
       let look = Math.min(shape.limit, FIRST_SLICE_ROWS)
-      for (let after: string | undefined; page.rows < shape.limit; ) {
+      for (let after: string | undefined; page.rows < shape.limit;) {
         const asked = Math.min(look, shape.limit - page.rows)
         const slice = await sliceOf(handle, rows, after, asked)
         page.add(slice.rows)
@@ -114,7 +114,8 @@ class PageText {
       if (this.bytes > maxBytes) {
         const fits = this.rows > 0 ? ` (limit=${this.rows} fits here)` : ''
         throw new BadRequestError(
-          `The page is larger than the read budget of ${maxBytes} bytes (PRODUCT_READ_MAX_BYTES): ${this.rows} of the ${limit} rows asked fit. Ask for fewer columns with fields (e.g. fields=id,title) or for fewer rows with limit${fits}.`,
+          `The page is larger than the read budget of ${maxBytes} bytes (PRODUCT_READ_MAX_BYTES): ${this.rows} of the ${limit} rows asked fit. Ask ` +
+            `for fewer columns with fields (e.g. fields=id,title) or for fewer rows with limit${fits}.`,
         )
       }
       this.parts.push(text)

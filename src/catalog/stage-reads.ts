@@ -50,9 +50,16 @@ async function resolveStage(db: DbHandle, accountId: string, siteSegment: string
     stage = 'import'
     stageId = '0'
   } else if (CHANNEL_STAGE_NAMES.has(name)) {
-    const channel = ref.id !== undefined && isId(ref.id)
-      ? await db.selectFrom('channel').select('id').where('account_id', '=', accountId).where('site_id', '=', site.id).where('id', '=', ref.id).executeTakeFirst()
-      : undefined
+    const channel =
+      ref.id !== undefined && isId(ref.id)
+        ? await db
+            .selectFrom('channel')
+            .select('id')
+            .where('account_id', '=', accountId)
+            .where('site_id', '=', site.id)
+            .where('id', '=', ref.id)
+            .executeTakeFirst()
+        : undefined
     if (!channel) throw new NotFoundError(`Channel ${ref.id ?? '(none given)'} of site ${site.id} not found`)
     stage = 'channel'
     stageId = channel.id
@@ -89,14 +96,7 @@ export async function stageProperties(db: DbHandle, accountId: string, siteSegme
  * values hold more than one slice in memory; a page whose text would pass `maxBytes` is refused
  * with a 400 that says what to ask instead, before anything is sent.
  */
-export async function readStagePage(
-  db: Db,
-  accountId: string,
-  siteSegment: string,
-  ref: StageRef,
-  query: StageQuery,
-  budget: ReadBudget,
-): Promise<string[]> {
+export async function readStagePage(db: Db, accountId: string, siteSegment: string, ref: StageRef, query: StageQuery, budget: ReadBudget): Promise<string[]> {
   const stage = await resolveStage(db, accountId, siteSegment, ref)
   const visible = visibleColumns(stage.columns, query.hidden)
   for (const field of query.fields) {

@@ -53,7 +53,10 @@ export function readChannelInput(input: ChannelInput, current?: ChannelConfig): 
   if (!FORMATS.includes(format)) throw new BadRequestError(`format: must be one of ${FORMATS.join(', ')}`)
   // A kept mapping is checked again: a new format may not write its names.
   const mapping = readMapping(input.mapping === undefined || input.mapping === null ? (current?.mapping ?? []) : input.mapping, format)
-  const filenames = input.filenames === undefined || input.filenames === null ? (current?.filenames ?? [{ type: null, filename: `{channel_id}.${format === 'ndjson' ? 'ndjson' : format}` }]) : readFilenames(input.filenames)
+  const filenames =
+    input.filenames === undefined || input.filenames === null
+      ? (current?.filenames ?? [{ type: null, filename: `{channel_id}.${format === 'ndjson' ? 'ndjson' : format}` }])
+      : readFilenames(input.filenames)
   // Postgres cannot store NUL; the filter's own rules are the filter parser's.
   if (input.filter?.includes('\0')) throw new BadRequestError('filter: must not contain NUL (\\u0000)')
   const filter = input.filter === undefined || input.filter === null ? (current?.filter ?? '') : input.filter
@@ -91,7 +94,8 @@ function readFilenames(value: unknown): ChannelFilename[] {
   if (Array.isArray(value)) {
     if (value.length > MAX_FILENAMES) throw new BadRequestError(`filenames: at most ${MAX_FILENAMES}`)
     for (const [i, entry] of value.entries()) {
-      const filename: unknown = typeof entry === 'string' ? entry : typeof entry === 'object' && entry !== null ? (entry as Record<string, unknown>).filename : undefined
+      const filename: unknown =
+        typeof entry === 'string' ? entry : typeof entry === 'object' && entry !== null ? (entry as Record<string, unknown>).filename : undefined
       if (typeof filename === 'string') checkText(filename, `filenames[${i}].filename`)
     }
   }
@@ -121,7 +125,8 @@ function readDestinations(value: DestinationInput[]): ChannelConfig['destination
   if (!Array.isArray(value) || value.length > MAX_DESTINATIONS) throw new BadRequestError(`destinations: an array of at most ${MAX_DESTINATIONS}`)
   return value.map((item, i) => {
     const kind = item.type ?? 'feed'
-    if (kind !== 'feed' && kind !== 'http') throw new BadRequestError(`destinations[${i}].type: must be feed (served by the platform) or http (POSTed to a URL)`)
+    if (kind !== 'feed' && kind !== 'http')
+      throw new BadRequestError(`destinations[${i}].type: must be feed (served by the platform) or http (POSTed to a URL)`)
     let url: string | null = null
     if (kind === 'http') {
       try {

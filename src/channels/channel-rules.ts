@@ -53,7 +53,10 @@ export function checkMapping(value: unknown, format: FeedFormat): ColumnMapping[
     return { column, value: checkedText(item.value as string, `mapping[${i}].value`) }
   })
   // The writers' own rule (feed-sql.ts), which they apply again to whatever they are given.
-  const problem = unwritableColumns(mapping.map((m) => m.column), format)
+  const problem = unwritableColumns(
+    mapping.map((m) => m.column),
+    format,
+  )
   if (problem) throw new ChannelSettingError(problem.index === undefined ? 'mapping' : `mapping[${problem.index}].column`, problem.reason)
   return mapping
 }
@@ -90,16 +93,25 @@ export function checkFilenames(value: unknown, ids: FilenameIds | undefined, dat
     if (bytes > MAX_FILENAME_BYTES) {
       const why = date
         ? `the file name ${JSON.stringify(longest)} has ${bytes} bytes once its placeholders are filled in`
-        : `${JSON.stringify(entry.filename)} can have ${bytes} bytes once its placeholders are filled in ({site_id} and {channel_id} up to 19 digits, {date} 10 characters)`
+        : `${JSON.stringify(entry.filename)} can have ${bytes} bytes once its placeholders are filled in ({site_id} and {channel_id} up to 19 ` +
+          `digits, {date} 10 characters)`
       throw new ChannelSettingError(field, `${why}, more than a file name can have (${MAX_FILENAME_BYTES}); shorten the channel's filename template`)
     }
-    const earlier = entries.findIndex((other, j) => j < i && (date && ids ? resolveFilename(other.filename, ids, date) === resolveFilename(entry.filename, ids, date) : mayCoincide(other.filename, entry.filename, ids)))
+    const earlier = entries.findIndex(
+      (other, j) =>
+        j < i &&
+        (date && ids
+          ? resolveFilename(other.filename, ids, date) === resolveFilename(entry.filename, ids, date)
+          : mayCoincide(other.filename, entry.filename, ids)),
+    )
     if (earlier >= 0) {
       const other = entries[earlier]?.filename ?? ''
       const reason =
         other === entry.filename
           ? `${JSON.stringify(entry.filename)} appears twice`
-          : `${JSON.stringify(entry.filename)} ${date ? 'names' : 'can name'} the same file as filenames[${earlier}] (${JSON.stringify(other)})${date && ids ? `: ${JSON.stringify(resolveFilename(entry.filename, ids, date))}` : ''}; every file needs a name of its own`
+          : `${JSON.stringify(entry.filename)} ${date ? 'names' : 'can name'} the same file as filenames[${earlier}] ` +
+            `(${JSON.stringify(other)})${date && ids ? `: ${JSON.stringify(resolveFilename(entry.filename, ids, date))}` : ''}; every file needs a ` +
+            `name of its own`
       throw new ChannelSettingError(field, reason)
     }
   }
@@ -113,7 +125,8 @@ function filenameEntry(entry: unknown, i: number): ChannelFilename {
     throw new ChannelSettingError(`filenames[${i}].filename`, 'use letters, digits, . _ - and {site_id}, {channel_id}, {date}; not starting with a dot')
   }
   const type = item.type ?? null
-  if (type !== null && !DELTA_TYPES.includes(type as DeltaType)) throw new ChannelSettingError(`filenames[${i}].type`, `must be null or one of ${DELTA_TYPES.join(', ')}`)
+  if (type !== null && !DELTA_TYPES.includes(type as DeltaType))
+    throw new ChannelSettingError(`filenames[${i}].type`, `must be null or one of ${DELTA_TYPES.join(', ')}`)
   return { type: type as DeltaType | null, filename }
 }
 

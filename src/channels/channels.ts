@@ -1,8 +1,10 @@
 import { lockAccountCreates, requireRoom, type AccountLimits } from '../accounts/object-limits.js'
 import type { Db, DbHandle } from '../db/database.js'
+import { inTransaction, type TransactionOptions } from '../db/transaction.js'
 import type { Channel, ChannelDestination, ChannelExport, FeedFile } from '../db/schema.js'
 import { NotFoundError } from '../errors.js'
 import { ANY_COLUMN, parseFilter } from '../catalog/filter.js'
+import type { FeedStorage } from '../feeds/feed-storage.js'
 import { newFeedToken } from '../feeds/feed-urls.js'
 import type { OutboundGuard } from '../net/outbound-guard.js'
 import { isId } from '../db/ids.js'
@@ -59,9 +61,21 @@ export async function getChannel(db: DbHandle, accountId: string, siteSegment: s
   return found
 }
 
-export async function channelHistory(db: DbHandle, accountId: string, siteSegment: string, channelId: string): Promise<{ details: ChannelDetails; history: ChannelExport[] }> {
+export async function channelHistory(
+  db: DbHandle,
+  accountId: string,
+  siteSegment: string,
+  channelId: string,
+): Promise<{ details: ChannelDetails; history: ChannelExport[] }> {
   const found = await getChannel(db, accountId, siteSegment, channelId)
-  const history = await db.selectFrom('channel_export').selectAll().where('account_id', '=', accountId).where('channel_id', '=', found.channel.id).orderBy('id', 'desc').limit(100).execute()
+  const history = await db
+    .selectFrom('channel_export')
+    .selectAll()
+    .where('account_id', '=', accountId)
+    .where('channel_id', '=', found.channel.id)
+    .orderBy('id', 'desc')
+    .limit(100)
+    .execute()
   return { details: found, history }
 }
 
@@ -77,7 +91,11 @@ async function checkFilter(db: DbHandle, siteId: string, filter: string): Promis
 }
 
 async function templateId(db: DbHandle, accountId: string, name: string): Promise<string> {
-  await db.insertInto('export_template').values({ account_id: accountId, name }).onConflict((oc) => oc.columns(['account_id', 'name']).doNothing()).execute()
+  await db
+    .insertInto('export_template')
+    .values({ account_id: accountId, name })
+    .onConflict((oc) => oc.columns(['account_id', 'name']).doNothing())
+    .execute()
   const row = await db.selectFrom('export_template').select('id').where('account_id', '=', accountId).where('name', '=', name).executeTakeFirstOrThrow()
   return row.id
 }
@@ -95,21 +113,41 @@ async function storedConfig(db: DbHandle, accountId: string, config: ChannelConf
   }
 }
 
-async function replaceDestinations(db: DbHandle, accountId: string, channelId: string, destinations: NonNullable<ChannelConfig['destinations']>): Promise<void> {
+async function replaceDestinations(
+  db: DbHandle,
+  accountId: string,
+  channelId: string,
+  destinations: NonNullable<ChannelConfig['destinations']>,
+): Promise<void> {
   await db.deleteFrom('channel_destination').where('channel_id', '=', channelId).execute()
   if (destinations.length === 0) return
   await db
     .insertInto('channel_destination')
     .values(
-      destinations.map((d) => ({ account_id: accountId, channel_id: channelId, kind: d.kind, name: d.name, active: d.active, url: d.url, token: d.kind === 'feed' ? newFeedToken() : null })),
+      destinations.map((d) => ({
+        account_id: accountId,
+        channel_id: channelId,
+        kind: d.kind,
+        name: d.name,
+        active: d.active,
+        url: d.url,
+        token: d.kind === 'feed' ? newFeedToken() : null,
+      })),
     )
     .execute()
 }
 
-export async function createChannel(db: Db, accountId: string, siteSegment: string, input: ChannelInput, limits: AccountLimits, guard: OutboundGuard): Promise<ChannelDetails> {
+export async function createChannel(
+  db: Db,
+  accountId: string,
+  siteSegment: string,
+  input: ChannelInput,
+  limits: AccountLimits,
+  guard: OutboundGuard,
+): Promise<ChannelDetails> {
   const config = readChannelInput(input)
   await guardDestinations(guard, input.destinations)
-  return db.transaction().execute(async (trx) => {
+  return inTransaction(db, async ({ db: trx }) => {
     await lockAccountCreates(trx, accountId)
     const site = await getSite(trx, accountId, siteSegment)
     await checkFilter(trx, site.id, config.filter)
@@ -127,9 +165,16 @@ export async function createChannel(db: Db, accountId: string, siteSegment: stri
   })
 }
 
-export async function updateChannel(db: Db, accountId: string, siteSegment: string, channelId: string, input: ChannelInput, guard: OutboundGuard): Promise<ChannelDetails> {
+export async function updateChannel(
+  db: Db,
+  accountId: string,
+  siteSegment: string,
+  channelId: string,
+  input: ChannelInput,
+  guard: OutboundGuard,
+): Promise<ChannelDetails> {
   await guardDestinations(guard, input.destinations)
-  return db.transaction().execute(async (trx) => {
+  return inTransaction(db, async ({ db: trx }) => {
     const current = await getChannel(trx, accountId, siteSegment, channelId)
     const config = readChannelInput(input, configOf(current.channel))
     checkSavedFilenames(config.filenames, { siteId: current.channel.site_id, channelId: current.channel.id })
@@ -145,14 +190,32 @@ export async function updateChannel(db: Db, accountId: string, siteSegment: stri
   })
 }
 
-export async function deleteChannel(db: Db, accountId: string, siteSegment: string, channelId: string): Promise<string[]> {
-  return db.transaction().execute(async (trx) => {
-    const current = await getChannel(trx, accountId, siteSegment, channelId)
-    await trx.deleteFrom('stage_product').where('site_id', '=', current.channel.site_id).where('stage', '=', 'channel').where('stage_id', '=', current.channel.id).execute()
-    await trx.deleteFrom('site_stage').where('site_id', '=', current.channel.site_id).where('stage', '=', 'channel').where('stage_id', '=', current.channel.id).execute()
-    await trx.deleteFrom('channel').where('account_id', '=', accountId).where('id', '=', current.channel.id).execute()
-    return current.files.map((file) => file.storage_key)
-  })
+/**
+ * Deletes a channel with its stage. Its feed files are removed once the commit leaves no row naming
+ * them, never before (a rollback keeps them served); `onHookError` hears of a removal that failed.
+ */
+export async function deleteChannel(
+  db: Db,
+  storage: FeedStorage,
+  accountId: string,
+  siteSegment: string,
+  channelId: string,
+  { onHookError }: Pick<TransactionOptions, 'onHookError'> = {},
+): Promise<void> {
+  await inTransaction(
+    db,
+    async (tx) => {
+      const trx = tx.db
+      const current = await getChannel(trx, accountId, siteSegment, channelId)
+      const { site_id: siteId, id } = current.channel
+      await trx.deleteFrom('stage_product').where('site_id', '=', siteId).where('stage', '=', 'channel').where('stage_id', '=', id).execute()
+      await trx.deleteFrom('site_stage').where('site_id', '=', siteId).where('stage', '=', 'channel').where('stage_id', '=', id).execute()
+      await trx.deleteFrom('channel').where('account_id', '=', accountId).where('id', '=', current.channel.id).execute()
+      const keys = current.files.map((file) => file.storage_key)
+      tx.onCommit(() => storage.remove(keys))
+    },
+    { onHookError },
+  )
 }
 
 /** Site copy with copy_export: the channels and their destinations (new feed tokens), no files or history. */
@@ -166,6 +229,11 @@ export async function copyChannels(trx: DbHandle, accountId: string, fromSiteId:
       .returning('id')
       .executeTakeFirstOrThrow()
     const destinations = await trx.selectFrom('channel_destination').selectAll().where('channel_id', '=', channel.id).orderBy('id').execute()
-    await replaceDestinations(trx, accountId, copy.id, destinations.map((d) => ({ kind: d.kind, name: d.name, active: d.active, url: d.url })))
+    await replaceDestinations(
+      trx,
+      accountId,
+      copy.id,
+      destinations.map((d) => ({ kind: d.kind, name: d.name, active: d.active, url: d.url })),
+    )
   }
 }

@@ -1,4 +1,4 @@
-import type { Command} from 'commander';
+import type { Command } from 'commander'
 import { InvalidArgumentError } from 'commander'
 import { createAccount, createToken, listAccounts, listTokens, revokeToken, rotateCredential } from '../accounts/accounts.js'
 import { migrateToLatest } from '../db/migrate.js'
@@ -77,12 +77,10 @@ export function operatorCommands(program: Command): void {
       if (options.json) return printJson(view)
       for (const r of view) print(`${r.token_id}\t${r.name}\t${r.created_at}\t${r.revoked_at ? `revoked ${r.revoked_at}` : 'active'}`)
     })
-  tokens
-    .command('revoke <tokenId>')
-    .action(async (tokenId: string) => {
-      await withDatabase((db) => revokeToken(db, tokenId))
-      print(`token ${tokenId} revoked`)
-    })
+  tokens.command('revoke <tokenId>').action(async (tokenId: string) => {
+    await withDatabase((db) => revokeToken(db, tokenId))
+    print(`token ${tokenId} revoked`)
+  })
 
   const streams = program.command('streams').description('operate streams')
   streams
@@ -103,10 +101,15 @@ export function operatorCommands(program: Command): void {
   program
     .command('cleanup')
     .description('what the server does hourly: purge streams deleted 7 days ago, release the rows of applied batches, remove the stage rows of deleted sites')
-    .option('--grace-minutes <n>', 'release batch rows applied at least this long ago', (value) => {
-      if (!/^\d+$/.test(value)) throw new InvalidArgumentError('must be a whole number of minutes')
-      return Number(value)
-    }, 10)
+    .option(
+      '--grace-minutes <n>',
+      'release batch rows applied at least this long ago',
+      (value) => {
+        if (!/^\d+$/.test(value)) throw new InvalidArgumentError('must be a whole number of minutes')
+        return Number(value)
+      },
+      10,
+    )
     .action(async (options: { graceMinutes: number }) => {
       const report = await withDatabase((db) => runCleanup(db, new Date(), options.graceMinutes))
       print(`purged ${report.streams} stream(s), released the rows of ${report.batches} batch(es), removed the stages of ${report.sites} deleted site(s)`)

@@ -30,10 +30,13 @@ export async function serve(): Promise<void> {
     // Work cut off by the shutdown fails in libraries that do not wait for it (pg-boss records a
     // job's end without awaiting it): that must not turn a clean stop into a crash.
     process.on('unhandledRejection', (error) => server.app.log.warn({ err: error }, 'work cut off by the shutdown failed'))
-    const timer = setTimeout(() => {
-      server.app.log.error('shutdown took too long; exiting')
-      process.exit(1)
-    }, config.SHUTDOWN_GRACE_SECONDS * 1000 + LAST_RESORT_MARGIN_MS)
+    const timer = setTimeout(
+      () => {
+        server.app.log.error('shutdown took too long; exiting')
+        process.exit(1)
+      },
+      config.SHUTDOWN_GRACE_SECONDS * 1000 + LAST_RESORT_MARGIN_MS,
+    )
     timer.unref()
     server.close().then(
       () => process.exit(0),

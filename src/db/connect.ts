@@ -63,7 +63,13 @@ export async function settlesWithin(work: Promise<unknown>, ms: number): Promise
     timer = setTimeout(() => resolve(false), Math.max(0, ms))
   })
   try {
-    return await Promise.race([work.then(() => true, () => true), timeout])
+    return await Promise.race([
+      work.then(
+        () => true,
+        () => true,
+      ),
+      timeout,
+    ])
   } finally {
     clearTimeout(timer)
   }

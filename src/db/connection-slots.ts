@@ -33,7 +33,10 @@ export class ConnectionSlots {
     const inFlight = this.perAccountInFlight.get(accountId) ?? 0
     if (inFlight >= this.perAccount) {
       const { noun, variable } = this.kind
-      throw new TooManyRequestsError(1, `This account already has ${inFlight} ${noun} in progress, the most it may have at once (${variable}); retry when one has finished`)
+      throw new TooManyRequestsError(
+        1,
+        `This account already has ${inFlight} ${noun} in progress, the most it may have at once (${variable}); retry when one has finished`,
+      )
     }
     this.perAccountInFlight.set(accountId, inFlight + 1)
     try {

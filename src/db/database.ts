@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto'
-import { Kysely, PostgresDialect, sql, type CompiledQuery, type Transaction } from 'kysely'
+import { Kysely, PostgresDialect, sql, type Transaction } from 'kysely'
 import pg from 'pg'
 import type { Database } from './schema.js'
 
@@ -29,6 +29,13 @@ export function createDb(connectionString: string, poolSize = 10): Db {
   return db
 }
 
+/** The pg pool behind a handle made by createDb (the transaction primitive takes its clients from it). */
+export function poolOf(db: Db): pg.Pool {
+  const pool = pools.get(db)
+  if (!pool) throw new Error('a handle made by createDb is needed')
+  return pool
+}
+
 export interface PoolUsage {
   size: number
   busy: number
@@ -41,52 +48,6 @@ export function poolUsage(db: Db): PoolUsage | undefined {
   const pool = pools.get(db)
   if (!pool) return undefined
   return { size: pool.options.max, busy: pool.totalCount - pool.idleCount, waiting: pool.waitingCount }
-}
-
-/**
- * Runs `work` in a transaction on a dedicated pg client, for statements Kysely cannot express
- * (COPY). Queries are still built with Kysely and run through `run`. Commits when `work` resolves,
- * rolls back when it throws; a client whose connection broke is discarded, not returned to the pool.
- */
-export async function withRawTransaction<T>(
-  db: Db,
-  work: (client: pg.PoolClient, run: <R>(query: CompiledQuery<R>) => Promise<R[]>) => Promise<T>,
-): Promise<T> {
-  const pool = pools.get(db)
-  if (!pool) throw new Error('withRawTransaction needs a handle made by createDb')
-  const client = await pool.connect()
-  let broken: Error | undefined
-  // The connection can drop while `work` waits for something else than the database (a request
-  // body, say), with no query to fail: the work must fail then, not when it next uses the client.
-  let onError: (error: Error) => void = () => {}
-  const connectionLost = new Promise<never>((_, reject) => {
-    onError = (error) => {
-      broken ??= error
-      reject(error)
-    }
-  })
-  connectionLost.catch(() => {})
-  client.on('error', onError)
-  const run = async <R>(query: CompiledQuery<R>) => (await client.query(query.sql, query.parameters as unknown[])).rows as R[]
-  try {
-    await client.query('BEGIN')
-    const working = work(client, run)
-    // Left behind when the connection is lost first: it fails on its own, unobserved.
-    working.catch(() => {})
-    const result = await Promise.race([working, connectionLost])
-    await client.query('COMMIT')
-    return result
-  } catch (error) {
-    if (!broken) {
-      await client.query('ROLLBACK').catch((rollbackError: Error) => {
-        broken = rollbackError
-      })
-    }
-    throw error
-  } finally {
-    client.off('error', onError)
-    client.release(broken)
-  }
 }
 
 /** SQLSTATE of a statement cancelled by statement_timeout (or a cancel request). */
@@ -105,7 +66,10 @@ export async function withReadSnapshot<T>(db: Db, timeoutMs: number, work: (hand
       await sql.raw('COMMIT').execute(connection)
       return result
     } catch (error) {
-      await sql.raw('ROLLBACK').execute(connection).catch(() => {})
+      await sql
+        .raw('ROLLBACK')
+        .execute(connection)
+        .catch(() => {})
       throw error
     }
   })

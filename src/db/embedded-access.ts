@@ -40,7 +40,8 @@ export async function postgresRunAs(): Promise<RunAs> {
       await run('useradd', ['--system', '--user-group', '--no-create-home', SUPERUSER])
     } catch (error) {
       throw new EmbeddedPostgresError(
-        `Postgres refuses to run as root, so the embedded Postgres runs as the user "${SUPERUSER}", which does not exist and could not be created with useradd (${reason(error)}); create it (e.g. useradd --system --user-group ${SUPERUSER}), ${HOW_TO_AVOID}`,
+        `Postgres refuses to run as root, so the embedded Postgres runs as the user "${SUPERUSER}", which does not exist and could not be created ` +
+          `with useradd (${reason(error)}); create it (e.g. useradd --system --user-group ${SUPERUSER}), ${HOW_TO_AVOID}`,
       )
     }
     return lookup()

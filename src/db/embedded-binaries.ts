@@ -39,12 +39,14 @@ export async function reachableBinaries(
     await copyNative(nativeDir, copyDir, copied)
   } catch (error) {
     throw new EmbeddedPostgresError(
-      `The embedded Postgres runs as the ${SUPERUSER} user (Postgres refuses to run as root), and ${why} to reach its binaries in ${nativeDir}; copying them to ${copyDir} failed (${reason(error)}). Clone the project into a directory other users can enter, ${HOW_TO_AVOID}`,
+      `The embedded Postgres runs as the ${SUPERUSER} user (Postgres refuses to run as root), and ${why} to reach its binaries in ${nativeDir}; ` +
+        `copying them to ${copyDir} failed (${reason(error)}). Clone the project into a directory other users can enter, ${HOW_TO_AVOID}`,
     )
   }
   if (!(await canReach(runAs, copy))) {
     throw new EmbeddedPostgresError(
-      `The embedded Postgres runs as the ${SUPERUSER} user (Postgres refuses to run as root), and ${await whyUnreachable(runAs, copy.postgres)} to run the binaries in ${copyDir}. Clone the project into a directory other users can enter, ${HOW_TO_AVOID}`,
+      `The embedded Postgres runs as the ${SUPERUSER} user (Postgres refuses to run as root), and ${await whyUnreachable(runAs, copy.postgres)} to ` +
+        `run the binaries in ${copyDir}. Clone the project into a directory other users can enter, ${HOW_TO_AVOID}`,
     )
   }
   return copy
@@ -58,7 +60,9 @@ async function loadBinaries(packageDir?: string): Promise<PostgresBinaries> {
     const { initdb, pg_ctl, postgres } = (await import(module)) as PostgresBinaries
     return { initdb, pg_ctl, postgres }
   } catch {
-    throw new EmbeddedPostgresError(`No embedded Postgres for ${os.platform()}-${os.arch()} (${name} cannot be loaded); set DATABASE_URL to a Postgres of your own`)
+    throw new EmbeddedPostgresError(
+      `No embedded Postgres for ${os.platform()}-${os.arch()} (${name} cannot be loaded); set DATABASE_URL to a Postgres of your own`,
+    )
   }
 }
 

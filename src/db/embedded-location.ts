@@ -26,7 +26,8 @@ export async function clusterDirectory(dataDir: string, runAs: RunAs, sharedDir:
   const why = await whyUnreachable(runAs, path.dirname(dataDir))
   if (found) {
     throw new EmbeddedPostgresError(
-      `The embedded Postgres runs as the ${SUPERUSER} user (Postgres refuses to run as root), and ${why} to reach the cluster in ${link}. Move DATA_DIR to a directory other users can enter and set DATA_DIR to it, ${HOW_TO_AVOID}`,
+      `The embedded Postgres runs as the ${SUPERUSER} user (Postgres refuses to run as root), and ${why} to reach the cluster in ${link}. Move ` +
+        `DATA_DIR to a directory other users can enter and set DATA_DIR to it, ${HOW_TO_AVOID}`,
     )
   }
   return relocate(dataDir, sharedDir, why, log)
@@ -44,7 +45,9 @@ async function relocate(dataDir: string, sharedDir: string, why: string, log?: (
     await fs.chmod(home, 0o755)
   } catch (error) {
     throw new EmbeddedPostgresError(
-      `The embedded Postgres runs as the ${SUPERUSER} user (Postgres refuses to run as root), and ${why} to reach DATA_DIR ${dataDir}; keeping the cluster in ${clustersDir} instead failed (${reason(error)}). Set DATA_DIR to a directory other users can enter, clone the project elsewhere, ${HOW_TO_AVOID}`,
+      `The embedded Postgres runs as the ${SUPERUSER} user (Postgres refuses to run as root), and ${why} to reach DATA_DIR ${dataDir}; keeping the ` +
+        `cluster in ${clustersDir} instead failed (${reason(error)}). Set DATA_DIR to a directory other users can enter, clone the project ` +
+        `elsewhere, ${HOW_TO_AVOID}`,
     )
   }
   const target = path.join(home, 'pg')
@@ -71,7 +74,13 @@ async function relocate(dataDir: string, sharedDir: string, why: string, log?: (
 async function removeOrphans(clustersDir: string, owner: string, link: string): Promise<void> {
   for (const name of await fs.readdir(clustersDir)) {
     // Another process linked a cluster for DATA_DIR meanwhile: ours will not be made.
-    if (await fs.lstat(link).then(() => true, () => false)) return
+    if (
+      await fs.lstat(link).then(
+        () => true,
+        () => false,
+      )
+    )
+      return
     const home = path.join(clustersDir, name)
     const ownedBy = await fs.readFile(path.join(home, OWNER_FILE), 'utf8').catch(() => undefined)
     if (ownedBy?.trim() !== owner || existsSync(path.join(home, 'pg', 'postmaster.pid'))) continue
@@ -82,5 +91,10 @@ async function removeOrphans(clustersDir: string, owner: string, link: string): 
 // "repo-.data" for /root/repo/.data: an operator listing the clusters sees whose each one is.
 function readableName(dataDir: string): string {
   const name = `${path.basename(path.dirname(dataDir))}-${path.basename(dataDir)}`
-  return name.replace(/[^\w.-]+/g, '_').replace(/^[.-]+/, '').slice(0, 60) || 'data'
+  return (
+    name
+      .replace(/[^\w.-]+/g, '_')
+      .replace(/^[.-]+/, '')
+      .slice(0, 60) || 'data'
+  )
 }

@@ -54,7 +54,9 @@ export async function startEmbeddedCluster(given: string, options: EmbeddedOptio
   try {
     await fs.mkdir(dataDir, { recursive: true })
   } catch (error) {
-    throw new EmbeddedPostgresError(`DATA_DIR ${dataDir} cannot be created (${reason(error)}): set DATA_DIR to a writable directory, or set DATABASE_URL to a Postgres of your own`)
+    throw new EmbeddedPostgresError(
+      `DATA_DIR ${dataDir} cannot be created (${reason(error)}): set DATA_DIR to a writable directory, or set DATABASE_URL to a Postgres of your own`,
+    )
   }
   const runAs = await postgresRunAs()
   const sharedDir = options.sharedDir ?? DEFAULT_SHARED_DIR
@@ -65,15 +67,17 @@ export async function startEmbeddedCluster(given: string, options: EmbeddedOptio
     await initialiseCluster(binaries, clusterDir, passwordFile, runAs)
   }
   const password = (await fs.readFile(passwordFile, 'utf8')).trim()
-  const urlFor = (port: number) => (database: string) =>
-    `postgres://${SUPERUSER}:${encodeURIComponent(password)}@127.0.0.1:${port}/${database}`
+  const urlFor = (port: number) => (database: string) => `postgres://${SUPERUSER}:${encodeURIComponent(password)}@127.0.0.1:${port}/${database}`
 
   // The last process to leave a shared cluster stops it, whoever started it: a CLI command must not
   // stop the cluster under a server that attached meanwhile, nor a server leave it running forever.
   const stopIfLastClient = async (port: number, options?: StopOptions) => {
     if (!options?.force && (await otherClientCount(urlFor(port)('postgres'))) > 0) return
     const stop = (mode: string, seconds: number) =>
-      run(binaries.pg_ctl, ['stop', '-w', '-t', String(seconds), '-m', mode, '-D', clusterDir], runAs).then(() => true, () => false)
+      run(binaries.pg_ctl, ['stop', '-w', '-t', String(seconds), '-m', mode, '-D', clusterDir], runAs).then(
+        () => true,
+        () => false,
+      )
     // Immediate mode ends every backend at once, even one busy inside a single long computation that
     // a fast stop would wait for; Postgres recovers from the WAL at the next start.
     if (!(await stop('fast', Math.max(1, Math.floor(options?.timeoutSeconds ?? 60))))) await stop('immediate', 10)
@@ -107,7 +111,8 @@ async function otherClientCount(url: string): Promise<number> {
   try {
     await client.connect()
     const { rows } = await client.query<{ count: string }>(
-      "SELECT count(*) AS count FROM pg_stat_activity WHERE backend_type = 'client backend' AND pid <> pg_backend_pid() AND NOT starts_with(application_name, $1)",
+      "SELECT count(*) AS count FROM pg_stat_activity WHERE backend_type = 'client backend' AND pid <> pg_backend_pid() AND NOT " +
+        'starts_with(application_name, $1)',
       [PROCESS_APPLICATION_NAME],
     )
     return Number(rows[0]?.count ?? 0)
@@ -130,12 +135,7 @@ export async function ensureDatabase(cluster: EmbeddedCluster, database: string)
   }
 }
 
-async function initialiseCluster(
-  binaries: PostgresBinaries,
-  clusterDir: string,
-  passwordFile: string,
-  runAs: RunAs,
-): Promise<void> {
+async function initialiseCluster(binaries: PostgresBinaries, clusterDir: string, passwordFile: string, runAs: RunAs): Promise<void> {
   // initdb writes into a scratch directory renamed at the end, so an interrupted first start
   // cannot leave a half-made cluster that every later start would trip over. Its home is DATA_DIR,
   // or the directory the cluster is kept in when the postgres user cannot reach DATA_DIR.

@@ -1,5 +1,6 @@
 import { sql } from 'kysely'
 import type { Db, DbHandle } from '../db/database.js'
+import { inTransaction } from '../db/transaction.js'
 import type { Channel, ChannelPush, Site } from '../db/schema.js'
 import { SiteErrorCode } from '../sites/run-failure.js'
 import { addSiteError } from '../sites/site-errors.js'
@@ -22,7 +23,7 @@ export interface ExportRecord {
 
 /** Writes the history entry of a successful export and queues its pushes; returns how many. */
 export async function recordChannelExport(db: Db, { site, channel, pid, start, end, result }: ExportRecord): Promise<number> {
-  return db.transaction().execute(async (trx) => {
+  return inTransaction(db, async ({ db: trx }) => {
     const destinations = await trx
       .selectFrom('channel_destination')
       .select(['id', 'url'])
@@ -102,7 +103,7 @@ const CLAIM_LOCK = sql`hashtext('catalog.channel_push.claim')`
  * out: its process died) of an account below its cap, oldest first, in one statement.
  */
 export async function claimPush(db: Db, limits: ClaimLimits): Promise<ClaimedPush | undefined> {
-  return db.transaction().execute(async (trx) => {
+  return inTransaction(db, async ({ db: trx }) => {
     await sql`SELECT pg_advisory_xact_lock(${CLAIM_LOCK})`.execute(trx)
     const { rows } = await sql<ClaimedPush>`
       UPDATE channel_push c SET
@@ -118,7 +119,8 @@ export async function claimPush(db: Db, limits: ClaimLimits): Promise<ClaimedPus
         SELECT p.id FROM channel_push p
         WHERE ((p.status = 'pending' AND p.run_at <= now()) OR (p.status = 'running' AND p.locked_until < now()))
           AND (SELECT count(*) FROM channel_push r
-               WHERE r.account_id = p.account_id AND r.status = 'running' AND r.locked_until >= now()) < ${limits.accountConcurrency}
+               WHERE r.account_id = p.account_id AND r.status = 'running' AND r.locked_until >= now())
+              < ${limits.accountConcurrency}
         ORDER BY p.run_at, p.id
         LIMIT 1
         FOR UPDATE SKIP LOCKED
@@ -130,7 +132,12 @@ export async function claimPush(db: Db, limits: ClaimLimits): Promise<ClaimedPus
 
 /** Only the claim that holds the push may change it: a process given up for dead that still ends is ignored. */
 const ours = (db: DbHandle, push: ClaimedPush) =>
-  db.updateTable('channel_push').where('account_id', '=', push.account_id).where('id', '=', push.id).where('status', '=', 'running').where('attempts', '=', push.attempts)
+  db
+    .updateTable('channel_push')
+    .where('account_id', '=', push.account_id)
+    .where('id', '=', push.id)
+    .where('status', '=', 'running')
+    .where('attempts', '=', push.attempts)
 
 /** A newer export of the channel replaced the file: this push has nothing left to send. */
 export async function isFileCurrent(db: DbHandle, push: ClaimedPush): Promise<boolean> {
@@ -163,8 +170,10 @@ export async function releasePush(db: DbHandle, push: ClaimedPush): Promise<void
  * says why); when it was the export's last push, the history entry learns whether all arrived.
  */
 export async function finishPush(db: Db, push: ClaimedPush, status: 'done' | 'failed' | 'skipped', message: string | null): Promise<void> {
-  await db.transaction().execute(async (trx) => {
-    const ended = await ours(trx, push).set({ status, note: message, locked_until: null, finished_at: sql`now()` }).executeTakeFirst()
+  await inTransaction(db, async ({ db: trx }) => {
+    const ended = await ours(trx, push)
+      .set({ status, note: message, locked_until: null, finished_at: sql`now()` })
+      .executeTakeFirst()
     if (ended.numUpdatedRows === 0n) return
     if (status !== 'done' && message !== null) {
       await addSiteError(trx, {
@@ -182,7 +191,15 @@ export async function finishPush(db: Db, push: ClaimedPush, status: 'done' | 'fa
       .where('account_id', '=', push.account_id)
       .where('id', '=', push.export_id)
       .where(({ not, exists, selectFrom }) =>
-        not(exists(selectFrom('channel_push').select('id').where('account_id', '=', push.account_id).where('export_id', '=', push.export_id).where('status', '<>', 'done'))),
+        not(
+          exists(
+            selectFrom('channel_push')
+              .select('id')
+              .where('account_id', '=', push.account_id)
+              .where('export_id', '=', push.export_id)
+              .where('status', '<>', 'done'),
+          ),
+        ),
       )
       .execute()
   })

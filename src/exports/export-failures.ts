@@ -33,7 +33,10 @@ export function exportSettings(site: Site, channel: Channel, stageColumns: strin
     throw exportFailure(error, channel)
   }
   const mapping = mapped.length > 0 ? mapped : stageColumns.map((column) => ({ column, source: column }))
-  const problem = unwritableColumns(mapping.map((m) => m.column), channel.format)
+  const problem = unwritableColumns(
+    mapping.map((m) => m.column),
+    channel.format,
+  )
   if (problem) throw unwritable(channel, problem)
   return { mapping, files: filenames.map((entry) => ({ entry, filename: resolveFilename(entry.filename, ids, now) })) }
 }
@@ -47,16 +50,21 @@ export function exportFailure(error: unknown, channel: Channel, file?: { filenam
     const filename = file?.filename ?? ''
     return new RunFailure(
       SiteErrorCode.feedTooLarge,
-      `Channel ${channel.id}: the file ${JSON.stringify(filename)} would be larger than FEED_MAX_BYTES (${error.maxBytes} bytes) and was not written; its previous files are kept. Export fewer rows (a filter) or fewer columns (a mapping)`,
+      `Channel ${channel.id}: the file ${JSON.stringify(filename)} would be larger than FEED_MAX_BYTES (${error.maxBytes} bytes) and was not written; ` +
+        'its previous files are kept. Export fewer rows (a filter) or fewer columns (a mapping)',
       { channel_id: channel.id, filename, limit: error.maxBytes },
     )
   }
   if (error instanceof UnwritableColumnsError) return unwritable(channel, error.problem)
   if (error instanceof ChannelSettingError) {
-    return new RunFailure(SiteErrorCode.channelUnwritable, `Channel ${channel.id}: ${error.message}. Change this setting of the channel; its previous files are kept`, {
-      channel_id: channel.id,
-      field: error.field,
-    })
+    return new RunFailure(
+      SiteErrorCode.channelUnwritable,
+      `Channel ${channel.id}: ${error.message}. Change this setting of the channel; its previous files are kept`,
+      {
+        channel_id: channel.id,
+        field: error.field,
+      },
+    )
   }
   // Data exceptions (class 22) and program limits (class 54) come from what the export was asked to
   // do, never from the state of the server: the same export would fail again on a retry.
@@ -74,7 +82,8 @@ function unwritable(channel: Channel, problem: UnwritableColumns): RunFailure {
   const named = problem.column !== undefined
   const fix =
     channel.mapping.length === 0
-      ? `the channel has no mapping, so its columns are the import stage's: give it a mapping ${named ? 'that names this column differently or leaves it out' : 'with fewer columns'}`
+      ? "the channel has no mapping, so its columns are the import stage's: give it a mapping " +
+        (named ? 'that names this column differently or leaves it out' : 'with fewer columns')
       : named
         ? "rename this column in the channel's mapping"
         : "map fewer columns in the channel's mapping"

@@ -1,19 +1,21 @@
 import type { Db } from '../db/database.js'
 import type { Channel, Process, Site } from '../db/schema.js'
+import type { FeedStorage } from '../feeds/feed-storage.js'
 import { RunFailure, SiteErrorCode } from '../sites/run-failure.js'
 import { siteErrorReporter } from '../sites/site-errors.js'
 import { recordChannelExport } from './channel-pushes.js'
 import { exportChannel, type ExportLimits } from './export-channel.js'
-import { removeFeedFiles } from '../feeds/feed-storage.js'
+import { channelsOfRun, recordFailedExport } from './export-store.js'
 
 /** The channels an export action runs: one channel, every channel of an export template, or all. */
 async function channelsFor(db: Db, site: Site, run: Process): Promise<Channel[]> {
-  let query = db.selectFrom('channel').selectAll().where('account_id', '=', site.account_id).where('site_id', '=', site.id).orderBy('id')
-  if (run.action === 'channel') query = query.where('id', '=', run.target_id ?? '0')
-  else if (run.action === 'export') query = query.where('template_id', '=', run.target_id ?? '0')
-  const channels = await query.execute()
+  const channels = await channelsOfRun(db, site, run)
   if (channels.length === 0 && (run.action === 'channel' || run.action === 'export')) {
-    throw new RunFailure(SiteErrorCode.channelNotFound, `Site ${site.id} has no ${run.action === 'channel' ? 'channel' : 'channel using export template'} ${run.target_id}`, { id: run.target_id })
+    throw new RunFailure(
+      SiteErrorCode.channelNotFound,
+      `Site ${site.id} has no ${run.action === 'channel' ? 'channel' : 'channel using export template'} ${run.target_id}`,
+      { id: run.target_id },
+    )
   }
   return channels
 }
@@ -23,7 +25,7 @@ async function channelsFor(db: Db, site: Site, run: Process): Promise<Channel[]>
  * keeps its previous files and stage, leaves a failed history entry and a site error, and fails the
  * run once every other channel had its turn.
  */
-export async function exportSite(db: Db, dataDir: string, site: Site, run: Process, now: () => Date, limits: ExportLimits): Promise<string> {
+export async function exportSite(db: Db, storage: FeedStorage, site: Site, run: Process, now: () => Date, limits: ExportLimits): Promise<string> {
   const report = siteErrorReporter(db, site, run.pid)
   const channels = await channelsFor(db, site, run)
   const active = channels.filter((channel) => channel.active)
@@ -37,24 +39,31 @@ export async function exportSite(db: Db, dataDir: string, site: Site, run: Proce
   let queued = 0
   for (const channel of active) {
     const start = now()
-    const history = { account_id: site.account_id, site_id: site.id, channel_id: channel.id, pid: run.pid, export_start: start }
     try {
-      const result = await exportChannel(db, dataDir, site, channel, run.pid, start, limits)
-      await removeFeedFiles(dataDir, result.replacedKeys)
+      // The files this export replaced are removed when its transaction commits (exportChannel).
+      const result = await exportChannel(db, storage, site, channel, run.pid, start, limits)
       queued += await recordChannelExport(db, { site, channel, pid: run.pid, start, end: now(), result })
       exported += result.counts.now
     } catch (error) {
       const message = error instanceof RunFailure ? error.message : `Channel ${channel.id} could not be exported; its previous files are kept`
-      await report(error instanceof RunFailure ? error.code : SiteErrorCode.exportFailed, message, { ...(error instanceof RunFailure ? error.data : {}), channel_id: channel.id })
-      await db
-        .insertInto('channel_export')
-        .values({ ...history, export_time: now(), process_status: 'failed', product_count: 0, product_count_now: 0, product_count_previous: 0, product_count_new: 0, product_count_modified: 0, product_count_deleted: 0, product_count_unchanged: 0, product_count_skipped: 0, uploaded: 0 })
-        .execute()
+      await report(error instanceof RunFailure ? error.code : SiteErrorCode.exportFailed, message, {
+        ...(error instanceof RunFailure ? error.data : {}),
+        channel_id: channel.id,
+      })
+      await recordFailedExport(db, {
+        account_id: site.account_id,
+        site_id: site.id,
+        channel_id: channel.id,
+        pid: run.pid,
+        export_start: start,
+        export_time: now(),
+      })
       if (!(error instanceof RunFailure)) throw error
       failed.push(channel.id)
     }
   }
-  if (failed.length > 0) throw new RunFailure(SiteErrorCode.exportFailed, `Channels ${failed.join(', ')} failed to export; see the site errors`, { channels: failed })
+  if (failed.length > 0)
+    throw new RunFailure(SiteErrorCode.exportFailed, `Channels ${failed.join(', ')} failed to export; see the site errors`, { channels: failed })
   // Delivery to http destinations follows the run (channel-pushes.ts): the run succeeded once its
   // files are written; the history's `uploaded` and site errors 2003 tell how delivery went.
   const delivery = queued > 0 ? `; ${queued} file${queued === 1 ? '' : 's'} queued for delivery to http destinations` : ''

@@ -7,7 +7,10 @@ export interface SqlQuoter {
 }
 
 export interface FeedRows {
-  /** A complete SELECT (no bind parameters: COPY cannot take them) yielding columns product_id text and data jsonb (values are strings; a missing key means empty). The caller builds it from integer ids only. */
+  /**
+   * A complete SELECT (no bind parameters: COPY cannot take them) yielding columns product_id text and
+   * data jsonb (values are strings; a missing key means empty). The caller builds it from integer ids only.
+   */
   selectSql: string
   /** Output columns in order (names of keys in data). */
   columns: string[]
@@ -54,14 +57,18 @@ export function xmlNameProblem(name: string): string | undefined {
   const prefix = match?.[1]
   const local = match?.[2] ?? ''
   if (prefix !== undefined && !Object.hasOwn(XML_NAMESPACES, prefix)) {
-    return `the prefix ${JSON.stringify(`${prefix}:`)} is not declared in the feed (only ${Object.keys(XML_NAMESPACES).map((p) => `${p}:`).join(', ')} is)`
+    return `the prefix ${JSON.stringify(`${prefix}:`)} is not declared in the feed (only ${Object.keys(XML_NAMESPACES)
+      .map((p) => `${p}:`)
+      .join(', ')} is)`
   }
   if (!/^[A-Za-z_]/.test(local)) return `it must start with a letter or _${prefix === undefined ? '' : ' after its prefix'}`
   const bad = /[^A-Za-z0-9._-]/.exec(local)
   if (bad) return `${JSON.stringify(bad[0])} cannot be part of one (letters, digits, . _ - and an optional g: prefix)`
   if (/^xml/i.test(name)) return 'names starting with "xml", in any case, are reserved by XML'
   if (name.includes('_x')) return 'Postgres, which writes the element, would rewrite its "_x" to "_x005F_x"'
-  if (name.length > MAX_XML_NAME_BYTES) return `it has ${name.length} characters and Postgres, which writes the element, cuts names at ${MAX_XML_NAME_BYTES} (its identifier limit)`
+  if (name.length > MAX_XML_NAME_BYTES) {
+    return `it has ${name.length} characters and Postgres, which writes the element, cuts names at ${MAX_XML_NAME_BYTES} (its identifier limit)`
+  }
   return undefined
 }
 
@@ -165,7 +172,5 @@ export function csvField(text: string, delimiter: string): string {
 
 /** Text content or attribute value for XML: escaped, characters XML cannot carry dropped. */
 export function xmlEscape(text: string): string {
-  return text
-    .replace(XML_FORBIDDEN_RE, '')
-    .replace(/[&<>"'\r]/g, (c) => XML_ENTITIES[c] ?? c)
+  return text.replace(XML_FORBIDDEN_RE, '').replace(/[&<>"'\r]/g, (c) => XML_ENTITIES[c] ?? c)
 }

@@ -1,30 +1,67 @@
-import fs from 'node:fs/promises'
-import path from 'node:path'
+import type { Readable } from 'node:stream'
+import type { Tx } from '../db/transaction.js'
 
-// Feed files on local disk under DATA_DIR/feeds (DESIGN.md section 8: one small storage interface;
-// an object store can replace it without touching callers). Every export writes under a key of its
-// own (channel/pid/filename), so the files a reader is served never change under it: the database
-// row that names the current key switches in one commit, and old keys are removed afterwards.
+// Where exported feed files are kept (DESIGN.md section 8): callers name files by key, never by
+// path, so that the local directory of today and the Postgres storage planned next (files in
+// chunks, written in the export's transaction) are interchangeable. Every export writes under keys
+// of its own (channel/pid/filename), so the file a reader is served never changes under it: the row
+// that names the current key switches in one commit, and the keys it replaced are removed afterwards.
 
-export function feedsDir(dataDir: string): string {
-  return path.join(dataDir, 'feeds')
-}
-
-export function storagePath(dataDir: string, storageKey: string): string {
-  return path.join(feedsDir(dataDir), storageKey)
-}
-
+/** The key of one exported file: the channel, the run that exported it, its name. */
 export function storageKeyOf(channelId: string, pid: string, filename: string): string {
   return `${channelId}/${pid}/${filename}`
 }
 
-/** Removes files no row points at any more; a file that is already gone is fine. */
-export async function removeFeedFiles(dataDir: string, storageKeys: string[]): Promise<void> {
-  const dirs = new Set<string>()
-  for (const key of storageKeys) {
-    await fs.rm(storagePath(dataDir, key), { force: true })
-    dirs.add(path.dirname(storagePath(dataDir, key)))
-  }
-  // An export's directory holds only its own files; rmdir fails harmlessly while one is left.
-  for (const dir of dirs) await fs.rmdir(dir).catch(() => {})
+/** The prefix every key of one run's export of one channel starts with (see removePrefix). */
+export function exportKeyPrefix(channelId: string, pid: string): string {
+  return `${channelId}/${pid}/`
+}
+
+/**
+ * A file being written. Chunks go in one at a time (each accepted before the next is offered, so
+ * nothing of a feed is held whole in memory); the file becomes visible at its key only when it is
+ * published, and a writer that is abandoned leaves nothing behind.
+ */
+export interface FeedFileWriter {
+  /** Appends a chunk; resolves when the next one may follow. */
+  write(chunk: Buffer): Promise<void>
+  /** The content is complete (flushed to its medium), but not yet visible at the key. */
+  close(): Promise<void>
+  /** Makes the closed file visible at its key: a reader sees the previous file there or this one, never half of one. */
+  publish(): Promise<void>
+  /** Removes whatever was written, published or not; never throws. */
+  abandon(): Promise<void>
+}
+
+/** What a writer may need besides its key. */
+export interface FeedWriteContext {
+  /**
+   * The export's transaction, for an implementation that keeps files in the database: its chunks are
+   * then written, and become visible, with the rows that name them. Files kept elsewhere ignore it.
+   */
+  tx?: Tx
+}
+
+/** A stored file opened for reading. */
+export interface StoredFeed {
+  /** Its size in bytes. */
+  readonly size: number
+  /**
+   * Its content, once. The stream owns the opened file from here and releases it when it ends or is
+   * destroyed.
+   */
+  stream(): Readable
+  /** Releases the opened file without reading it. */
+  close(): Promise<void>
+}
+
+export interface FeedStorage {
+  /** Starts a new file at `key`. Fails before any chunk is written when the file cannot be created. */
+  create(key: string, context?: FeedWriteContext): Promise<FeedFileWriter>
+  /** Opens the file at `key`, or undefined when there is none. */
+  open(key: string): Promise<StoredFeed | undefined>
+  /** Removes the files at these keys; a key that has no file is fine. */
+  remove(keys: readonly string[]): Promise<void>
+  /** Removes every file whose key starts with `prefix` (an export's leftovers: `channel/pid/`). */
+  removePrefix(prefix: string): Promise<void>
 }

@@ -1,13 +1,10 @@
-import { createHash, randomBytes } from 'node:crypto'
-import { once } from 'node:events'
-import { createWriteStream, type WriteStream } from 'node:fs'
-import fs from 'node:fs/promises'
-import path from 'node:path'
+import { createHash } from 'node:crypto'
 import type pg from 'pg'
 import { to as copyTo } from 'pg-copy-streams'
 import type { FeedFormat } from '../db/schema.js'
 import { CopyTextDecoder } from './copy-text-decoder.js'
 import { planFeed, type FeedMeta, type FeedRows } from './feed-sql.js'
+import type { FeedFileWriter } from './feed-storage.js'
 
 export { contentTypeOf, isXmlName, unwritableColumns, UnwritableColumnsError, type FeedRows, type UnwritableColumns } from './feed-sql.js'
 
@@ -30,28 +27,42 @@ export class FeedTooLargeError extends Error {
   }
 }
 
-export interface WrittenFeed {
-  tmpPath: string
+/** What went into a file: its size and a strong ETag of its content. */
+export interface FeedContent {
   bytes: number
   etag: string
 }
 
 /**
- * Streams the rows through COPY ... TO STDOUT into `.tmp-<random>-<name>` beside `finalPath` (the
- * name cut short, so that any final name the file system takes has a temporary one); the caller renames it
- * into place once its transaction commits (commitFeedFile) or removes it (discardFeedFile). Runs on
- * the caller's client, inside its transaction if it has one: nothing here begins or ends one.
- * Memory stays flat: each chunk goes to disk before the next one is read from the connection, and
- * disk use is bounded: the write stops as soon as the file would pass `budget.maxBytes`.
+ * Streams the rows through COPY ... TO STDOUT into `out`, header and footer around them, and
+ * closes it: complete, but not yet visible at its key (the caller publishes it once the rows that
+ * name it are written). Runs on the caller's client, inside its transaction if it has one: nothing
+ * here begins or ends one. Memory stays flat: each chunk goes to `out` before the next one is read
+ * from the connection, and the size is bounded: the write stops as soon as the file would pass
+ * `budget.maxBytes`. On any failure `out` is abandoned.
  */
-export async function writeFeedFile(client: pg.PoolClient, rows: FeedRows, format: FeedFormat, finalPath: string, meta: FeedMeta, budget: FeedBudget = { maxBytes: Infinity }): Promise<WrittenFeed> {
-  const plan = planFeed(client, rows, format, meta)
-  const tmpPath = path.join(path.dirname(finalPath), `.tmp-${randomBytes(8).toString('hex')}-${path.basename(finalPath).slice(0, 200)}`)
-  const sink = new FeedSink(tmpPath, budget.maxBytes)
+export async function writeFeed(
+  client: pg.PoolClient,
+  rows: FeedRows,
+  format: FeedFormat,
+  meta: FeedMeta,
+  out: FeedFileWriter,
+  budget: FeedBudget = { maxBytes: Infinity },
+): Promise<FeedContent> {
+  let bytes = 0
+  const hash = createHash('sha256')
+  // Not async: COPY hands over one chunk per row, and a second promise per row is measurable. Throws
+  // (FeedTooLargeError) synchronously, inside the caller's try.
+  const put = (chunk: Buffer): Promise<void> | undefined => {
+    if (chunk.length === 0) return undefined
+    if (bytes + chunk.length > budget.maxBytes) throw new FeedTooLargeError(budget.maxBytes)
+    hash.update(chunk)
+    bytes += chunk.length
+    return out.write(chunk)
+  }
   try {
-    // Fails here, before the COPY starts, when the file cannot be created.
-    await sink.opened()
-    await sink.write(Buffer.from(plan.header))
+    const plan = planFeed(client, rows, format, meta)
+    await put(Buffer.from(plan.header))
     const decoder = plan.textFormat ? new CopyTextDecoder() : null
     const backendPid = budget.cancel ? await backendPidOf(client) : undefined
     // A COPY stream that is destroyed half-read leaves the connection waiting forever (pg-copy-streams
@@ -63,7 +74,7 @@ export async function writeFeedFile(client: pg.PoolClient, rows: FeedRows, forma
       for await (const chunk of client.query(copyTo(plan.copySql)) as AsyncIterable<Buffer>) {
         if (failure !== undefined) continue
         try {
-          await sink.write(decoder ? decoder.decode(chunk) : chunk)
+          await put(decoder ? decoder.decode(chunk) : chunk)
         } catch (error) {
           failure = error
           if (backendPid !== undefined) cancelling = budget.cancel?.(backendPid).catch(() => {})
@@ -78,80 +89,17 @@ export async function writeFeedFile(client: pg.PoolClient, rows: FeedRows, forma
     }
     if (failure !== undefined) throw failure
     decoder?.end()
-    await sink.write(Buffer.from(plan.footer))
-    await sink.close()
-    return { tmpPath, bytes: sink.bytes, etag: sink.etag() }
+    await put(Buffer.from(plan.footer))
+    await out.close()
+    // A strong ETag: the first 128 bits of the content's SHA-256.
+    return { bytes, etag: `"${hash.digest('hex').slice(0, 32)}"` }
   } catch (error) {
-    await sink.abandon()
+    await out.abandon()
     throw error
   }
-}
-
-/** Moves the file to its final name: a rename, so a reader sees the old file or the new one, never half of one. */
-export async function commitFeedFile(written: WrittenFeed, finalPath: string): Promise<void> {
-  await fs.rename(written.tmpPath, finalPath)
-}
-
-export async function discardFeedFile(written: WrittenFeed): Promise<void> {
-  await fs.rm(written.tmpPath, { force: true })
 }
 
 async function backendPidOf(client: pg.PoolClient): Promise<number | undefined> {
   const { rows } = await client.query<{ pid: number }>('SELECT pg_backend_pid() AS pid')
   return rows[0]?.pid
-}
-
-/** A file being written, with the byte count and hash of what went into it. */
-class FeedSink {
-  bytes = 0
-  private readonly hash = createHash('sha256')
-  private readonly stream: WriteStream
-  private failure: Error | undefined
-
-  constructor(
-    private readonly path: string,
-    private readonly maxBytes: number,
-  ) {
-    // `wx`: never write into a file someone else has; `flush`: data on disk before the rename.
-    this.stream = createWriteStream(path, { flags: 'wx', flush: true })
-    this.stream.on('error', (error) => {
-      this.failure ??= error
-    })
-  }
-
-  async opened(): Promise<void> {
-    if (this.stream.pending) await once(this.stream, 'open')
-  }
-
-  async write(chunk: Buffer): Promise<void> {
-    if (this.failure) throw this.failure
-    if (chunk.length === 0) return
-    if (this.bytes + chunk.length > this.maxBytes) throw new FeedTooLargeError(this.maxBytes)
-    this.hash.update(chunk)
-    this.bytes += chunk.length
-    // `once` rejects on 'error', so a failing disk ends the wait.
-    if (!this.stream.write(chunk)) await once(this.stream, 'drain')
-  }
-
-  async close(): Promise<void> {
-    if (this.failure) throw this.failure
-    const closed = once(this.stream, 'close')
-    this.stream.end()
-    await closed
-    if (this.failure) throw this.failure
-  }
-
-  /** A strong ETag: the first 128 bits of the content's SHA-256. */
-  etag(): string {
-    return `"${this.hash.digest('hex').slice(0, 32)}"`
-  }
-
-  async abandon(): Promise<void> {
-    if (!this.stream.closed) {
-      const closed = once(this.stream, 'close').catch(() => {})
-      this.stream.destroy()
-      await closed
-    }
-    await fs.rm(this.path, { force: true })
-  }
 }

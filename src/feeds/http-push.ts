@@ -1,11 +1,13 @@
-import fs from 'node:fs/promises'
 import http from 'node:http'
 import https from 'node:https'
 import type { Socket } from 'node:net'
 import { OutboundRefusedError, type OutboundGuard } from '../net/outbound-guard.js'
+import type { FeedStorage, StoredFeed } from './feed-storage.js'
 
 export interface PushFile {
-  path: string
+  /** Where the file is kept, and its key there. */
+  storage: FeedStorage
+  key: string
   filename: string
   contentType: string
 }
@@ -24,15 +26,14 @@ export interface SendOptions {
  * phrase, headers — ever reaches it, and a failed connection says no more than that it failed.
  */
 export type SendResult =
-  | { ok: true }
-  | { ok: false; kind: 'status' | 'timeout' | 'unreachable' | 'refused' | 'missing' | 'aborted'; error: string; retry: boolean }
+  { ok: true } | { ok: false; kind: 'status' | 'timeout' | 'unreachable' | 'refused' | 'missing' | 'aborted'; error: string; retry: boolean }
 
 type Failure = Extract<SendResult, { ok: false }>
 
 const fail = (kind: Failure['kind'], error: string, retry: boolean): Failure => ({ ok: false, kind, error, retry })
 
 /**
- * POSTs a file, streamed from disk, to an http destination, once. Redirects are never followed.
+ * POSTs a file, streamed from its storage, to an http destination, once. Redirects are never followed.
  * The connection goes through the outbound guard's lookup, so the address connected to is the one
  * the guard checked. Never throws.
  */
@@ -46,16 +47,15 @@ export async function sendFile(url: string, file: PushFile, options: SendOptions
   } catch (error) {
     return fail('refused', error instanceof OutboundRefusedError ? error.message : 'not a valid URL', false)
   }
-  let handle: fs.FileHandle | undefined
-  let size: number
+  let stored: StoredFeed | undefined
   try {
-    handle = await fs.open(file.path)
-    size = (await handle.stat()).size
+    stored = await file.storage.open(file.key)
   } catch {
-    await handle?.close()
-    return fail('missing', `the file ${file.filename} is no longer there`, false)
+    stored = undefined
   }
-  const body = handle.createReadStream()
+  if (!stored) return fail('missing', `the file ${file.filename} is no longer there`, false)
+  const size = stored.size
+  const body = stored.stream()
   const host = target.host
   return new Promise<SendResult>((resolve) => {
     let connected = false
@@ -89,7 +89,10 @@ export async function sendFile(url: string, file: PushFile, options: SendOptions
     body.on('error', () => finish(fail('missing', `the file ${file.filename} could not be read`, false)))
     const seconds = Math.round(options.timeoutMs / 100) / 10
     const timer = setTimeout(
-      () => finish(connected ? fail('timeout', `no response within ${seconds} s`, true) : fail('unreachable', `could not connect to ${host} within ${seconds} s`, true)),
+      () =>
+        finish(
+          connected ? fail('timeout', `no response within ${seconds} s`, true) : fail('unreachable', `could not connect to ${host} within ${seconds} s`, true),
+        ),
       options.timeoutMs,
     )
     const onAbort = () => finish(fail('aborted', 'the server stopped before the attempt ended', true))

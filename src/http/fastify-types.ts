@@ -1,14 +1,9 @@
 import type { AuthScheme, Caller } from '../auth/authenticate.js'
-import type { RunWorker } from '../jobs/run-worker.js'
 
 declare module 'fastify' {
   interface FastifyContextConfig {
     /** Credentials the route accepts; `none` for public routes. Platform routes default to x-auth-token. */
     auth?: AuthScheme | 'none'
-  }
-  interface FastifyInstance {
-    /** Executes this process's share of site runs; tests reach the queue and the stale-run sweep through it. */
-    runWorker: RunWorker
   }
   interface FastifyRequest {
     caller: Caller | null

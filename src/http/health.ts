@@ -14,7 +14,10 @@ const Health = Type.Object({
 })
 
 // Load balancers and the Docker HEALTHCHECK poll this without credentials.
-export const healthRoutes: FastifyPluginAsyncTypebox<{ db: Db; uploadSlots: ConnectionSlots; readSlots: ConnectionSlots }> = async (app, { db, uploadSlots, readSlots }) => {
+export const healthRoutes: FastifyPluginAsyncTypebox<{ db: Db; uploadSlots: ConnectionSlots; readSlots: ConnectionSlots }> = async (
+  app,
+  { db, uploadSlots, readSlots },
+) => {
   app.get('/healthz', { schema: { tags: ['health'], security: [], response: { 200: Health, 503: Health } } }, async (request, reply) => {
     const pool = poolUsage(db)
     const usage = { ...(pool ? { pool } : {}), uploads: uploadSlots.usage, reads: readSlots.usage }

@@ -1,6 +1,6 @@
 // Fixed one-second windows per key (token + endpoint), as SPEC.md section 8 describes. Counters live
 // in this process; a shared store (Postgres, Redis) can implement RateLimitStore later without
-// touching the callers.
+// touching the callers: `hit` answers with a promise, so a store may ask the database.
 
 export interface RateLimitOutcome {
   limit: number
@@ -12,7 +12,7 @@ export interface RateLimitOutcome {
 }
 
 export interface RateLimitStore {
-  hit(key: string, limit: number, now: Date): RateLimitOutcome
+  hit(key: string, limit: number, now: Date): Promise<RateLimitOutcome>
 }
 
 const WINDOW_MS = 1000
@@ -21,7 +21,7 @@ export class MemoryRateLimitStore implements RateLimitStore {
   private windows = new Map<string, { start: number; count: number }>()
   private lastSweep = 0
 
-  hit(key: string, limit: number, now: Date): RateLimitOutcome {
+  async hit(key: string, limit: number, now: Date): Promise<RateLimitOutcome> {
     const time = now.getTime()
     const start = time - (time % WINDOW_MS)
     this.sweep(start)

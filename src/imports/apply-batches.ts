@@ -1,12 +1,10 @@
-import { sql, type CompiledQuery } from 'kysely'
-import type pg from 'pg'
-import { withRawTransaction, type Db } from '../db/database.js'
-import type { BatchKind, BatchStage } from '../db/schema.js'
+import { sql, type Transaction } from 'kysely'
+import type { Db } from '../db/database.js'
+import { inTransaction } from '../db/transaction.js'
+import type { BatchKind, BatchStage, Database } from '../db/schema.js'
 import { AttributeNames } from '../catalog/row-rules.js'
 import { isoSeconds } from '../streams/upload-stage.js'
 import { parseReferencedBatch } from './referenced-rows.js'
-
-type Run = <R>(query: CompiledQuery<R>) => Promise<R[]>
 
 interface PendingBatch {
   id: string
@@ -30,22 +28,18 @@ export interface AppliedStream {
  * built from them later fails, and the next import builds from the catalog as it is.
  */
 export async function applyPendingBatches(db: Db, streamId: string, upToSeq: string, now: Date, maxAttributes: number): Promise<AppliedStream> {
-  return withRawTransaction(db, async (client, run) => {
-    const [stream] = await run(
-      db.selectFrom('stream').select(['id', 'account_id', 'type', 'columns']).where('id', '=', streamId).forUpdate().compile(),
-    )
+  return inTransaction(db, async (tx) => {
+    const stream = await tx.db.selectFrom('stream').select(['id', 'account_id', 'type', 'columns']).where('id', '=', streamId).forUpdate().executeTakeFirst()
     const applied: AppliedStream = { failedRows: 0 }
     if (!stream) return applied
-    const pending = await run<PendingBatch>(
-      db
-        .selectFrom('batch')
-        .select(['id', 'seq', 'kind', 'status', 'row_count', 'columns', 'content_type'])
-        .where('stream_id', '=', streamId)
-        .where('applied_at', 'is', null)
-        .where('seq', '<=', upToSeq)
-        .orderBy('seq')
-        .compile(),
-    )
+    const pending: PendingBatch[] = await tx.db
+      .selectFrom('batch')
+      .select(['id', 'seq', 'kind', 'status', 'row_count', 'columns', 'content_type'])
+      .where('stream_id', '=', streamId)
+      .where('applied_at', 'is', null)
+      .where('seq', '<=', upToSeq)
+      .orderBy('seq')
+      .execute()
     if (pending.length === 0) return applied
 
     const stages = new Map<string, BatchStage>()
@@ -56,7 +50,14 @@ export async function applyPendingBatches(db: Db, streamId: string, upToSeq: str
       if (batch.kind === 'delete_all') columns = new Set()
       if (stream.type === 'referenced' && batch.kind === 'upsert') {
         // Referenced payloads meet the per-stream cap here, when their rows are first read.
-        const parsed = await parseReferencedBatch(db, client, { id: batch.id, contentType: batch.content_type }, stream.account_id, now, new AttributeNames(columns, maxAttributes))
+        const parsed = await parseReferencedBatch(
+          db,
+          tx.client,
+          { id: batch.id, contentType: batch.content_type },
+          stream.account_id,
+          now,
+          new AttributeNames(columns, maxAttributes),
+        )
         stages.set(batch.id, parsed.stage)
         batch.columns = parsed.columns
         applied.failedRows += parsed.stage.errorCount
@@ -68,23 +69,25 @@ export async function applyPendingBatches(db: Db, streamId: string, upToSeq: str
 
     let lastSeq = '0'
     for (const group of consecutiveGroups(pending)) {
-      const [next] = await run<{ seq: string }>(sql<{ seq: string }>`SELECT nextval('stream_change_seq')::text AS seq`.compile(db))
-      lastSeq = next?.seq ?? lastSeq
-      await applyGroup(db, client, run, streamId, stream.account_id, group, lastSeq)
+      const { rows } = await sql<{ seq: string }>`SELECT nextval('stream_change_seq')::text AS seq`.execute(tx.db)
+      lastSeq = rows[0]?.seq ?? lastSeq
+      await applyGroup(tx.db, streamId, stream.account_id, group, lastSeq)
     }
 
     for (const batch of pending) {
       const stage = stages.get(batch.id) ?? doneStage(0, now)
       const status = batch.status === 'failed' || (stage.successCount === 0 && stage.errorCount > 0) ? 'failed' : 'processed'
-      await run(
-        db
-          .updateTable('batch')
-          .set({ applied_at: now, status, processing_stage: JSON.stringify(stage), error_count: sql`error_count + ${stage.errorCount}` })
-          .where('id', '=', batch.id)
-          .compile(),
-      )
+      await tx.db
+        .updateTable('batch')
+        .set({ applied_at: now, status, processing_stage: JSON.stringify(stage), error_count: sql`error_count + ${stage.errorCount}` })
+        .where('id', '=', batch.id)
+        .execute()
     }
-    await run(db.updateTable('stream').set({ columns: [...columns], applied_seq: lastSeq }).where('id', '=', streamId).compile())
+    await tx.db
+      .updateTable('stream')
+      .set({ columns: [...columns], applied_seq: lastSeq })
+      .where('id', '=', streamId)
+      .execute()
     return applied
   })
 }
@@ -101,18 +104,18 @@ function consecutiveGroups(batches: PendingBatch[]): PendingBatch[][] {
   return groups
 }
 
-async function applyGroup(db: Db, client: pg.PoolClient, run: Run, streamId: string, accountId: string, group: PendingBatch[], seq: string) {
+async function applyGroup(trx: Transaction<Database>, streamId: string, accountId: string, group: PendingBatch[], seq: string) {
   const kind = group[0]?.kind
   const ids = group.map((batch) => batch.id)
   if (kind === 'delete_all') {
-    await run(sql`UPDATE stream_product SET data = NULL, changed_seq = ${seq} WHERE stream_id = ${streamId} AND data IS NOT NULL`.compile(db))
+    await sql`UPDATE stream_product SET data = NULL, changed_seq = ${seq} WHERE stream_id = ${streamId} AND data IS NOT NULL`.execute(trx)
     return
   }
   if (kind === 'delete') {
-    await run(sql`
+    await sql`
       UPDATE stream_product sp SET data = NULL, changed_seq = ${seq}
       FROM (SELECT DISTINCT product_id FROM batch_row WHERE batch_id = ANY(${ids}::uuid[])) AS gone
-      WHERE sp.stream_id = ${streamId} AND sp.product_id = gone.product_id AND sp.data IS NOT NULL`.compile(db))
+      WHERE sp.stream_id = ${streamId} AND sp.product_id = gone.product_id AND sp.data IS NOT NULL`.execute(trx)
     return
   }
   // Most groups hold each id once, and then a plain INSERT ... ON CONFLICT is all it takes. A group
@@ -123,20 +126,18 @@ async function applyGroup(db: Db, client: pg.PoolClient, run: Run, streamId: str
     SELECT ${streamId}::bigint, product_id, ${accountId}::bigint, data::jsonb, ${seq}::bigint FROM (${rows}) AS incoming
     ON CONFLICT (stream_id, product_id) DO UPDATE SET data = excluded.data, changed_seq = excluded.changed_seq
       WHERE stream_product.data IS DISTINCT FROM excluded.data`
-  await client.query('SAVEPOINT plain_upsert')
+  await sql`SAVEPOINT plain_upsert`.execute(trx)
   try {
-    await run(upsert(sql`SELECT product_id, data FROM batch_row WHERE batch_id = ANY(${ids}::uuid[])`).compile(db))
-    await client.query('RELEASE SAVEPOINT plain_upsert')
+    await upsert(sql`SELECT product_id, data FROM batch_row WHERE batch_id = ANY(${ids}::uuid[])`).execute(trx)
+    await sql`RELEASE SAVEPOINT plain_upsert`.execute(trx)
   } catch (error) {
     if ((error as { code?: string }).code !== '21000') throw error
-    await client.query('ROLLBACK TO SAVEPOINT plain_upsert')
-    await run(
-      upsert(sql`
-        SELECT DISTINCT ON (br.product_id) br.product_id, br.data
-        FROM batch_row br JOIN batch b ON b.id = br.batch_id
-        WHERE br.batch_id = ANY(${ids}::uuid[])
-        ORDER BY br.product_id, b.seq DESC, br.line_no DESC`).compile(db),
-    )
+    await sql`ROLLBACK TO SAVEPOINT plain_upsert`.execute(trx)
+    await upsert(sql`
+      SELECT DISTINCT ON (br.product_id) br.product_id, br.data
+      FROM batch_row br JOIN batch b ON b.id = br.batch_id
+      WHERE br.batch_id = ANY(${ids}::uuid[])
+      ORDER BY br.product_id, b.seq DESC, br.line_no DESC`).execute(trx)
   }
 }
 

@@ -1,5 +1,6 @@
 import { sql, type Transaction } from 'kysely'
 import type { Db } from '../db/database.js'
+import { inTransaction } from '../db/transaction.js'
 import type { Database } from '../db/schema.js'
 import { RunFailure, SiteErrorCode } from '../sites/run-failure.js'
 
@@ -43,14 +44,17 @@ export async function buildImportStage(db: Db, site: StageSite, sources: StageSo
   if (mains.length === 0) {
     throw new RunFailure(SiteErrorCode.noMainSource, 'The site has no active main data source to import from', { site_id: site.id })
   }
-  return db
-    .transaction()
-    .setIsolationLevel('repeatable read')
-    .execute(async (trx) => {
+  return inTransaction(
+    db,
+    async ({ db: trx }) => {
       const streams = await trx
         .selectFrom('stream')
         .select(['id', 'applied_seq', 'columns'])
-        .where('id', 'in', sources.map((source) => source.streamId))
+        .where(
+          'id',
+          'in',
+          sources.map((source) => source.streamId),
+        )
         .execute()
       const byId = new Map(streams.map((stream) => [stream.id, stream]))
       let liveMains = 0
@@ -66,7 +70,8 @@ export async function buildImportStage(db: Db, site: StageSite, sources: StageSo
         else if (!main.importEmpty) {
           throw new RunFailure(
             SiteErrorCode.emptyMainSource,
-            `The main data source ${main.dataSourceId} (stream ${main.streamId} "${main.streamName}") has no products; the import was stopped and the previous data kept. Allow empty imports on the data source to import it empty.`,
+            `The main data source ${main.dataSourceId} (stream ${main.streamId} "${main.streamName}") has no products; ` +
+              'the import was stopped and the previous data kept. Allow empty imports on the data source to import it empty.',
             { data_source_id: main.dataSourceId, stream_id: main.streamId },
           )
         }
@@ -102,7 +107,8 @@ export async function buildImportStage(db: Db, site: StageSite, sources: StageSo
       if (columns.length > maxColumns) {
         throw new RunFailure(
           SiteErrorCode.tooManyColumns,
-          `The import stage would have ${columns.length} columns, more than the limit of ${maxColumns} (MAX_STAGE_COLUMNS); the import was stopped and the previous data kept. Use fewer attribute names in the site's data sources.`,
+          `The import stage would have ${columns.length} columns, more than the limit of ${maxColumns} (MAX_STAGE_COLUMNS); ` +
+            "the import was stopped and the previous data kept. Use fewer attribute names in the site's data sources.",
           { columns: columns.length, limit: maxColumns },
         )
       }
@@ -130,7 +136,9 @@ export async function buildImportStage(db: Db, site: StageSite, sources: StageSo
         )
         .execute()
       return { rowCount }
-    })
+    },
+    { isolation: 'repeatable read' },
+  )
 }
 
 /** Only the products changed since the last build: `changed_seq` orders a stream's applied changes. */

@@ -42,7 +42,13 @@ export async function importSite(db: Db, site: Site, run: ImportRun): Promise<{ 
       })
       continue
     }
-    sources.push({ dataSourceId: row.id, streamId: row.stream_id, streamName: row.name, importType: row.import_type === 2 ? 2 : 1, importEmpty: row.import_empty })
+    sources.push({
+      dataSourceId: row.id,
+      streamId: row.stream_id,
+      streamName: row.name,
+      importType: row.import_type === 2 ? 2 : 1,
+      importEmpty: row.import_empty,
+    })
     if (applied.has(row.stream_id)) continue
     applied.add(row.stream_id)
     if (row.status === 'locked' || row.status === 'locked_processing') {
@@ -54,10 +60,14 @@ export async function importSite(db: Db, site: Site, run: ImportRun): Promise<{ 
     }
     const outcome = await applyPendingBatches(db, row.stream_id, run.upToSeq, run.now(), run.limits.attributesPerStream)
     if (outcome.failedRows > 0) {
-      await report(SiteErrorCode.rowsFailedToParse, `${outcome.failedRows} products of stream ${row.stream_id} could not be read; see the batches' processing stage`, {
-        stream_id: row.stream_id,
-        failed_rows: outcome.failedRows,
-      })
+      await report(
+        SiteErrorCode.rowsFailedToParse,
+        `${outcome.failedRows} products of stream ${row.stream_id} could not be read; see the batches' processing stage`,
+        {
+          stream_id: row.stream_id,
+          failed_rows: outcome.failedRows,
+        },
+      )
     }
   }
 

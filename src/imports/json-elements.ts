@@ -1,9 +1,7 @@
 import { exceedsLineLimit, MAX_LINE_BYTES } from '../catalog/row-rules.js'
 
 export type Element =
-  | { kind: 'text'; text: string; index: number }
-  | { kind: 'tooLarge'; head: string; index: number }
-  | { kind: 'trailing'; text: string; index: number }
+  { kind: 'text'; text: string; index: number } | { kind: 'tooLarge'; head: string; index: number } | { kind: 'trailing'; text: string; index: number }
 
 const HEAD_CHARS = 1000
 

@@ -1,5 +1,6 @@
 import { sql } from 'kysely'
 import type { Db } from '../db/database.js'
+import { inTransaction } from '../db/transaction.js'
 import { deleteEndedPushes } from '../exports/channel-pushes.js'
 import { purgeDeletedStreams } from '../streams/streams.js'
 
@@ -20,7 +21,7 @@ export async function releaseAppliedBatchRows(db: Db, graceMinutes = 10): Promis
       .execute()
     if (batches.length === 0) return released
     const ids = batches.map((batch) => batch.id)
-    await db.transaction().execute(async (trx) => {
+    await inTransaction(db, async ({ db: trx }) => {
       await trx.deleteFrom('batch_row').where('batch_id', 'in', ids).execute()
       await trx.deleteFrom('batch_payload').where('batch_id', 'in', ids).execute()
       await trx.updateTable('batch').set({ rows_released: true }).where('id', 'in', ids).execute()
@@ -33,7 +34,7 @@ export async function releaseAppliedBatchRows(db: Db, graceMinutes = 10): Promis
 export async function purgeDeletedSiteStages(db: Db): Promise<number> {
   const sites = await db.selectFrom('site_purge').select('site_id').limit(100).execute()
   for (const { site_id } of sites) {
-    await db.transaction().execute(async (trx) => {
+    await inTransaction(db, async ({ db: trx }) => {
       await trx.deleteFrom('stage_product').where('site_id', '=', site_id).execute()
       await trx.deleteFrom('site_purge').where('site_id', '=', site_id).execute()
     })

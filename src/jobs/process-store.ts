@@ -19,7 +19,19 @@ export async function insertProcess(
 ): Promise<void> {
   await db
     .insertInto('process')
-    .values({ pid: run.pid, account_id: run.accountId, site_id: run.siteId, action: run.action, target_id: run.targetId, trigger: run.trigger, status: 'queued', job_id: null, heartbeat_at: null, started_at: null, finished_at: null })
+    .values({
+      pid: run.pid,
+      account_id: run.accountId,
+      site_id: run.siteId,
+      action: run.action,
+      target_id: run.targetId,
+      trigger: run.trigger,
+      status: 'queued',
+      job_id: null,
+      heartbeat_at: null,
+      started_at: null,
+      finished_at: null,
+    })
     .execute()
 }
 
@@ -38,7 +50,10 @@ export async function estimatedSeconds(db: DbHandle, siteId: string, action: Pro
     .orderBy('finished_at', 'desc')
     .limit(5)
     .as('recent')
-  const row = await db.selectFrom(recent).select(sql<string | null>`avg(seconds)`.as('avg')).executeTakeFirst()
+  const row = await db
+    .selectFrom(recent)
+    .select(sql<string | null>`avg(seconds)`.as('avg'))
+    .executeTakeFirst()
   return Math.round(Number(row?.avg ?? 0) * 10) / 10
 }
 
@@ -60,14 +75,26 @@ export async function claimProcess(db: DbHandle, pid: string, jobId: string): Pr
 }
 
 export async function beat(db: DbHandle, pid: string, attempt: number): Promise<void> {
-  await db.updateTable('process').set({ heartbeat_at: sql`now()` }).where('pid', '=', pid).where('attempt', '=', attempt).where('status', '=', 'running').execute()
+  await db
+    .updateTable('process')
+    .set({ heartbeat_at: sql`now()` })
+    .where('pid', '=', pid)
+    .where('attempt', '=', attempt)
+    .where('status', '=', 'running')
+    .execute()
 }
 
 /**
  * Ends the run. `attempt` fences a worker that was given up for dead but still finishes: only the
  * attempt that owns the run may end it. Returns the ended run, or nothing when it was not ours.
  */
-export async function endProcess(db: DbHandle, pid: string, attempt: number | null, status: 'success' | 'failed', message: string): Promise<Process | undefined> {
+export async function endProcess(
+  db: DbHandle,
+  pid: string,
+  attempt: number | null,
+  status: 'success' | 'failed',
+  message: string,
+): Promise<Process | undefined> {
   let query = db
     .updateTable('process')
     .set({ status, message, finished_at: sql`now()`, started_at: sql`coalesce(started_at, now())` })
@@ -121,17 +148,26 @@ export async function waitingForAccount(db: DbHandle, accountId: string, limit: 
     .execute()
 }
 
-/** Running runs whose worker has not written a heartbeat for `staleSeconds`: their process died. */
-export async function staleRuns(db: DbHandle, staleSeconds: number): Promise<Process[]> {
-  return db
-    .selectFrom('process')
-    .selectAll()
-    .where('status', '=', 'running')
-    .where('heartbeat_at', '<', sql<Date>`now() - make_interval(secs => ${staleSeconds})`)
-    .forUpdate()
-    .skipLocked()
-    .limit(50)
-    .execute()
+/**
+ * Claims the running runs whose worker has not written a heartbeat for `staleSeconds` (their process
+ * died), at most 50, in one statement: their heartbeat moves to `now`, which keeps other sweepers off
+ * them while pg-boss hands them on, and rows another sweeper holds are skipped, not waited for.
+ */
+export async function claimStaleRuns(db: DbHandle, staleSeconds: number, now: Date): Promise<Process[]> {
+  const { rows } = await sql<Process>`
+    UPDATE process SET heartbeat_at = ${now}
+    WHERE pid IN (
+      SELECT pid FROM process
+      WHERE status = 'running' AND heartbeat_at < now() - make_interval(secs => ${staleSeconds})
+      LIMIT 50
+      FOR UPDATE SKIP LOCKED)
+    RETURNING *`.execute(db)
+  return rows
+}
+
+/** The run `pid`, whatever its account: for the job that carries it, which has no account to check against. */
+export async function findRunOfJob(db: DbHandle, pid: string): Promise<Process | undefined> {
+  return db.selectFrom('process').selectAll().where('pid', '=', pid).executeTakeFirst()
 }
 
 /**
@@ -142,6 +178,33 @@ export async function staleRuns(db: DbHandle, staleSeconds: number): Promise<Pro
  */
 export async function lockSiteRuns(db: DbHandle, siteId: string): Promise<boolean> {
   return (await db.selectFrom('site').select('id').where('id', '=', siteId).forNoKeyUpdate().executeTakeFirst()) !== undefined
+}
+
+/**
+ * lockSiteRuns for several sites and then lockAccountRuns for their accounts, for one transaction
+ * that queues runs of several sites (a scheduler batch). Each lock is held to the commit, so they are
+ * all taken first, sites before accounts as a single request takes them, accounts in one order for
+ * every process: a batch that took one account's lock and then waited for a site row, or for
+ * another account, could wait for a request (or another process's batch) that waits for it.
+ */
+export async function lockRunsOfSites(db: DbHandle, sites: { id: string; account_id: string }[]): Promise<void> {
+  if (sites.length === 0) return
+  await db
+    .selectFrom('site')
+    .select('id')
+    .where(
+      'id',
+      'in',
+      sites.map((site) => site.id),
+    )
+    .orderBy('id')
+    .forNoKeyUpdate()
+    .execute()
+  const accounts = [...new Set(sites.map((site) => site.account_id))]
+  // Ordered by the lock's key, in a subquery: Postgres takes the locks in the order the rows come.
+  await sql`
+    SELECT pg_advisory_xact_lock(${ACCOUNT_RUNS_LOCK}, k.key)
+    FROM (SELECT DISTINCT hashtext(a) AS key FROM unnest(${accounts}::text[]) AS a ORDER BY 1) AS k`.execute(db)
 }
 
 /**
@@ -175,6 +238,9 @@ export async function setSiteProcessing(db: DbHandle, siteId: string, status: 'R
 
 /** The newest batch sequence number: an import applies the batches uploaded before it started. */
 export async function latestBatchSeq(db: DbHandle): Promise<string> {
-  const row = await db.selectFrom('batch').select(sql<string>`coalesce(max(seq), 0)::text`.as('seq')).executeTakeFirst()
+  const row = await db
+    .selectFrom('batch')
+    .select(sql<string>`coalesce(max(seq), 0)::text`.as('seq'))
+    .executeTakeFirst()
   return row?.seq ?? '0'
 }

@@ -1,7 +1,7 @@
 import type { FastifyBaseLogger } from 'fastify'
 import type { Db } from '../db/database.js'
 import { claimPush, finishPush, isFileCurrent, releasePush, retryPush, type ClaimedPush } from '../exports/channel-pushes.js'
-import { storagePath } from '../feeds/feed-storage.js'
+import type { FeedStorage } from '../feeds/feed-storage.js'
 import { sendFile } from '../feeds/http-push.js'
 import type { OutboundGuard } from '../net/outbound-guard.js'
 
@@ -23,7 +23,8 @@ export interface PushWorkerOptions {
   budgetSeconds: number
   /** How often the table is looked at for due pushes. */
   pollingSeconds: number
-  dataDir: string
+  /** Where the exported files are kept. */
+  feedStorage: FeedStorage
   guard: OutboundGuard
 }
 
@@ -121,7 +122,7 @@ export class PushWorker {
       return
     }
     const started = Date.now()
-    const file = { path: storagePath(this.options.dataDir, push.storage_key), filename: push.filename, contentType: push.content_type }
+    const file = { storage: this.options.feedStorage, key: push.storage_key, filename: push.filename, contentType: push.content_type }
     const timeoutMs = Math.max(1, Math.min(this.options.timeoutSeconds * 1000, push.budget_left_ms))
     const result = await sendFile(push.url, file, { guard: this.options.guard, timeoutMs, signal: this.abort.signal })
     if (result.ok) return finishPush(this.db, push, 'done', null)
@@ -133,7 +134,12 @@ export class PushWorker {
     }
     const backoff = BACKOFF_SECONDS * 2 ** (push.attempts - 1)
     if (push.budget_left_ms - (Date.now() - started) <= backoff * 1000) {
-      return finishPush(this.db, push, 'failed', `${channel}: sending ${push.filename} to ${push.url} stopped after ${attempts}: ${budget} (last attempt: ${result.error})`)
+      return finishPush(
+        this.db,
+        push,
+        'failed',
+        `${channel}: sending ${push.filename} to ${push.url} stopped after ${attempts}: ${budget} (last attempt: ${result.error})`,
+      )
     }
     await retryPush(this.db, push, backoff, result.error)
   }

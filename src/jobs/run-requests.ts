@@ -1,8 +1,9 @@
 import { randomUUID } from 'node:crypto'
-import type { Db } from '../db/database.js'
+import type { Db, DbHandle } from '../db/database.js'
 import type { Process, ProcessAction, Site } from '../db/schema.js'
 import { BadRequestError, NotFoundError } from '../errors.js'
 import { isId } from '../db/ids.js'
+import { inTransaction } from '../db/transaction.js'
 import { getSite } from '../sites/sites.js'
 import { activeRuns, admittedRuns, estimatedSeconds, findProcess, insertProcess, lockAccountRuns, lockSiteRuns, setJob } from './process-store.js'
 import type { RunQueue } from './run-queue.js'
@@ -32,44 +33,56 @@ export async function requestRun(db: Db, queue: RunQueue, accountId: string, sit
     throw new BadRequestError(`id is required for action ${action}: the ${action === 'export' ? 'export' : 'channel'} id to run`)
   }
   const site = await getSite(db, accountId, siteSegment)
-  const queued = await queueRun(db, queue, site, action as ProcessAction, targetId, 'api')
+  const queued = await inTransaction(db, (tx) => queueRun(tx.db, queue, site, action as ProcessAction, targetId, 'api'))
+  // Estimated before the worker is woken: the new run, once ended, would be history of its own.
+  const estimatedDuration = await estimatedSeconds(db, site.id, action as ProcessAction)
   queue.wake()
-  return queued
+  return { ...queued, estimatedDuration }
 }
 
 /**
- * Queues a run of the site, if the site allows one now: under the lock of the site's active runs, at
- * most one runs and one waits. The run's job is sent in the same transaction when nothing runs;
- * otherwise the run waits without a job until the running one ends.
+ * Queues a run of the site, if the site allows one now, in the caller's transaction `trx` (the locks
+ * below hold until its commit, and the run and its job commit or roll back with the caller's other
+ * work): under the lock of the site's active runs, at most one runs and one waits. The run's job is
+ * sent in the same transaction when nothing runs; otherwise the run waits without a job until the
+ * running one ends. Throws an AppError, having written nothing, when the site takes no run now.
  */
-export async function queueRun(db: Db, queue: RunQueue, site: Site, action: ProcessAction, targetId: string | null, trigger: 'api' | 'schedule'): Promise<QueuedRun> {
+export async function queueRun(
+  trx: DbHandle,
+  queue: RunQueue,
+  site: Site,
+  action: ProcessAction,
+  targetId: string | null,
+  trigger: 'api' | 'schedule',
+): Promise<{ pid: string; message: string }> {
   if (site.status === 'disabled') throw new BadRequestError(`Site ${site.id} is disabled: it runs no imports or exports until its status is changed`)
   if (site.status === 'paused_upload' && EXPORTS.includes(action)) {
     throw new BadRequestError(`Site ${site.id} is paused_upload: it imports but does not export; run action import, or change the site's status`)
   }
   const pid = randomUUID()
-  const message = await db.transaction().execute(async (trx) => {
-    // The site row lock serialises requests of one site, so the count below cannot go stale. A site
-    // deleted since it was read is not found, as it would be a moment later.
-    if (!(await lockSiteRuns(trx, site.id))) throw new NotFoundError()
-    const active = await activeRuns(trx, site.id)
-    const waiting = active.find((run) => run.status === 'queued')
-    if (waiting) {
-      throw new BadRequestError(`A run of site ${site.id} is already queued (process ${waiting.pid}); one run may run and one wait, try again once it has started`)
-    }
-    await insertProcess(trx, { pid, accountId: site.account_id, siteId: site.id, action, targetId, trigger })
-    const running = active.find((run) => run.status === 'running')
-    if (running) return `Run queued; it starts when process ${running.pid} has finished`
-    // Run slots are shared fairly: an account's runs beyond its share wait here, without a job, so
-    // that the queue's next job is always another account's while this one has its share running.
-    await lockAccountRuns(trx, site.account_id)
-    if ((await admittedRuns(trx, site.account_id)) >= queue.accountConcurrency) {
-      return `Run queued; it starts when one of the account's other runs has finished (an account runs at most ${queue.accountConcurrency} at a time)`
-    }
-    await setJob(trx, pid, await queue.send(trx, pid, site.account_id))
-    return 'Run queued'
-  })
-  return { pid, estimatedDuration: await estimatedSeconds(db, site.id, action), message }
+  // The site row lock serialises requests of one site, so the count below cannot go stale. A site
+  // deleted since it was read is not found, as it would be a moment later.
+  if (!(await lockSiteRuns(trx, site.id))) throw new NotFoundError()
+  const active = await activeRuns(trx, site.id)
+  const waiting = active.find((run) => run.status === 'queued')
+  if (waiting) {
+    throw new BadRequestError(
+      `A run of site ${site.id} is already queued (process ${waiting.pid}); one run may run and one wait, try again once it has started`,
+    )
+  }
+  await insertProcess(trx, { pid, accountId: site.account_id, siteId: site.id, action, targetId, trigger })
+  const running = active.find((run) => run.status === 'running')
+  if (running) return { pid, message: `Run queued; it starts when process ${running.pid} has finished` }
+  // Run slots are shared fairly: an account's runs beyond its share wait here, without a job, so
+  // that the queue's next job is always another account's while this one has its share running.
+  await lockAccountRuns(trx, site.account_id)
+  if ((await admittedRuns(trx, site.account_id)) >= queue.accountConcurrency) {
+    const message = `Run queued; it starts when one of the account's other runs has finished (an account runs at most ${queue.accountConcurrency} at a time)`
+    return { pid, message }
+  }
+  // pg-boss writes the job through `trx`: it exists exactly when the run does.
+  await setJob(trx, pid, await queue.send(trx, pid, site.account_id))
+  return { pid, message: 'Run queued' }
 }
 
 export async function getRun(db: Db, accountId: string, siteSegment: string, pid: string): Promise<{ site: Site; run: Process }> {

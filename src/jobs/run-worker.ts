@@ -1,13 +1,26 @@
 import type { FastifyBaseLogger } from 'fastify'
 import type { Db } from '../db/database.js'
+import { inTransaction } from '../db/transaction.js'
+import type { FeedStorage } from '../feeds/feed-storage.js'
 import type { Process } from '../db/schema.js'
 import { addSiteError } from '../sites/site-errors.js'
 import { admitWaitingRuns } from './account-turns.js'
-import { accountsOwedATurn, beat, claimProcess, endProcess, lockSiteRuns, setSiteProcessing, siteExists, staleRuns } from './process-store.js'
+import {
+  accountsOwedATurn,
+  beat,
+  claimProcess,
+  claimStaleRuns,
+  endProcess,
+  findRunOfJob,
+  lockSiteRuns,
+  setSiteProcessing,
+  siteExists,
+} from './process-store.js'
 import type { ExportLimits } from '../exports/export-channel.js'
 import type { CatalogLimits } from '../imports/build-stage.js'
 import { performRun, removeRunFeeds, type RunTrace } from './run-actions.js'
 import { RunFailure, SiteErrorCode } from '../sites/run-failure.js'
+import { Repeating } from './repeating.js'
 import { RunQueue, type RunHandlers, type RunJobData } from './run-queue.js'
 
 export interface RunWorkerOptions {
@@ -19,8 +32,8 @@ export interface RunWorkerOptions {
   staleSeconds: number
   expireSeconds: number
   now: () => Date
-  /** Where exported feed files are kept (DATA_DIR). */
-  dataDir: string
+  /** Where exported feed files are kept. */
+  feedStorage: FeedStorage
   limits: CatalogLimits & ExportLimits
   /** Runs of one account that may run at once, across every process (RUN_ACCOUNT_CONCURRENCY). */
   accountConcurrency: number
@@ -28,11 +41,12 @@ export interface RunWorkerOptions {
 
 /**
  * Executes site runs in this process, and looks after runs whose process died: any server process
- * finds a run whose heartbeat stopped and hands it back to pg-boss, which retries it once.
+ * that executes runs sweeps for a run whose heartbeat stopped and hands it back to pg-boss, which
+ * retries it once. The jobs plugin (src/jobs/jobs-plugin.ts) starts and stops it with the app.
  */
 export class RunWorker {
   readonly queue: RunQueue
-  private sweeper: NodeJS.Timeout | undefined
+  private readonly sweeper: Repeating
 
   constructor(
     private readonly db: Db,
@@ -45,6 +59,11 @@ export class RunWorker {
       expireSeconds: options.expireSeconds,
       accountConcurrency: options.accountConcurrency,
     })
+    this.sweeper = new Repeating(
+      options.heartbeatSeconds * 1000,
+      () => this.sweep(),
+      (error) => this.log.warn({ err: error }, 'stale run sweep failed'),
+    )
   }
 
   private stopped = false
@@ -71,12 +90,7 @@ export class RunWorker {
       abandoned: (job) => this.abandon(job),
     }
     await this.queue.start(this.options.concurrency > 0 ? handlers : undefined, (error) => this.log.warn({ err: error }, 'run queue error'))
-    if (this.options.concurrency > 0) {
-      this.sweeper = setInterval(() => {
-        this.sweep().catch((error: unknown) => this.log.warn({ err: error }, 'stale run sweep failed'))
-      }, this.options.heartbeatSeconds * 1000)
-      this.sweeper.unref()
-    }
+    if (this.options.concurrency > 0) this.sweeper.start()
   }
 
   private stopping: Promise<void> | undefined
@@ -89,8 +103,7 @@ export class RunWorker {
   stop(timeoutMs?: number): Promise<void> {
     this.stopped = true
     clearTimeout(this.retry)
-    clearInterval(this.sweeper)
-    this.stopping ??= this.queue.stop(timeoutMs)
+    this.stopping ??= Promise.all([this.sweeper.stop(), this.queue.stop(timeoutMs)]).then(() => {})
     return this.stopping
   }
 
@@ -118,7 +131,7 @@ export class RunWorker {
     }, this.options.heartbeatSeconds * 1000)
     const trace: RunTrace = { channelIds: [] }
     try {
-      const message = await performRun(this.db, this.options.dataDir, run, this.options.now, this.options.limits, trace)
+      const message = await performRun(this.db, this.options.feedStorage, run, this.options.now, this.options.limits, trace)
       // Not ended here: another attempt owns the run now, or the site was deleted as the run ended.
       if (!(await this.end(run, run.attempt, 'success', message)) && !(await siteExists(this.db, run.site_id).catch(() => true))) {
         await this.siteDeleted(run, trace)
@@ -150,7 +163,7 @@ export class RunWorker {
    */
   private async siteDeleted(run: Process, trace: RunTrace): Promise<void> {
     this.log.info({ pid: run.pid, siteId: run.site_id }, 'run stopped: its site was deleted')
-    await removeRunFeeds(this.options.dataDir, trace.channelIds, run.pid).catch((error: unknown) =>
+    await removeRunFeeds(this.options.feedStorage, trace.channelIds, run.pid).catch((error: unknown) =>
       this.log.warn({ err: error, pid: run.pid }, 'the feed files of a run of a deleted site could not be removed'),
     )
     await this.passTurn(run.account_id)
@@ -161,8 +174,13 @@ export class RunWorker {
    * run of another site of the account that waited for a free slot), in one transaction. Returns
    * whether the run was ended here; the turn passes on either way.
    */
-  private async end(run: Pick<Process, 'pid' | 'site_id' | 'account_id'>, attempt: number | null, status: 'success' | 'failed', message: string): Promise<boolean> {
-    const { ended, admitted } = await this.db.transaction().execute(async (trx) => {
+  private async end(
+    run: Pick<Process, 'pid' | 'site_id' | 'account_id'>,
+    attempt: number | null,
+    status: 'success' | 'failed',
+    message: string,
+  ): Promise<boolean> {
+    const { ended, admitted } = await inTransaction(this.db, async ({ db: trx }) => {
       await lockSiteRuns(trx, run.site_id)
       const ended = await endProcess(trx, run.pid, attempt, status, message)
       if (ended) await setSiteProcessing(trx, ended.site_id, 'Done')
@@ -174,7 +192,7 @@ export class RunWorker {
 
   /** Gives the account's free run slots to its waiting runs. */
   private async passTurn(accountId: string): Promise<void> {
-    const admitted = await this.db.transaction().execute((trx) => admitWaitingRuns(trx, this.queue, accountId))
+    const admitted = await inTransaction(this.db, (tx) => admitWaitingRuns(tx.db, this.queue, accountId))
     if (admitted > 0) this.queue.wake()
   }
 
@@ -183,14 +201,21 @@ export class RunWorker {
   }
 
   private async abandon(job: RunJobData): Promise<void> {
-    const run = await this.db.selectFrom('process').selectAll().where('pid', '=', job.pid).executeTakeFirst()
+    const run = await findRunOfJob(this.db, job.pid)
     if (!run || (run.status !== 'queued' && run.status !== 'running')) {
       if (job.accountId !== undefined) await this.passTurn(job.accountId)
       return
     }
     const message = 'The run was interrupted or failed unexpectedly twice and was given up; start it again'
     if (await this.end(run, null, 'failed', message)) {
-      await addSiteError(this.db, { accountId: run.account_id, siteId: run.site_id, pid: run.pid, code: SiteErrorCode.runAbandoned, message, data: { attempts: run.attempt } })
+      await addSiteError(this.db, {
+        accountId: run.account_id,
+        siteId: run.site_id,
+        pid: run.pid,
+        code: SiteErrorCode.runAbandoned,
+        message,
+        data: { attempts: run.attempt },
+      })
     }
   }
 
@@ -201,12 +226,7 @@ export class RunWorker {
   async sweep(): Promise<void> {
     // Apart from the stale runs: a failure of one leaves the other to do its part.
     await this.passOwedTurns().catch((error: unknown) => this.log.warn({ err: error }, 'passing on owed account turns failed'))
-    const stale = await this.db.transaction().execute(async (trx) => {
-      const runs = await staleRuns(trx, this.options.staleSeconds)
-      // Pushing the heartbeat forward keeps other sweepers off while pg-boss hands the run on.
-      for (const run of runs) await trx.updateTable('process').set({ heartbeat_at: this.options.now() }).where('pid', '=', run.pid).execute()
-      return runs
-    })
+    const stale = await claimStaleRuns(this.db, this.options.staleSeconds, this.options.now())
     for (const run of stale) {
       if (!run.job_id) continue
       const retried = await this.queue.failStale(run.job_id, 'the process running it stopped answering')

@@ -1,11 +1,30 @@
 import { setImmediate as yieldToEventLoop } from 'node:timers/promises'
-import { sql } from 'kysely'
-import type { Db } from '../db/database.js'
+import type { Db, DbHandle } from '../db/database.js'
 import type { Site } from '../db/schema.js'
+import { inTransaction } from '../db/transaction.js'
 import { AppError } from '../errors.js'
+import { lockRunsOfSites } from './process-store.js'
 import { queueRun } from './run-requests.js'
 import type { RunQueue } from './run-queue.js'
-import { ScheduleError, checkScheduleSize, earliest, hashedMinute, nextRunOfLine, parseSchedule, type ParsedSchedule, type ScheduleLimits } from '../sites/site-schedule.js'
+import {
+  changedSchedules,
+  claimDueSchedules,
+  deleteEmptySchedules,
+  dueSchedules,
+  saveOversizedSchedule,
+  saveSchedule,
+  type ScheduleRow,
+} from './schedule-store.js'
+import {
+  ScheduleError,
+  checkScheduleSize,
+  earliest,
+  hashedMinute,
+  nextRunOfLine,
+  parseSchedule,
+  type ParsedSchedule,
+  type ScheduleLimits,
+} from '../sites/site-schedule.js'
 
 export interface SchedulerLog {
   warn(details: Record<string, unknown>, message: string): void
@@ -56,7 +75,7 @@ const rotations = new WeakMap<SchedulerSettings, Rotation>()
 
 /**
  * One look at the schedules, by whichever server process gets there first: due rows are claimed
- * FOR UPDATE SKIP LOCKED, so a schedule fires once across all processes. A site whose
+ * in one statement (FOR UPDATE SKIP LOCKED), so a schedule fires once across all processes. A site whose
  * import_schedule text changed since its next run was computed is recomputed instead of fired,
  * so an edited or emptied schedule takes effect at once.
  *
@@ -70,9 +89,7 @@ export async function runSchedulerTick(db: Db, queue: RunQueue, settings: Schedu
   if (!rotation) rotations.set(settings, (rotation = {}))
   const budgetMs = settings.budgetMs ?? SCHEDULER_PASS_BUDGET_MS
   const pass = (): Pass => ({ rotation, budgetMs, spentMs: 0, memo: new Map() })
-  await sql`
-    DELETE FROM site_schedule ss USING site s
-    WHERE s.id = ss.site_id AND s.import_schedule = ''`.execute(db)
+  await deleteEmptySchedules(db)
   // Due schedules first: they are late already, a changed one is computed for later.
   const firing = pass()
   for (let round = 0; round < MAX_ROUNDS; round++) {
@@ -90,67 +107,63 @@ export async function runSchedulerTick(db: Db, queue: RunQueue, settings: Schedu
   return tick
 }
 
-// The schedule text is read only when it is within the character limit, so that a huge stored one
-// is neither sent over the wire nor split.
-const boundedSchedule = (limits: ScheduleLimits) =>
-  sql<string | null>`CASE WHEN char_length(s.import_schedule) <= ${limits.maxChars} THEN s.import_schedule END`.as('import_schedule')
-
-// Accounts after the last one served come first, then the rest from the lowest id.
-const afterLastServed = (column: 'ss.account_id' | 's.account_id', lastAccountId: string) => sql<boolean>`${sql.ref(column)} <= ${lastAccountId}`
-
 interface BatchResult {
   claimed: number
   /** False when the budget ran out before every claimed row was handled. */
   done: boolean
 }
 
-/** Claims up to BATCH due rows, moves each to its next time and fires it, while the budget lasts. */
+/**
+ * Evaluates up to BATCH due schedules while the budget lasts, then in one transaction claims them
+ * (moving each to its next run) and queues their runs. One transaction, so that the tick is atomic:
+ * a run that could not be queued for a reason other than the site's own state (an AppError) rolls
+ * back the whole batch, the runs queued before it included, and the batch is due again next tick.
+ * The schedules are evaluated before the transaction: it holds row locks, evaluation takes CPU time.
+ */
 async function fireBatch(db: Db, queue: RunQueue, settings: SchedulerSettings, now: Date, tick: SchedulerTick, pass: Pass): Promise<BatchResult> {
-  const last = pass.rotation.lastAccountId
-  return db.transaction().execute(async (trx) => {
-    const due = await trx
-      // A window function cannot sit beside FOR UPDATE: the turns are numbered in a CTE.
-      .with('turns', (qb) =>
-        qb
-          .selectFrom('site_schedule as ss')
-          .innerJoin('site as s', 's.id', 'ss.site_id')
-          .select('ss.site_id')
-          .select((eb) => eb.fn.agg<string>('row_number').over((ob) => ob.partitionBy('ss.account_id').orderBy('ss.next_run_at').orderBy('ss.site_id')).as('turn'))
-          .where('ss.next_run_at', '<=', now)
-          .whereRef('ss.schedule', '=', 's.import_schedule'),
-      )
-      .selectFrom('site_schedule as ss')
-      .innerJoin('site as s', 's.id', 'ss.site_id')
-      .innerJoin('turns as t', 't.site_id', 'ss.site_id')
-      .select(['s.id', 's.account_id', 's.project_id', 's.title', 's.status', 's.id_column', 's.processing_status', 's.created_at', 's.updated_at'])
-      .select(boundedSchedule(settings.limits))
-      .where('ss.next_run_at', '<=', now)
-      .whereRef('ss.schedule', '=', 's.import_schedule')
-      .orderBy('t.turn')
-      .$if(last !== undefined, (qb) => qb.orderBy(afterLastServed('ss.account_id', last ?? '')))
-      .orderBy('ss.account_id')
-      .forUpdate('ss')
-      .skipLocked()
-      .limit(BATCH)
-      .execute()
-    for (const row of due) {
-      const evaluated = await evaluate(row.import_schedule, row.id, settings, now, pass)
-      await trx.updateTable('site_schedule').set({ next_run_at: evaluated.next }).where('site_id', '=', row.id).execute()
-      if (evaluated.ignored !== undefined) ignore(settings, tick, row, evaluated.ignored)
-      else await fire(db, queue, { ...row, import_schedule: row.import_schedule ?? '' }, tick)
-      pass.rotation.lastAccountId = row.account_id
-      // The rows not reached stay due and unchanged; the lock ends with the transaction.
-      if (pass.spentMs > pass.budgetMs) return { claimed: due.length, done: false }
+  const due = await dueSchedules(db, now, settings.limits, pass.rotation.lastAccountId, BATCH)
+  const evaluated = new Map<string, { row: ScheduleRow; next: Date | null; ignored?: string }>()
+  for (const row of due) {
+    evaluated.set(row.id, { row, ...(await evaluate(row.import_schedule, row.id, settings, now, pass)) })
+    pass.rotation.lastAccountId = row.account_id
+    // The rows not reached stay due and unchanged.
+    if (pass.spentMs > pass.budgetMs) break
+  }
+  if (evaluated.size === 0) return { claimed: 0, done: true }
+  const claims = [...evaluated].map(([siteId, { next }]) => ({ siteId, next }))
+  const batch = await inTransaction(db, async (tx) => {
+    const outcome: BatchOutcome = { fired: [], skipped: [], ignored: [], claimed: 0 }
+    const claimed = new Map((await claimDueSchedules(tx.db, now, claims)).map((site) => [site.id, site]))
+    outcome.claimed = claimed.size
+    const firing: Site[] = []
+    for (const [siteId, { row, ignored }] of evaluated) {
+      const site = claimed.get(siteId)
+      if (!site) continue
+      if (ignored !== undefined) outcome.ignored.push({ row, reason: ignored })
+      // A schedule runs `all`; a paused_upload site only imports, a disabled one runs nothing.
+      else if (site.status !== 'disabled') firing.push({ ...site, import_schedule: row.import_schedule ?? '' })
     }
-    return { claimed: due.length, done: true }
+    await lockRunsOfSites(tx.db, firing)
+    for (const site of firing) await fire(tx.db, queue, site, outcome)
+    return outcome
   })
+  // Reported once committed: a batch that rolled back fired nothing.
+  for (const { row, reason } of batch.ignored) ignore(settings, tick, row, reason)
+  tick.fired.push(...batch.fired)
+  tick.skipped.push(...batch.skipped)
+  // Due rows that are all held by another process's tick are left to it, not read again.
+  const held = batch.claimed === 0 && evaluated.size > 0
+  return { claimed: due.length, done: evaluated.size === due.length && !held }
 }
 
-// A schedule runs `all`; a paused_upload site only imports, a disabled one runs nothing.
-async function fire(db: Db, queue: RunQueue, site: Site, tick: SchedulerTick): Promise<void> {
-  if (site.status === 'disabled') return
+interface BatchOutcome extends Pick<SchedulerTick, 'fired' | 'skipped'> {
+  ignored: { row: ScheduleRow; reason: string }[]
+  claimed: number
+}
+
+async function fire(trx: DbHandle, queue: RunQueue, site: Site, tick: Pick<SchedulerTick, 'fired' | 'skipped'>): Promise<void> {
   try {
-    const queued = await queueRun(db, queue, site, site.status === 'paused_upload' ? 'import' : 'all', null, 'schedule')
+    const queued = await queueRun(trx, queue, site, site.status === 'paused_upload' ? 'import' : 'all', null, 'schedule')
     tick.fired.push({ siteId: site.id, pid: queued.pid })
   } catch (error) {
     if (!(error instanceof AppError)) throw error
@@ -160,36 +173,11 @@ async function fire(db: Db, queue: RunQueue, site: Site, tick: SchedulerTick): P
 
 /** Creates or recomputes up to BATCH schedule rows whose site's import_schedule text changed, while the budget lasts. */
 async function syncBatch(db: Db, settings: SchedulerSettings, now: Date, tick: SchedulerTick, pass: Pass): Promise<BatchResult> {
-  const last = pass.rotation.lastAccountId
-  const changed = await db
-    .selectFrom('site as s')
-    .leftJoin('site_schedule as ss', 'ss.site_id', 's.id')
-    .select(['s.id', 's.account_id'])
-    .select(boundedSchedule(settings.limits))
-    .select((eb) => eb.fn.agg<string>('row_number').over((ob) => ob.partitionBy('s.account_id').orderBy('s.id')).as('turn'))
-    .where('s.import_schedule', '<>', '')
-    .where((eb) => eb.or([eb('ss.site_id', 'is', null), eb('ss.schedule', '<>', eb.ref('s.import_schedule'))]))
-    .orderBy('turn')
-    .$if(last !== undefined, (qb) => qb.orderBy(afterLastServed('s.account_id', last ?? '')))
-    .orderBy('s.account_id')
-    .limit(BATCH)
-    .execute()
+  const changed = await changedSchedules(db, settings.limits, pass.rotation.lastAccountId, BATCH)
   for (const site of changed) {
     const evaluated = await evaluate(site.import_schedule, site.id, settings, now, pass)
-    if (site.import_schedule === null) {
-      // Copied inside the database, and only while the text is still the oversized one read above.
-      await sql`
-        INSERT INTO site_schedule (site_id, account_id, schedule, next_run_at)
-        SELECT id, account_id, import_schedule, NULL FROM site
-        WHERE id = ${site.id} AND account_id = ${site.account_id} AND char_length(import_schedule) > ${settings.limits.maxChars}
-        ON CONFLICT (site_id) DO UPDATE SET schedule = excluded.schedule, next_run_at = NULL`.execute(db)
-    } else {
-      await db
-        .insertInto('site_schedule')
-        .values({ site_id: site.id, account_id: site.account_id, schedule: site.import_schedule, next_run_at: evaluated.next })
-        .onConflict((oc) => oc.column('site_id').doUpdateSet({ schedule: site.import_schedule ?? '', next_run_at: evaluated.next }))
-        .execute()
-    }
+    if (site.import_schedule === null) await saveOversizedSchedule(db, site, settings.limits.maxChars)
+    else await saveSchedule(db, site, site.import_schedule, evaluated.next)
     if (evaluated.ignored !== undefined) ignore(settings, tick, site, evaluated.ignored)
     pass.rotation.lastAccountId = site.account_id
     if (pass.spentMs > pass.budgetMs) return { claimed: changed.length, done: false }
@@ -199,7 +187,10 @@ async function syncBatch(db: Db, settings: SchedulerSettings, now: Date, tick: S
 
 function ignore(settings: SchedulerSettings, tick: SchedulerTick, site: { id: string; account_id: string }, reason: string): void {
   tick.ignored.push({ siteId: site.id, reason })
-  settings.log.warn({ siteId: site.id, accountId: site.account_id, reason }, 'import_schedule over the limits or no longer valid is not evaluated; the site runs on no schedule until it is saved again')
+  settings.log.warn(
+    { siteId: site.id, accountId: site.account_id, reason },
+    'import_schedule over the limits or no longer valid is not evaluated; the site runs on no schedule until it is saved again',
+  )
 }
 
 /**
@@ -208,7 +199,13 @@ function ignore(settings: SchedulerSettings, tick: SchedulerTick, site: { id: st
  * a year" existed, or a time zone dropped from the runtime's data). Such a schedule must not stop
  * the other sites' schedules, nor cost what it would to search: it simply never fires.
  */
-async function evaluate(text: string | null, siteId: string, settings: SchedulerSettings, now: Date, pass: Pass): Promise<{ next: Date | null; ignored?: string }> {
+async function evaluate(
+  text: string | null,
+  siteId: string,
+  settings: SchedulerSettings,
+  now: Date,
+  pass: Pass,
+): Promise<{ next: Date | null; ignored?: string }> {
   let schedule: ParsedSchedule
   const started = performance.now()
   try {

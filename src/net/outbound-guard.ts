@@ -38,12 +38,30 @@ function blockList(ranges: [string, number, 'ipv4' | 'ipv6'][]): net.BlockList {
 const IPV4: [AddressClass, net.BlockList][] = [
   ['unspecified', blockList([['0.0.0.0', 8, 'ipv4']])],
   ['loopback', blockList([['127.0.0.0', 8, 'ipv4']])],
-  ['private', blockList([['10.0.0.0', 8, 'ipv4'], ['172.16.0.0', 12, 'ipv4'], ['192.168.0.0', 16, 'ipv4']])],
+  [
+    'private',
+    blockList([
+      ['10.0.0.0', 8, 'ipv4'],
+      ['172.16.0.0', 12, 'ipv4'],
+      ['192.168.0.0', 16, 'ipv4'],
+    ]),
+  ],
   ['shared', blockList([['100.64.0.0', 10, 'ipv4']])],
   ['link-local', blockList([['169.254.0.0', 16, 'ipv4']])],
   ['multicast', blockList([['224.0.0.0', 4, 'ipv4']])],
   // IETF protocol assignments, documentation, 6to4 relay, benchmarking, 240/4 and broadcast.
-  ['reserved', blockList([['192.0.0.0', 24, 'ipv4'], ['192.0.2.0', 24, 'ipv4'], ['192.88.99.0', 24, 'ipv4'], ['198.18.0.0', 15, 'ipv4'], ['198.51.100.0', 24, 'ipv4'], ['203.0.113.0', 24, 'ipv4'], ['240.0.0.0', 4, 'ipv4']])],
+  [
+    'reserved',
+    blockList([
+      ['192.0.0.0', 24, 'ipv4'],
+      ['192.0.2.0', 24, 'ipv4'],
+      ['192.88.99.0', 24, 'ipv4'],
+      ['198.18.0.0', 15, 'ipv4'],
+      ['198.51.100.0', 24, 'ipv4'],
+      ['203.0.113.0', 24, 'ipv4'],
+      ['240.0.0.0', 4, 'ipv4'],
+    ]),
+  ],
 ]
 const IPV6: [AddressClass, net.BlockList][] = [
   ['loopback', blockList([['::1', 128, 'ipv6']])],
@@ -53,7 +71,14 @@ const IPV6: [AddressClass, net.BlockList][] = [
   ['multicast', blockList([['ff00::', 8, 'ipv6']])],
   // Only global unicast (2000::/3) is a destination; inside it, protocol assignments (Teredo
   // included) and documentation addresses are not.
-  ['reserved', blockList([['2001::', 23, 'ipv6'], ['2001:db8::', 32, 'ipv6'], ['3fff::', 20, 'ipv6']])],
+  [
+    'reserved',
+    blockList([
+      ['2001::', 23, 'ipv6'],
+      ['2001:db8::', 32, 'ipv6'],
+      ['3fff::', 20, 'ipv6'],
+    ]),
+  ],
 ]
 const GLOBAL_UNICAST = blockList([['2000::', 3, 'ipv6']])
 

@@ -3,7 +3,6 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { accountLimits } from '../accounts/object-limits.js'
 import { channelHistory, createChannel, deleteChannel, getChannel, listChannels, updateChannel, type ChannelDetails } from '../channels/channels.js'
 import type { ChannelExport } from '../db/schema.js'
-import { removeFeedFiles } from '../feeds/feed-storage.js'
 import { feedUrl } from '../feeds/feed-urls.js'
 import { formatTimestamp, links } from './envelope.js'
 import { baseOf, type PlatformDeps } from './deps.js'
@@ -49,7 +48,14 @@ const ChannelBody = Type.Object({
   filenames: Type.Optional(Type.Unknown({ description: '[{"type":null|"new"|"modified"|"unchanged"|"deleted","filename":"feed-{date}.csv"}]' })),
   destinations: Type.Optional(
     Type.Union([
-      Type.Array(Type.Object({ type: Type.Optional(NullableString({ enum: ['feed', 'http', null] })), name: Type.Optional(NullableString()), active: Type.Optional(NullableBoolean()), url: Type.Optional(NullableString()) })),
+      Type.Array(
+        Type.Object({
+          type: Type.Optional(NullableString({ enum: ['feed', 'http', null] })),
+          name: Type.Optional(NullableString()),
+          active: Type.Optional(NullableBoolean()),
+          url: Type.Optional(NullableString()),
+        }),
+      ),
       Type.Null(),
     ]),
   ),
@@ -58,7 +64,8 @@ const ChannelParams = Type.Object({ siteId: Type.String(), channelId: Type.Strin
 const tags = ['channels']
 
 function channelView({ channel, destinations, files }: ChannelDetails, base: string) {
-  const feed_destinations: Record<string, { destination_id: number; name: string | null; destination_name: string | null; active: boolean; urls: string[] }> = {}
+  const feed_destinations: Record<string, { destination_id: number; name: string | null; destination_name: string | null; active: boolean; urls: string[] }> =
+    {}
   for (const d of destinations) {
     const destinationName = d.kind === 'feed' ? 'Feed URL' : 'HTTP POST'
     feed_destinations[d.id] = {
@@ -78,12 +85,19 @@ function channelView({ channel, destinations, files }: ChannelDetails, base: str
     export_name: channel.export_name,
     active: channel.active,
     format: channel.format,
-    mapping: channel.mapping.map((m): Record<string, string> => ('source' in m ? { column: m.column, source: m.source } : { column: m.column, value: m.value })),
+    mapping: channel.mapping.map((m): Record<string, string> =>
+      'source' in m ? { column: m.column, source: m.source } : { column: m.column, value: m.value },
+    ),
     filter: channel.filter,
     filename: channel.filenames[0]?.filename ?? null,
     filenames: channel.filenames,
     feed_destinations,
-    links: links(base, { self, history: `${self}/history`, site: `/platform/v2/sites/${channel.site_id}`, products: `/product/v2/site/${channel.site_id}/stage/channel/${channel.id}` }),
+    links: links(base, {
+      self,
+      history: `${self}/history`,
+      site: `/platform/v2/sites/${channel.site_id}`,
+      products: `/product/v2/site/${channel.site_id}/stage/channel/${channel.id}`,
+    }),
   }
 }
 
@@ -116,10 +130,14 @@ export const channelRoutes: FastifyPluginAsyncTypebox<PlatformDeps> = async (app
     const found = await listChannels(db, accountOf(request), request.params.siteId)
     return { success: true as const, Channels: found.map((c) => channelView(c, baseOf(request, deps))) }
   })
-  app.get('/sites/:siteId/channels/:channelId', { schema: { tags, params: ChannelParams, response: { 200: Channels, ...errorResponses } } }, async (request) => {
-    const found = await getChannel(db, accountOf(request), request.params.siteId, request.params.channelId)
-    return { success: true as const, Channels: [channelView(found, baseOf(request, deps))] }
-  })
+  app.get(
+    '/sites/:siteId/channels/:channelId',
+    { schema: { tags, params: ChannelParams, response: { 200: Channels, ...errorResponses } } },
+    async (request) => {
+      const found = await getChannel(db, accountOf(request), request.params.siteId, request.params.channelId)
+      return { success: true as const, Channels: [channelView(found, baseOf(request, deps))] }
+    },
+  )
   app.get(
     '/sites/:siteId/channels/:channelId/history',
     { schema: { tags, params: ChannelParams, response: { 200: Envelope('Channels', ChannelWithHistory), ...errorResponses } } },
@@ -128,17 +146,30 @@ export const channelRoutes: FastifyPluginAsyncTypebox<PlatformDeps> = async (app
       return { success: true as const, Channels: [{ ...channelView(details, baseOf(request, deps)), history: history.map(historyView) }] }
     },
   )
-  app.post('/sites/:siteId/channels', { schema: { tags, params: SiteParams, body: ChannelBody, response: { 201: Channels, ...errorResponses } } }, async (request, reply) => {
-    const created = await createChannel(db, accountOf(request), request.params.siteId, request.body, limits, deps.outbound)
-    return reply.code(201).send({ success: true as const, Channels: [channelView(created, baseOf(request, deps))] })
-  })
-  app.put('/sites/:siteId/channels/:channelId', { schema: { tags, params: ChannelParams, body: ChannelBody, response: { 200: Channels, ...errorResponses } } }, async (request) => {
-    const updated = await updateChannel(db, accountOf(request), request.params.siteId, request.params.channelId, request.body, deps.outbound)
-    return { success: true as const, Channels: [channelView(updated, baseOf(request, deps))] }
-  })
-  app.delete('/sites/:siteId/channels/:channelId', { schema: { tags, params: ChannelParams, response: { 200: SuccessBody, ...errorResponses } } }, async (request) => {
-    const storageKeys = await deleteChannel(db, accountOf(request), request.params.siteId, request.params.channelId)
-    await removeFeedFiles(deps.config.DATA_DIR, storageKeys)
-    return { success: true as const }
-  })
+  app.post(
+    '/sites/:siteId/channels',
+    { schema: { tags, params: SiteParams, body: ChannelBody, response: { 201: Channels, ...errorResponses } } },
+    async (request, reply) => {
+      const created = await createChannel(db, accountOf(request), request.params.siteId, request.body, limits, deps.outbound)
+      return reply.code(201).send({ success: true as const, Channels: [channelView(created, baseOf(request, deps))] })
+    },
+  )
+  app.put(
+    '/sites/:siteId/channels/:channelId',
+    { schema: { tags, params: ChannelParams, body: ChannelBody, response: { 200: Channels, ...errorResponses } } },
+    async (request) => {
+      const updated = await updateChannel(db, accountOf(request), request.params.siteId, request.params.channelId, request.body, deps.outbound)
+      return { success: true as const, Channels: [channelView(updated, baseOf(request, deps))] }
+    },
+  )
+  app.delete(
+    '/sites/:siteId/channels/:channelId',
+    { schema: { tags, params: ChannelParams, response: { 200: SuccessBody, ...errorResponses } } },
+    async (request) => {
+      await deleteChannel(db, deps.feedStorage, accountOf(request), request.params.siteId, request.params.channelId, {
+        onHookError: (error) => request.log.warn({ err: error }, 'the feed files of a deleted channel could not be removed'),
+      })
+      return { success: true as const }
+    },
+  )
 }

@@ -64,27 +64,40 @@ const single = (source: DataSource) => ({
 
 export const dataSourceRoutes: FastifyPluginAsyncTypebox<PlatformDeps> = async (app, { db, config: settings }) => {
   const limits = accountLimits(settings)
-  app.get('/sites/:siteId/streams', { config, schema: { tags, params: SiteParams, querystring: PageQuery, response: { 200: Sources, ...errorResponses } } }, async (request) => {
-    const page = await listDataSources(db, accountOf(request), request.params.siteId, request.query)
-    return { success: true as const, Sources: page.sources.map(sourceView), meta: { cursor: page.cursor } }
-  })
-
-  app.post('/sites/:siteId/streams', { config, schema: { tags, params: SiteParams, body: SourceBody, response: { 201: Sources, ...errorResponses } } }, async (request, reply) =>
-    reply.code(201).send(single(await createDataSource(db, accountOf(request), request.params.siteId, request.body, limits))),
+  app.get(
+    '/sites/:siteId/streams',
+    { config, schema: { tags, params: SiteParams, querystring: PageQuery, response: { 200: Sources, ...errorResponses } } },
+    async (request) => {
+      const page = await listDataSources(db, accountOf(request), request.params.siteId, request.query)
+      return { success: true as const, Sources: page.sources.map(sourceView), meta: { cursor: page.cursor } }
+    },
   )
 
-  app.get('/sites/:siteId/streams/:streamId', { config, schema: { tags, params: SourceParams, response: { 200: Sources, ...errorResponses } } }, async (request) =>
-    single(await getDataSource(db, accountOf(request), request.params.siteId, request.params.streamId)),
+  app.post(
+    '/sites/:siteId/streams',
+    { config, schema: { tags, params: SiteParams, body: SourceBody, response: { 201: Sources, ...errorResponses } } },
+    async (request, reply) => reply.code(201).send(single(await createDataSource(db, accountOf(request), request.params.siteId, request.body, limits))),
   )
 
-  app.put('/sites/:siteId/streams/:streamId', { config, schema: { tags, params: SourceParams, body: SourceBody, response: { 200: Sources, ...errorResponses } } }, async (request) =>
-    single(await updateDataSource(db, accountOf(request), request.params.siteId, request.params.streamId, request.body)),
+  app.get(
+    '/sites/:siteId/streams/:streamId',
+    { config, schema: { tags, params: SourceParams, response: { 200: Sources, ...errorResponses } } },
+    async (request) => single(await getDataSource(db, accountOf(request), request.params.siteId, request.params.streamId)),
+  )
+
+  app.put(
+    '/sites/:siteId/streams/:streamId',
+    { config, schema: { tags, params: SourceParams, body: SourceBody, response: { 200: Sources, ...errorResponses } } },
+    async (request) => single(await updateDataSource(db, accountOf(request), request.params.siteId, request.params.streamId, request.body)),
   )
 
   // 200 with a body, like every platform DELETE (COMPAT.md).
   app.delete(
     '/sites/:siteId/streams/:streamId',
-    { config, schema: { tags, params: SourceParams, response: { 200: Type.Object({ success: Type.Literal(true), message: Type.String() }), ...errorResponses } } },
+    {
+      config,
+      schema: { tags, params: SourceParams, response: { 200: Type.Object({ success: Type.Literal(true), message: Type.String() }), ...errorResponses } },
+    },
     async (request) => {
       const source = await deleteDataSource(db, accountOf(request), request.params.siteId, request.params.streamId)
       return { success: true as const, message: `Data source ${source.id} deleted` }

@@ -3,6 +3,7 @@ import type { FailedAuthLimit } from '../auth/failed-auth-limit.js'
 import type { Config } from '../config.js'
 import type { ConnectionSlots } from '../db/connection-slots.js'
 import type { Db } from '../db/database.js'
+import type { FeedStorage } from '../feeds/feed-storage.js'
 import type { OutboundGuard } from '../net/outbound-guard.js'
 import type { RunQueue } from '../jobs/run-queue.js'
 import { baseUrl } from './envelope.js'
@@ -19,6 +20,8 @@ export interface PlatformDeps {
   readSlots: ConnectionSlots
   /** Failed authentications per caller address, shared with the stream interface. */
   authLimit: FailedAuthLimit
+  /** Where exported feed files are kept: a channel's or a site's delete removes theirs. */
+  feedStorage: FeedStorage
 }
 
 export function baseOf(request: FastifyRequest, deps: PlatformDeps): string {

@@ -1,7 +1,7 @@
 import type { FastifyInstance, FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify'
 import { authenticate } from '../auth/authenticate.js'
-import { GoneError, TooManyRequestsError, UnauthorizedError } from '../errors.js'
-import { toClientError } from '../http/http-errors.js'
+import { GoneError, UnauthorizedError } from '../errors.js'
+import { noRoute, sendPlatformError } from '../http/error-funnels.js'
 import { MAX_JSON_BODY_BYTES, readJsonBody } from '../http/json-body.js'
 import { refuseNulParameters } from '../http/nul-guard.js'
 import type { PlatformDeps } from './deps.js'
@@ -43,19 +43,12 @@ export const platformPlugin: FastifyPluginAsync<PlatformDeps> = async (app, deps
     if (request.body === undefined && ['POST', 'PUT', 'PATCH'].includes(request.method)) request.body = {}
   })
 
-  app.setErrorHandler((thrown, request, reply) => {
-    const { statusCode, message } = toClientError(thrown)
-    if (statusCode >= 500) request.log.error({ err: thrown }, 'platform request failed')
-    if (thrown instanceof TooManyRequestsError) reply.header('retry-after', thrown.retryAfterSeconds)
-    return reply.code(statusCode).send({ success: false, message })
-  })
+  app.setErrorHandler((thrown, request, reply) => sendPlatformError(thrown, request, reply))
 
   for (const prefix of ['/platform/v2', '/product/v2']) {
     await app.register(
       async (scope: FastifyInstance) => {
-        scope.setNotFoundHandler((request, reply) =>
-          reply.code(404).send({ success: false, message: `No route ${request.method} ${request.url.split('?')[0]}` }),
-        )
+        scope.setNotFoundHandler((request, reply) => sendPlatformError(noRoute(request), request, reply))
       },
       { prefix },
     )

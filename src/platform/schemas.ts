@@ -21,7 +21,10 @@ export const Timestamp = Type.String({ description: 'YYYY-MM-DD HH:MM:SS (UTC)' 
 
 /** The platform success envelope: `{success, <Name>: [...]}`. */
 export function Envelope<K extends string, T extends TSchema>(name: K, item: T) {
-  return Type.Object({ success: Type.Literal(true), [name]: Type.Array(item) } as { success: ReturnType<typeof Type.Literal<true>> } & Record<K, ReturnType<typeof Type.Array<T>>>)
+  return Type.Object({ success: Type.Literal(true), [name]: Type.Array(item) } as { success: ReturnType<typeof Type.Literal<true>> } & Record<
+    K,
+    ReturnType<typeof Type.Array<T>>
+  >)
 }
 
 /** Error responses every platform route can give. */

@@ -79,7 +79,14 @@ export const siteReportRoutes: FastifyPluginAsyncTypebox<PlatformDeps> = async (
   )
   app.get(
     '/sites/:siteId/importhistory',
-    { schema: { tags: ['import history'], params: SiteParams, querystring: HistoryQuery, response: { 200: Envelope('Importhistory', HistoryOut), ...errorResponses } } },
+    {
+      schema: {
+        tags: ['import history'],
+        params: SiteParams,
+        querystring: HistoryQuery,
+        response: { 200: Envelope('Importhistory', HistoryOut), ...errorResponses },
+      },
+    },
     async (request) => {
       const entries = await listImportHistory(db, accountOf(request), request.params.siteId, request.query)
       return { success: true as const, Importhistory: entries.map((entry) => historyView(entry, baseOf(request, deps))) }

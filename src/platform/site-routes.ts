@@ -3,7 +3,6 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import type { FastifyRequest } from 'fastify'
 import type { Site } from '../db/schema.js'
 import { accountLimits } from '../accounts/object-limits.js'
-import { removeFeedFiles } from '../feeds/feed-storage.js'
 import { copySite } from '../sites/copy-site.js'
 import { isId } from '../db/ids.js'
 import { projectIds } from '../sites/projects.js'
@@ -71,9 +70,12 @@ export const siteRoutes: FastifyPluginAsyncTypebox<PlatformDeps> = async (app, d
     envelope(request, await updateSite(db, accountOf(request), request.params.siteId, request.body, limits)),
   )
 
-  // The site's feed files go once no row names them any more: after the commit.
+  // The site's feed files go once no row names them any more: after the commit (deleteSite).
+  const removalFailed = (request: FastifyRequest) => (error: unknown) => {
+    request.log.warn({ err: error }, 'the feed files of a deleted site could not be removed')
+  }
   app.delete('/sites/:siteId', { schema: { tags, params: SiteParams, response: { 200: SuccessBody, ...errorResponses } } }, async (request) => {
-    await removeFeedFiles(deps.config.DATA_DIR, await deleteSite(db, accountOf(request), request.params.siteId))
+    await deleteSite(db, deps.feedStorage, accountOf(request), request.params.siteId, undefined, { onHookError: removalFailed(request) })
     return { success: true as const }
   })
 
@@ -81,7 +83,7 @@ export const siteRoutes: FastifyPluginAsyncTypebox<PlatformDeps> = async (app, d
     '/projects/:projectId/sites/:siteId',
     { schema: { tags, params: ProjectSiteParams, response: { 200: SuccessBody, ...errorResponses } } },
     async (request) => {
-      await removeFeedFiles(deps.config.DATA_DIR, await deleteSite(db, accountOf(request), request.params.siteId, request.params.projectId))
+      await deleteSite(db, deps.feedStorage, accountOf(request), request.params.siteId, request.params.projectId, { onHookError: removalFailed(request) })
       return { success: true as const }
     },
   )
@@ -111,8 +113,7 @@ export const siteRoutes: FastifyPluginAsyncTypebox<PlatformDeps> = async (app, d
   app.put(
     '/projects/:projectId/sites/:siteId',
     { schema: { tags, params: ProjectSiteParams, body: SiteBody, response: { 200: Sites, ...errorResponses } } },
-    async (request) =>
-      envelope(request, await updateSite(db, accountOf(request), request.params.siteId, request.body, limits, request.params.projectId)),
+    async (request) => envelope(request, await updateSite(db, accountOf(request), request.params.siteId, request.body, limits, request.params.projectId)),
   )
 
   // Reading one site of a project is not in SPEC.md, but its links make clients expect it.

@@ -2,6 +2,7 @@ import { lockAccountCreates, requireRoom, type AccountLimits } from '../accounts
 import { copyChannels } from '../channels/channels.js'
 import { sql } from 'kysely'
 import type { Db, DbHandle } from '../db/database.js'
+import { inTransaction } from '../db/transaction.js'
 import type { Site } from '../db/schema.js'
 import { BadRequestError } from '../errors.js'
 import { bodyId, isId } from '../db/ids.js'
@@ -22,7 +23,7 @@ export interface CopyInput {
  * `copy_shared_setting` the data sources (the data flow), `copy_export` the channels.
  */
 export async function copySite(db: Db, accountId: string, segment: string, input: CopyInput, limits: AccountLimits): Promise<Site> {
-  return db.transaction().execute(async (trx) => {
+  return inTransaction(db, async ({ db: trx }) => {
     await lockAccountCreates(trx, accountId)
     const source = await getSite(trx, accountId, segment)
     const title = readText(input.site_name, 'site_name') ?? ''
@@ -68,7 +69,15 @@ export async function copySite(db: Db, accountId: string, segment: string, input
         .expression((eb) =>
           eb
             .selectFrom('data_source')
-            .select((s) => [s.val(accountId).as('account_id'), s.val(copy.id).as('site_id'), 'stream_id', 'import_type', 'description', 'status', 'import_empty'])
+            .select((s) => [
+              s.val(accountId).as('account_id'),
+              s.val(copy.id).as('site_id'),
+              'stream_id',
+              'import_type',
+              'description',
+              'status',
+              'import_empty',
+            ])
             .where('account_id', '=', accountId)
             .where('site_id', '=', source.id)
             .orderBy('id'),
@@ -80,7 +89,13 @@ export async function copySite(db: Db, accountId: string, segment: string, input
   })
 }
 
-async function countOfSite(trx: DbHandle, table: 'site_tag' | 'data_source' | 'channel', accountId: string, siteId: string, withoutReference = false): Promise<number> {
+async function countOfSite(
+  trx: DbHandle,
+  table: 'site_tag' | 'data_source' | 'channel',
+  accountId: string,
+  siteId: string,
+  withoutReference = false,
+): Promise<number> {
   let query = trx
     .selectFrom(table)
     .select((eb) => eb.fn.countAll<string>().as('count'))

@@ -1,5 +1,6 @@
 import { lockAccountCreates, requireRoom, type AccountLimits } from '../accounts/object-limits.js'
 import type { Db, DbHandle } from '../db/database.js'
+import { inTransaction } from '../db/transaction.js'
 import type { DataSource } from '../db/schema.js'
 import { BadRequestError, NotFoundError } from '../errors.js'
 import { bodyId, isId } from '../db/ids.js'
@@ -26,15 +27,30 @@ const STATUSES = ['active', 'paused'] as const
  * page that ends before that id. `next` is the cursor of the following page (0 when none), `prev`
  * the value of `previous` that returns the page before this one (0 when none).
  */
-export async function listDataSources(db: DbHandle, accountId: string, siteSegment: string, page: { limit: number; cursor: number; previous: number }): Promise<SourcePage> {
+export async function listDataSources(
+  db: DbHandle,
+  accountId: string,
+  siteSegment: string,
+  page: { limit: number; cursor: number; previous: number },
+): Promise<SourcePage> {
   const site = await getSite(db, accountId, siteSegment)
   const ofSite = db.selectFrom('data_source').selectAll().where('account_id', '=', accountId).where('site_id', '=', site.id)
   let rows: DataSource[]
   if (page.previous > 0) {
-    rows = (await ofSite.where('id', '<', String(page.previous)).orderBy('id', 'desc').limit(page.limit + 1).execute()).reverse()
+    rows = (
+      await ofSite
+        .where('id', '<', String(page.previous))
+        .orderBy('id', 'desc')
+        .limit(page.limit + 1)
+        .execute()
+    ).reverse()
     if (rows.length > page.limit) rows = rows.slice(1)
   } else {
-    rows = await ofSite.where('id', '>', String(page.cursor)).orderBy('id').limit(page.limit + 1).execute()
+    rows = await ofSite
+      .where('id', '>', String(page.cursor))
+      .orderBy('id')
+      .limit(page.limit + 1)
+      .execute()
   }
   const hasMore = page.previous > 0 ? true : rows.length > page.limit
   const sources = rows.slice(0, page.limit)
@@ -77,7 +93,7 @@ export async function getDataSource(db: DbHandle, accountId: string, siteSegment
 }
 
 export async function createDataSource(db: Db, accountId: string, siteSegment: string, input: DataSourceInput, limits: AccountLimits): Promise<DataSource> {
-  return db.transaction().execute(async (trx) => {
+  return inTransaction(db, async ({ db: trx }) => {
     await lockAccountCreates(trx, accountId)
     const site = await getSite(trx, accountId, siteSegment)
     const importType = readImportType(input.import_type, true)
@@ -126,13 +142,7 @@ export async function updateDataSource(db: DbHandle, accountId: string, siteSegm
   }
   // Clients send every field, null for unset ones (COMPAT.md): nothing given means nothing to change.
   if (Object.values(changes).every((value) => value === undefined)) return source
-  return db
-    .updateTable('data_source')
-    .set(changes)
-    .where('account_id', '=', accountId)
-    .where('id', '=', source.id)
-    .returningAll()
-    .executeTakeFirstOrThrow()
+  return db.updateTable('data_source').set(changes).where('account_id', '=', accountId).where('id', '=', source.id).returningAll().executeTakeFirstOrThrow()
 }
 
 export async function deleteDataSource(db: DbHandle, accountId: string, siteSegment: string, sourceId: string): Promise<DataSource> {

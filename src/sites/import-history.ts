@@ -2,7 +2,10 @@ import type { DbHandle } from '../db/database.js'
 import type { ImportHistory } from '../db/schema.js'
 import { getSite } from './sites.js'
 
-export async function addImportHistory(db: DbHandle, entry: { accountId: string; siteId: string; pid: string; productCount: number; importTime: Date }): Promise<void> {
+export async function addImportHistory(
+  db: DbHandle,
+  entry: { accountId: string; siteId: string; pid: string; productCount: number; importTime: Date },
+): Promise<void> {
   await db
     .insertInto('import_history')
     .values({ account_id: entry.accountId, site_id: entry.siteId, pid: entry.pid, product_count: entry.productCount, import_time: entry.importTime })
@@ -10,7 +13,12 @@ export async function addImportHistory(db: DbHandle, entry: { accountId: string;
 }
 
 /** The site's imports, newest first. */
-export async function listImportHistory(db: DbHandle, accountId: string, siteSegment: string, page: { limit: number; offset: number }): Promise<ImportHistory[]> {
+export async function listImportHistory(
+  db: DbHandle,
+  accountId: string,
+  siteSegment: string,
+  page: { limit: number; offset: number },
+): Promise<ImportHistory[]> {
   const site = await getSite(db, accountId, siteSegment)
   return db
     .selectFrom('import_history')

@@ -1,5 +1,6 @@
 import { lockAccountCreates, requireRoom, type AccountLimits } from '../accounts/object-limits.js'
 import type { Db, DbHandle } from '../db/database.js'
+import { inTransaction } from '../db/transaction.js'
 import type { Project } from '../db/schema.js'
 import { BadRequestError, NotFoundError } from '../errors.js'
 import { bodyId, isId } from '../db/ids.js'
@@ -27,7 +28,7 @@ export async function createProject(db: Db, accountId: string, input: ProjectInp
   if (bodyId(input.id) !== undefined) throw new BadRequestError('id: must be empty on create')
   if (input.created_at) throw new BadRequestError('created_at: must be empty on create')
   const name = requireName(input.name)
-  return db.transaction().execute(async (trx) => {
+  return inTransaction(db, async ({ db: trx }) => {
     await lockAccountCreates(trx, accountId)
     await requireRoom(trx, accountId, limits, { projects: 1 })
     return trx.insertInto('project').values({ account_id: accountId, name }).returningAll().executeTakeFirstOrThrow()
@@ -52,13 +53,7 @@ export async function updateProject(db: DbHandle, accountId: string, projectId: 
 
 export async function deleteProject(db: DbHandle, accountId: string, projectId: string): Promise<void> {
   const project = await getProject(db, accountId, projectId)
-  const site = await db
-    .selectFrom('site')
-    .select('id')
-    .where('account_id', '=', accountId)
-    .where('project_id', '=', project.id)
-    .limit(1)
-    .executeTakeFirst()
+  const site = await db.selectFrom('site').select('id').where('account_id', '=', accountId).where('project_id', '=', project.id).limit(1).executeTakeFirst()
   if (site) throw new BadRequestError(`Project ${project.id} still has sites; delete or move them first`)
   await db.deleteFrom('project').where('account_id', '=', accountId).where('id', '=', project.id).execute()
 }

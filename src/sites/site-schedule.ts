@@ -64,7 +64,9 @@ export function parseSchedule(text: string): ParsedSchedule {
       throw new ScheduleError(`${at}: not a valid cron expression (${excerpt(reason)})`)
     }
     if (!firesEveryYear(pattern)) {
-      throw new ScheduleError(`${at}: fires less than once a year (its day, month and weekday fields do not meet in every year, as on 31 September or 29 February)`)
+      throw new ScheduleError(
+        `${at}: fires less than once a year (its day, month and weekday fields do not meet in every year, as on 31 September or 29 February)`,
+      )
     }
     lines.push(line)
   })

@@ -1,9 +1,11 @@
 import { lockAccountCreates, requireRoom, type AccountLimits } from '../accounts/object-limits.js'
 import type { Db, DbHandle } from '../db/database.js'
+import { inTransaction, type TransactionOptions } from '../db/transaction.js'
 import type { Site } from '../db/schema.js'
 import { isUniqueViolation, sqlState } from '../db/errors.js'
 import { BadRequestError, ConflictError, NotFoundError } from '../errors.js'
 import { bodyId, isId } from '../db/ids.js'
+import type { FeedStorage } from '../feeds/feed-storage.js'
 import { getProject } from './projects.js'
 import { parseReference, readReference, readSiteChanges, type Reference, type SiteInput } from './site-input.js'
 
@@ -66,7 +68,7 @@ export async function createSite(db: Db, accountId: string, input: SiteInput, li
   if (projectId === undefined) throw new BadRequestError('project_id: is required')
   const reference = readReference(input)
 
-  return db.transaction().execute(async (trx) => {
+  return inTransaction(db, async ({ db: trx }) => {
     await lockAccountCreates(trx, accountId)
     await requireAccountProject(trx, accountId, projectId)
     // The reference is a tag of the site, so it counts against the tags.
@@ -88,7 +90,14 @@ export async function createSite(db: Db, accountId: string, input: SiteInput, li
   })
 }
 
-export async function updateSite(db: DbHandle, accountId: string, segment: string, input: SiteInput, limits: AccountLimits, pathProjectId?: string): Promise<Site> {
+export async function updateSite(
+  db: DbHandle,
+  accountId: string,
+  segment: string,
+  input: SiteInput,
+  limits: AccountLimits,
+  pathProjectId?: string,
+): Promise<Site> {
   const site = await getSite(db, accountId, segment)
   if (pathProjectId !== undefined && (await getProject(db, accountId, pathProjectId)).id !== site.project_id) {
     throw new NotFoundError()
@@ -116,33 +125,50 @@ export async function updateSite(db: DbHandle, accountId: string, segment: strin
 /**
  * Deletes a site with everything it has. Its runs go with it: a queued one never starts (a job
  * already sent for it finds no run and passes the account's turn on), and a running one stops at
- * its next write to the site (src/jobs/run-worker.ts). Returns the storage keys of the feed files
- * its channels served, which no row names any more, for the caller to remove after the commit.
+ * its next write to the site (src/jobs/run-worker.ts). The feed files its channels served are removed
+ * once the commit leaves no row naming them, never before; `onHookError` hears of a removal that failed.
  */
-export async function deleteSite(db: Db, accountId: string, segment: string, pathProjectId?: string): Promise<string[]> {
+export async function deleteSite(
+  db: Db,
+  storage: FeedStorage,
+  accountId: string,
+  segment: string,
+  pathProjectId?: string,
+  { onHookError }: Pick<TransactionOptions, 'onHookError'> = {},
+): Promise<void> {
   for (let attempt = 1; ; attempt++) {
     try {
-      return await db.transaction().execute(async (trx) => {
-        const site = await getSite(trx, accountId, segment)
-        // Addressed below a project (`/projects/{p}/sites/{s}`, as the PHP client deletes): only a site of that project.
-        if (pathProjectId !== undefined && site.project_id !== pathProjectId) throw new NotFoundError()
-        // The schedule row before the site row: the scheduler holds a due site's schedule row while
-        // it queues the site's run, which takes the site row; the other order would have the two
-        // wait for each other, partly outside Postgres, where no deadlock detection sees it.
-        await trx.deleteFrom('site_schedule').where('account_id', '=', accountId).where('site_id', '=', site.id).execute()
-        const files = await trx
-          .selectFrom('feed_file as f')
-          .innerJoin('channel as c', 'c.id', 'f.channel_id')
-          .select('f.storage_key')
-          .where('f.account_id', '=', accountId)
-          .where('c.account_id', '=', accountId)
-          .where('c.site_id', '=', site.id)
-          .execute()
-        // Its stage rows have no foreign key (bulk loads would pay for it): the hourly cleanup removes them.
-        await trx.insertInto('site_purge').values({ site_id: site.id }).onConflict((oc) => oc.doNothing()).execute()
-        await trx.deleteFrom('site').where('account_id', '=', accountId).where('id', '=', site.id).execute()
-        return files.map((file) => file.storage_key)
-      })
+      return await inTransaction(
+        db,
+        async (tx) => {
+          const trx = tx.db
+          const site = await getSite(trx, accountId, segment)
+          // Addressed below a project (`/projects/{p}/sites/{s}`, as the PHP client deletes): only a site of that project.
+          if (pathProjectId !== undefined && site.project_id !== pathProjectId) throw new NotFoundError()
+          // The schedule row before the site row: the scheduler holds a due site's schedule row while
+          // it queues the site's run, which takes the site row; the other order would have the two
+          // wait for each other, partly outside Postgres, where no deadlock detection sees it.
+          await trx.deleteFrom('site_schedule').where('account_id', '=', accountId).where('site_id', '=', site.id).execute()
+          const files = await trx
+            .selectFrom('feed_file as f')
+            .innerJoin('channel as c', 'c.id', 'f.channel_id')
+            .select('f.storage_key')
+            .where('f.account_id', '=', accountId)
+            .where('c.account_id', '=', accountId)
+            .where('c.site_id', '=', site.id)
+            .execute()
+          // Its stage rows have no foreign key (bulk loads would pay for it): the hourly cleanup removes them.
+          await trx
+            .insertInto('site_purge')
+            .values({ site_id: site.id })
+            .onConflict((oc) => oc.doNothing())
+            .execute()
+          await trx.deleteFrom('site').where('account_id', '=', accountId).where('id', '=', site.id).execute()
+          const keys = files.map((file) => file.storage_key)
+          tx.onCommit(() => storage.remove(keys))
+        },
+        { onHookError },
+      )
     } catch (error) {
       // A transaction of a run of the site may hold rows this delete needs while waiting for the
       // site row: Postgres ends one of the two, and when it is this one, it tries again.

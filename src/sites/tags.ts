@@ -1,5 +1,6 @@
 import { lockAccountCreates, requireRoom, type AccountLimits } from '../accounts/object-limits.js'
 import type { Db, DbHandle } from '../db/database.js'
+import { inTransaction } from '../db/transaction.js'
 import type { SiteTag } from '../db/schema.js'
 import { isUniqueViolation } from '../db/errors.js'
 import { BadRequestError, ConflictError, NotFoundError } from '../errors.js'
@@ -21,7 +22,7 @@ export async function listTags(db: DbHandle, accountId: string, siteSegment: str
 
 /** Creates a tag on the site the path names, or (no site in the path) on the body's `site_id`. */
 export async function createTag(db: Db, accountId: string, siteSegment: string | undefined, input: TagInput, limits: AccountLimits): Promise<SiteTag> {
-  return db.transaction().execute(async (trx) => {
+  return inTransaction(db, async ({ db: trx }) => {
     await lockAccountCreates(trx, accountId)
     const site = await getSite(trx, accountId, siteSegment ?? siteOfTagBody(input))
     if (siteSegment !== undefined) await requireSameSite(trx, accountId, input, site.id, 'the site in the path')
@@ -30,11 +31,7 @@ export async function createTag(db: Db, accountId: string, siteSegment: string |
     if (value === '') throw new BadRequestError('value: is required and must not be empty')
     await requireRoom(trx, accountId, limits, { tags: 1 })
     try {
-      return await trx
-        .insertInto('site_tag')
-        .values({ account_id: accountId, site_id: site.id, key, value, readonly })
-        .returningAll()
-        .executeTakeFirstOrThrow()
+      return await trx.insertInto('site_tag').values({ account_id: accountId, site_id: site.id, key, value, readonly }).returningAll().executeTakeFirstOrThrow()
     } catch (error) {
       if (isUniqueViolation(error)) throw new ConflictError(`Site ${site.id} already has the tag ${key}:${value}`)
       throw error
@@ -46,8 +43,14 @@ export async function createTag(db: Db, accountId: string, siteSegment: string |
  * Changes a tag's key, value or readonly flag; fields not given (or null) keep their value. A
  * readonly tag and the site's reference never change: sites are looked up by them.
  */
-export async function updateTag(db: Db, accountId: string, siteSegment: string | undefined, tagId: string, input: TagInput & { id?: string | number | null }): Promise<SiteTag> {
-  return db.transaction().execute(async (trx) => {
+export async function updateTag(
+  db: Db,
+  accountId: string,
+  siteSegment: string | undefined,
+  tagId: string,
+  input: TagInput & { id?: string | number | null },
+): Promise<SiteTag> {
+  return inTransaction(db, async ({ db: trx }) => {
     const site = await getSite(trx, accountId, siteSegment ?? (await siteOfTag(trx, accountId, tagId)))
     const tag = await findTag(trx, accountId, site.id, tagId, { forUpdate: true })
     const givenId = bodyId(input.id)
@@ -61,13 +64,7 @@ export async function updateTag(db: Db, accountId: string, siteSegment: string |
     // A body that gives no field (`{}`, every field null) changes nothing, as for the other models.
     if (Object.keys(fields).length === 0) return tag
     try {
-      return await trx
-        .updateTable('site_tag')
-        .set(fields)
-        .where('account_id', '=', accountId)
-        .where('id', '=', tag.id)
-        .returningAll()
-        .executeTakeFirstOrThrow()
+      return await trx.updateTable('site_tag').set(fields).where('account_id', '=', accountId).where('id', '=', tag.id).returningAll().executeTakeFirstOrThrow()
     } catch (error) {
       if (isUniqueViolation(error)) throw new ConflictError(`Site ${site.id} already has the tag ${fields.key ?? tag.key}:${fields.value ?? tag.value}`)
       throw error
@@ -84,7 +81,9 @@ export async function getTag(db: DbHandle, accountId: string, siteSegment: strin
 // A tag addressed without its site (`/platform/v2/tags[/{tagId}]`, as the PHP client does when no
 // site is set) belongs to the site its row names, or for a new tag to the body's `site_id`.
 async function siteOfTag(db: DbHandle, accountId: string, tagId: string): Promise<string> {
-  const tag = isId(tagId) ? await db.selectFrom('site_tag').select('site_id').where('account_id', '=', accountId).where('id', '=', tagId).executeTakeFirst() : undefined
+  const tag = isId(tagId)
+    ? await db.selectFrom('site_tag').select('site_id').where('account_id', '=', accountId).where('id', '=', tagId).executeTakeFirst()
+    : undefined
   if (!tag) throw new NotFoundError()
   return tag.site_id
 }

@@ -33,7 +33,13 @@ export const batchRoutes: FastifyPluginAsyncTypebox<StreamDeps> = async (app, { 
 
   app.get(
     '/streams/:streamId/batches/:batchId',
-    { schema: { tags, params: Type.Object({ streamId: Type.String(), batchId: Type.String() }), response: { 200: Type.Object({ data: BatchResource }), ...errors } } },
+    {
+      schema: {
+        tags,
+        params: Type.Object({ streamId: Type.String(), batchId: Type.String() }),
+        response: { 200: Type.Object({ data: BatchResource }), ...errors },
+      },
+    },
     async (request) => ({ data: batchResource(await getBatch(db, accountOf(request), request.params.streamId, request.params.batchId), prefix) }),
   )
 }

@@ -2,8 +2,6 @@ import { Type } from '@sinclair/typebox'
 import type { Batch, Stream } from '../db/schema.js'
 import { isoSeconds } from '../streams/upload-stage.js'
 
-export const JSON_API = 'application/vnd.api+json'
-
 export const StreamResource = Type.Object({
   type: Type.Literal('stream'),
   id: Type.String(),

@@ -1,13 +1,12 @@
 import type { FastifyInstance, FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify'
 import { authenticate } from '../auth/authenticate.js'
 import { hashSecret } from '../auth/secrets.js'
-import { AppError, ClientClosedError, RequestTimeoutError, TooManyRequestsError, UnauthorizedError } from '../errors.js'
-import { statusTitle, toClientError } from '../http/http-errors.js'
+import { ClientClosedError, RequestTimeoutError, TooManyRequestsError, UnauthorizedError } from '../errors.js'
+import { JSON_API, noRoute, sendStreamError } from '../http/error-funnels.js'
 import { refuseNulParameters } from '../http/nul-guard.js'
 import { rateLimitBucket } from '../http/rate-limit.js'
 import { batchRoutes } from './batch-routes.js'
 import type { StreamDeps } from './deps.js'
-import { JSON_API } from './json-api.js'
 import { streamRoutes } from './stream-routes.js'
 import { uploadRoutes } from './upload-routes.js'
 
@@ -23,7 +22,7 @@ export const streamPlugin: FastifyPluginAsync<StreamDeps> = async (app, deps) =>
     const who = authorization ? hashSecret(authorization) : `ip:${request.ip}`
     const streamId = (request.params as { streamId?: string } | undefined)?.streamId
     const bucket = rateLimitBucket(request.method, request.routeOptions.url ?? request.url, streamId, limits)
-    const outcome = deps.rateLimits.hit(`${who} ${bucket.key}`, bucket.limit, deps.clock())
+    const outcome = await deps.rateLimits.hit(`${who} ${bucket.key}`, bucket.limit, deps.clock())
     reply.header('ratelimit-limit', outcome.limit)
     reply.header('ratelimit-observed', outcome.observed)
     reply.header('ratelimit-remaining', outcome.remaining)
@@ -55,14 +54,15 @@ export const streamPlugin: FastifyPluginAsync<StreamDeps> = async (app, deps) =>
 
   app.setErrorHandler((thrown, request, reply) => {
     if (reply.sent) return
-    return sendError(thrown, request, reply)
+    return sendStreamError(thrown, request, reply)
   })
 
-  await app.register(async (scope: FastifyInstance) => {
-    scope.setNotFoundHandler((request, reply) =>
-      sendError(new AppError(404, `No route ${request.method} ${request.url.split('?')[0]}`, 'not_found'), request, reply),
-    )
-  }, { prefix: '/streams' })
+  await app.register(
+    async (scope: FastifyInstance) => {
+      scope.setNotFoundHandler((request, reply) => sendStreamError(noRoute(request), request, reply))
+    },
+    { prefix: '/streams' },
+  )
   await app.register(streamRoutes, deps)
   await app.register(uploadRoutes, deps)
   await app.register(batchRoutes, deps)
@@ -80,7 +80,7 @@ function armDeadline(request: FastifyRequest, reply: FastifyReply, timeoutMs: nu
   const timer = setTimeout(() => {
     controller.abort(new RequestTimeoutError(timeoutMs))
     if (reply.sent || handlerStarted.has(request)) return
-    void sendError(new RequestTimeoutError(timeoutMs), request, reply)
+    void sendStreamError(new RequestTimeoutError(timeoutMs), request, reply)
   }, timeoutMs)
   timer.unref()
   reply.raw.once('close', () => {
@@ -92,13 +92,3 @@ function armDeadline(request: FastifyRequest, reply: FastifyReply, timeoutMs: nu
 }
 
 const handlerStarted = new WeakSet<FastifyRequest>()
-
-function sendError(thrown: unknown, request: FastifyRequest, reply: FastifyReply) {
-  const { statusCode, message, error } = toClientError(thrown)
-  if (statusCode >= 500 && statusCode !== 503) request.log.error({ err: thrown }, 'stream request failed')
-  if (thrown instanceof TooManyRequestsError) reply.header('retry-after', thrown.retryAfterSeconds)
-  const title = statusTitle(statusCode)
-  // A rate-limit 429 is the body SPEC.md shows; other 429s (uploads in flight) say why.
-  const body = statusCode === 429 && message === title ? { status: '429', title } : { status: String(statusCode), title, detail: message, ...(error?.meta ? { meta: error.meta } : {}) }
-  return reply.code(statusCode).type(JSON_API).send({ errors: [body] })
-}

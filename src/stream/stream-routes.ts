@@ -25,7 +25,16 @@ export const PageQuery = Type.Object({
   'page[limit]': Type.Optional(Type.Integer({ minimum: 1, default: 10 })),
 })
 export const MAX_PAGE = 10
-const errors = { 400: JsonApiError, 401: JsonApiError, 404: JsonApiError, 409: JsonApiError, 415: JsonApiError, 422: JsonApiError, 429: JsonApiError, 500: JsonApiError }
+const errors = {
+  400: JsonApiError,
+  401: JsonApiError,
+  404: JsonApiError,
+  409: JsonApiError,
+  415: JsonApiError,
+  422: JsonApiError,
+  429: JsonApiError,
+  500: JsonApiError,
+}
 const tags = ['streams']
 const StreamDoc = Type.Object({ data: StreamResource })
 
@@ -45,12 +54,21 @@ export const streamRoutes: FastifyPluginAsyncTypebox<StreamDeps> = async (app, {
 
   app.post('/streams', { schema: { tags, body: StreamDocumentBody, response: { 201: StreamDoc, ...errors } } }, async (request, reply) => {
     const stream = await createStream(db, accountOf(request), streamInput(request.body), clock())
-    return reply.code(201).header('location', `${prefix}/streams/${stream.id}`).send({ data: streamResource(stream, prefix) })
+    return reply
+      .code(201)
+      .header('location', `${prefix}/streams/${stream.id}`)
+      .send({ data: streamResource(stream, prefix) })
   })
 
   app.get(
     '/streams',
-    { schema: { tags, querystring: PageQuery, response: { 200: Type.Object({ data: Type.Array(StreamResource), links: PageLinks, meta: Type.Object({ total: Type.Integer() }) }), ...errors } } },
+    {
+      schema: {
+        tags,
+        querystring: PageQuery,
+        response: { 200: Type.Object({ data: Type.Array(StreamResource), links: PageLinks, meta: Type.Object({ total: Type.Integer() }) }), ...errors },
+      },
+    },
     async (request) => {
       const offset = request.query['page[offset]'] ?? 0
       const limit = Math.min(request.query['page[limit]'] ?? MAX_PAGE, MAX_PAGE)
@@ -63,10 +81,14 @@ export const streamRoutes: FastifyPluginAsyncTypebox<StreamDeps> = async (app, {
     data: streamResource(await getStream(db, accountOf(request), request.params.streamId), prefix),
   }))
 
-  app.patch('/streams/:streamId', { schema: { tags, params: StreamParams, body: StreamDocumentBody, response: { 200: StreamDoc, ...errors } } }, async (request) => {
-    const input = { ...streamInput(request.body), id: request.body.data.id }
-    return { data: streamResource(await renameStream(db, accountOf(request), request.params.streamId, input, clock()), prefix) }
-  })
+  app.patch(
+    '/streams/:streamId',
+    { schema: { tags, params: StreamParams, body: StreamDocumentBody, response: { 200: StreamDoc, ...errors } } },
+    async (request) => {
+      const input = { ...streamInput(request.body), id: request.body.data.id }
+      return { data: streamResource(await renameStream(db, accountOf(request), request.params.streamId, input, clock()), prefix) }
+    },
+  )
 
   app.delete('/streams/:streamId', { schema: { tags, params: StreamParams, response: { 204: Type.Null(), ...errors } } }, async (request, reply) => {
     await deleteStream(db, accountOf(request), request.params.streamId, clock())

@@ -11,8 +11,17 @@ import { accountOf } from '../auth/caller.js'
 const StreamParams = Type.Object({ streamId: Type.String() })
 const BatchDoc = Type.Object({ data: BatchResource })
 const errors = {
-  400: JsonApiError, 401: JsonApiError, 403: JsonApiError, 404: JsonApiError, 408: JsonApiError, 413: JsonApiError,
-  415: JsonApiError, 423: JsonApiError, 429: JsonApiError, 500: JsonApiError, 503: JsonApiError,
+  400: JsonApiError,
+  401: JsonApiError,
+  403: JsonApiError,
+  404: JsonApiError,
+  408: JsonApiError,
+  413: JsonApiError,
+  415: JsonApiError,
+  423: JsonApiError,
+  429: JsonApiError,
+  500: JsonApiError,
+  503: JsonApiError,
 }
 // An empty payload answers 422 with a failed batch document (COMPAT.md); other 422s are errors.
 const uploadResponses = { 202: BatchDoc, 422: Type.Union([BatchDoc, JsonApiError]), ...errors }

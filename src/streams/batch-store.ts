@@ -1,14 +1,13 @@
 import { randomUUID } from 'node:crypto'
-import { sql, type CompiledQuery } from 'kysely'
-import type { Db, DbHandle } from '../db/database.js'
+import { sql } from 'kysely'
+import type { DbHandle } from '../db/database.js'
 import type { Batch, BatchKind, BatchStage, BatchStatus, Stream } from '../db/schema.js'
 import { NotFoundError, UnsupportedMediaTypeError } from '../errors.js'
 import { isUuid } from '../db/ids.js'
 import { getStream } from './streams.js'
 import { isoSeconds } from './upload-stage.js'
 
-// Batch statements are compiled with Kysely and run on the raw client of an upload's transaction
-// (withRawTransaction), next to the COPY that Kysely cannot express.
+// The writes below run in an upload's transaction (`tx.db`), on the connection of its COPY.
 
 export interface NewBatch {
   batchId: string
@@ -20,8 +19,8 @@ export interface NewBatch {
 
 const PENDING_STAGE: BatchStage = { completedAt: '', status: 'success', successCount: 0, errorCount: 0, errors: [] }
 
-export function insertBatchQuery(db: Db, batch: NewBatch) {
-  return db
+export async function insertBatch(db: DbHandle, batch: NewBatch): Promise<void> {
+  await db
     .insertInto('batch')
     .values({
       id: batch.batchId,
@@ -34,16 +33,16 @@ export function insertBatchQuery(db: Db, batch: NewBatch) {
       processing_stage: null,
       created_at: batch.now,
     })
-    .compile()
+    .execute()
 }
 
-export function finishBatchQuery(db: Db, batchId: string, stage: BatchStage, status: BatchStatus, columns: string[] = []) {
+export async function finishBatch(db: DbHandle, batchId: string, stage: BatchStage, status: BatchStatus, columns: string[] = []): Promise<Batch> {
   return db
     .updateTable('batch')
     .set({ upload_stage: JSON.stringify(stage), status, error_count: stage.errorCount, row_count: stage.successCount, columns })
     .where('id', '=', batchId)
     .returningAll()
-    .compile()
+    .executeTakeFirstOrThrow()
 }
 
 /**
@@ -52,8 +51,8 @@ export function finishBatchQuery(db: Db, batchId: string, stage: BatchStage, sta
  * delete of every row, which forgets the names before it. A new upload counts its new names
  * against these (AttributeNames).
  */
-export function streamAttributeNamesQuery(db: Db, stream: Stream) {
-  return sql<{ name: string }>`
+export async function streamAttributeNames(db: DbHandle, stream: Stream): Promise<string[]> {
+  const { rows } = await sql<{ name: string }>`
     WITH reset AS (
       SELECT max(seq) AS seq FROM batch
       WHERE stream_id = ${stream.id} AND account_id = ${stream.account_id} AND applied_at IS NULL AND kind = 'delete_all' AND status <> 'failed'
@@ -63,28 +62,29 @@ export function streamAttributeNamesQuery(db: Db, stream: Stream) {
     UNION
     SELECT unnest(columns) FROM batch
     WHERE stream_id = ${stream.id} AND account_id = ${stream.account_id} AND applied_at IS NULL AND status <> 'failed'
-      AND seq > coalesce((SELECT seq FROM reset), 0)`.compile(db)
+      AND seq > coalesce((SELECT seq FROM reset), 0)`.execute(db)
+  return rows.map((row) => row.name)
 }
 
 /**
  * A stream keeps the content type of its first upload. The first upload claims it at the start of
  * its transaction: a racing first upload blocks on the row lock, then finds the claimed type.
  */
-export async function claimContentType(
-  db: Db,
-  run: <R>(query: CompiledQuery<R>) => Promise<R[]>,
-  stream: Stream,
-  contentType: string,
-): Promise<void> {
+export async function claimContentType(db: DbHandle, stream: Stream, contentType: string): Promise<void> {
   if (stream.content_type === contentType) return
-  const claimed = await run(
-    db.updateTable('stream').set({ content_type: contentType }).where('id', '=', stream.id).where('content_type', 'is', null).returning('id').compile(),
-  )
-  if (claimed.length > 0) return
-  const [current] = await run(db.selectFrom('stream').select('content_type').where('id', '=', stream.id).compile())
+  const claimed = await db
+    .updateTable('stream')
+    .set({ content_type: contentType })
+    .where('id', '=', stream.id)
+    .where('content_type', 'is', null)
+    .returning('id')
+    .executeTakeFirst()
+  if (claimed) return
+  const current = await db.selectFrom('stream').select('content_type').where('id', '=', stream.id).executeTakeFirst()
   if (current?.content_type !== contentType) {
     throw new UnsupportedMediaTypeError(
-      `Stream ${stream.id} receives ${current?.content_type ?? 'another content type'}; content types cannot be mixed within one stream (create a new stream instead)`,
+      `Stream ${stream.id} receives ${current?.content_type ?? 'another content type'}; ` +
+        'content types cannot be mixed within one stream (create a new stream instead)',
     )
   }
 }

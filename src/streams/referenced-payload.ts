@@ -1,7 +1,8 @@
 import { randomUUID } from 'node:crypto'
-import { withRawTransaction, type Db } from '../db/database.js'
+import type { Db } from '../db/database.js'
+import { inTransaction } from '../db/transaction.js'
 import type { Batch, Stream } from '../db/schema.js'
-import { claimContentType, emptyPayloadBatch, finishBatchQuery, insertBatchQuery } from './batch-store.js'
+import { claimContentType, emptyPayloadBatch, finishBatch, insertBatch } from './batch-store.js'
 import { CopyWriter } from '../db/copy-writer.js'
 import type { UploadDeadline } from './upload-deadline.js'
 import { StageCollector } from './upload-stage.js'
@@ -29,11 +30,11 @@ export async function saveReferencedPayload(db: Db, upload: ReferencedUpload): P
   const { stream } = upload
   const batchId = randomUUID()
   try {
-    const batch = await withRawTransaction(db, async (client, run) => {
-      await upload.deadline.limit(client)
-      await claimContentType(db, run, stream, upload.mediaType)
-      await run(insertBatchQuery(db, { batchId, stream, kind: 'upsert', contentType: upload.mediaType, now: upload.now() }))
-      const copy = new CopyWriter(client, 'COPY batch_payload (batch_id, chunk_no, account_id, chunk) FROM STDIN')
+    const batch = await inTransaction(db, async (tx) => {
+      await upload.deadline.limit(tx.db)
+      await claimContentType(tx.db, stream, upload.mediaType)
+      await insertBatch(tx.db, { batchId, stream, kind: 'upsert', contentType: upload.mediaType, now: upload.now() })
+      const copy = new CopyWriter(tx.client, 'COPY batch_payload (batch_id, chunk_no, account_id, chunk) FROM STDIN')
       let pending: Buffer[] = []
       let pendingBytes = 0
       let chunkNo = 0
@@ -59,9 +60,9 @@ export async function saveReferencedPayload(db: Db, upload: ReferencedUpload): P
       }
       if (!hasContent) throw ROLLBACK_EMPTY
       const collector = new StageCollector()
-      const [saved] = await run(finishBatchQuery(db, batchId, collector.stage(upload.now()), 'uploaded'))
+      const saved = await finishBatch(tx.db, batchId, collector.stage(upload.now()), 'uploaded')
       upload.deadline.commitPoint()
-      return saved as Batch
+      return saved
     })
     return { statusCode: 202, batch }
   } catch (error) {

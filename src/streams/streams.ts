@@ -1,5 +1,6 @@
 import { sql } from 'kysely'
 import type { Db, DbHandle } from '../db/database.js'
+import { inTransaction } from '../db/transaction.js'
 import { isUniqueViolation } from '../db/errors.js'
 import type { Stream, StreamStatus, StreamType } from '../db/schema.js'
 import { ConflictError, NotFoundError, UnprocessableError } from '../errors.js'
@@ -23,7 +24,7 @@ export async function createStream(db: Db, accountId: string, input: StreamInput
   if (!STREAM_TYPES.includes(type as StreamType)) throw new UnprocessableError(`type: must be one of ${STREAM_TYPES.join(', ')}`)
   checkAccount(accountId, input.accountId)
 
-  return db.transaction().execute(async (trx) => {
+  return inTransaction(db, async ({ db: trx }) => {
     // One creator at a time per account, so that the 100-stream limit cannot be raced past.
     await trx.selectFrom('account').select('id').where('id', '=', accountId).forUpdate().executeTakeFirst()
     await purgeDeletedStreams(trx, now, accountId)
@@ -87,7 +88,7 @@ export async function renameStream(db: Db, accountId: string, streamId: string, 
   if (input.name === undefined) return stream
   const name = readName(input.name)
   if (name === stream.name) return stream
-  return db.transaction().execute(async (trx) => {
+  return inTransaction(db, async ({ db: trx }) => {
     await purgeDeletedStreams(trx, now, accountId)
     await assertNameFree(trx, accountId, name)
     try {
@@ -158,12 +159,7 @@ function checkAccount(callerAccountId: string, documentAccountId: string | undef
 }
 
 async function assertNameFree(db: DbHandle, accountId: string, name: string): Promise<void> {
-  const taken = await db
-    .selectFrom('stream')
-    .select(['id', 'deleted_at'])
-    .where('account_id', '=', accountId)
-    .where('name', '=', name)
-    .executeTakeFirst()
+  const taken = await db.selectFrom('stream').select(['id', 'deleted_at']).where('account_id', '=', accountId).where('name', '=', name).executeTakeFirst()
   if (!taken) return
   if (taken.deleted_at) {
     // The reserving stream is gone from every read, so there is nothing to point at.

@@ -1,6 +1,6 @@
 import { performance } from 'node:perf_hooks'
-import type pg from 'pg'
-import { QUERY_CANCELED } from '../db/database.js'
+import { sql } from 'kysely'
+import { QUERY_CANCELED, type DbHandle } from '../db/database.js'
 import { AppError, RequestTimeoutError } from '../errors.js'
 
 // SQLSTATE of a lock wait ended by lock_timeout (QUERY_CANCELED: by statement_timeout or a cancel).
@@ -42,10 +42,10 @@ export class UploadDeadline {
    * The first statement of the work's transaction: Postgres stops waiting for a lock, and stops any
    * statement, once the request's time is up (rounded up, at least 1 ms), and the transaction ends.
    */
-  async limit(client: pg.PoolClient): Promise<void> {
+  async limit(db: DbHandle): Promise<void> {
     this.throwIfAborted()
     const remaining = `${Math.max(1, Math.ceil(this.expiresAt - performance.now()))}ms`
-    await client.query("SELECT set_config('statement_timeout', $1, true), set_config('lock_timeout', $1, true)", [remaining])
+    await sql`SELECT set_config('statement_timeout', ${remaining}, true), set_config('lock_timeout', ${remaining}, true)`.execute(db)
   }
 
   /** Called last before the commit: throws if the time is up; after it, the deadline no longer cuts in. */

@@ -3,7 +3,8 @@ import { isUtf8 } from 'node:buffer'
 import type { Readable } from 'node:stream'
 import { AttributeNames, MAX_LINE_BYTES, RowError, RowReader, exceedsLineLimit, hasUnstorableCharacter } from '../catalog/row-rules.js'
 import type { ConnectionSlots } from '../db/connection-slots.js'
-import { withRawTransaction, type Db } from '../db/database.js'
+import type { Db } from '../db/database.js'
+import { inTransaction } from '../db/transaction.js'
 import type { Batch, BatchKind, Stream } from '../db/schema.js'
 import { BadRequestError, ForbiddenError, LockedError, UnsupportedMediaTypeError } from '../errors.js'
 import { copyText, CopyWriter } from '../db/copy-writer.js'
@@ -13,7 +14,7 @@ import { LineSplitter, type SplitItem } from './line-splitter.js'
 import { saveReferencedPayload } from './referenced-payload.js'
 import { feedsDisabledSite, getStream } from './streams.js'
 import { StageCollector } from './upload-stage.js'
-import { claimContentType, emptyPayloadBatch, finishBatchQuery, insertBatchQuery, streamAttributeNamesQuery } from './batch-store.js'
+import { claimContentType, emptyPayloadBatch, finishBatch, insertBatch, streamAttributeNames } from './batch-store.js'
 
 export interface UploadRequest {
   accountId: string
@@ -81,16 +82,15 @@ export async function deleteProducts(
       const collector = new StageCollector()
       collector.success()
       const batchId = randomUUID()
-      return withRawTransaction(db, async (client, run) => {
-        await deadline.limit(client)
-        await run(insertBatchQuery(db, { batchId, stream, kind, contentType: null, now }))
+      return inTransaction(db, async (tx) => {
+        await deadline.limit(tx.db)
+        await insertBatch(tx.db, { batchId, stream, kind, contentType: null, now })
         if (productId !== undefined) {
-          const insertRow = 'INSERT INTO batch_row (batch_id, line_no, account_id, product_id, data) VALUES ($1, 1, $2, $3, NULL)'
-          await client.query(insertRow, [batchId, accountId, productId])
+          await tx.db.insertInto('batch_row').values({ batch_id: batchId, line_no: 1, account_id: accountId, product_id: productId, data: null }).execute()
         }
-        const [batch] = await run(finishBatchQuery(db, batchId, collector.stage(now), 'uploaded'))
+        const batch = await finishBatch(tx.db, batchId, collector.stage(now), 'uploaded')
         deadline.commitPoint()
-        return batch as Batch
+        return batch
       })
     }),
   )
@@ -127,13 +127,13 @@ async function saveChunkedRows(db: Db, stream: Stream, request: UploadRequest, m
   const kind: BatchKind = request.kind === 'delete' ? 'delete' : 'upsert'
   let lineNumber = 0
   const reader = new RowReader()
-  const outcome = await withRawTransaction(db, async (client, run) => {
-    await request.deadline.limit(client)
-    if (kind === 'upsert') await claimContentType(db, run, stream, mediaType)
-    const known = kind === 'upsert' ? await run(streamAttributeNamesQuery(db, stream)) : []
-    const names = new AttributeNames(new Set(known.map((row) => row.name)), request.maxAttributes)
-    await run(insertBatchQuery(db, { batchId, stream, kind, contentType: kind === 'upsert' ? mediaType : null, now: request.now() }))
-    const copy = new CopyWriter(client, 'COPY batch_row (batch_id, line_no, account_id, product_id, data) FROM STDIN')
+  const outcome = await inTransaction(db, async (tx) => {
+    await request.deadline.limit(tx.db)
+    if (kind === 'upsert') await claimContentType(tx.db, stream, mediaType)
+    const known = kind === 'upsert' ? await streamAttributeNames(tx.db, stream) : []
+    const names = new AttributeNames(new Set(known), request.maxAttributes)
+    await insertBatch(tx.db, { batchId, stream, kind, contentType: kind === 'upsert' ? mediaType : null, now: request.now() })
+    const copy = new CopyWriter(tx.client, 'COPY batch_row (batch_id, line_no, account_id, product_id, data) FROM STDIN')
     const prefix = `${batchId}\t`
     const accountField = `\t${stream.account_id}\t`
     const handleLine = (line: string) => {
@@ -181,10 +181,10 @@ async function saveChunkedRows(db: Db, stream: Stream, request: UploadRequest, m
     if (isEmptyPayload(collector)) throw EMPTY
     const status = collector.successCount === 0 ? 'failed' : 'uploaded'
     const columns = kind === 'upsert' ? [...names.names] : []
-    const [batch] = await run(finishBatchQuery(db, batchId, collector.stage(request.now()), status, columns))
+    const batch = await finishBatch(tx.db, batchId, collector.stage(request.now()), status, columns)
     // Whatever was written must not commit once the client has been told the request timed out.
     request.deadline.commitPoint()
-    return batch as Batch
+    return batch
   }).catch((error: unknown) => {
     if (error === EMPTY) return 'empty' as const
     throw error
@@ -210,4 +210,3 @@ function splitBuffer(block: Buffer): Buffer[] {
   lines.push(block.subarray(start))
   return lines
 }
-

@@ -18,7 +18,9 @@ beforeEach(() => {
 
 const ATTACKER = '198.51.100.10'
 const BYSTANDER = '198.51.100.20'
-const TOO_MANY_STREAM = { errors: [{ status: '429', title: 'Too Many Requests', detail: 'Too many failed authentications from this address; try again in 50 s' }] }
+const TOO_MANY_STREAM = {
+  errors: [{ status: '429', title: 'Too Many Requests', detail: 'Too many failed authentications from this address; try again in 50 s' }],
+}
 
 let account: TestAccount
 beforeAll(async () => {
@@ -98,7 +100,8 @@ describe('with TRUST_PROXY set to the proxy in front of the server', () => {
     // Another client behind the same proxy is a different address.
     expect((await viaProxy('203.0.113.8', { 'x-auth-token': account.xAuthToken })).statusCode).toBe(200)
     // A client that is not a configured proxy cannot choose its address with the header.
-    for (let i = 0; i < LIMIT; i++) expect((await platform({ ...wrongToken(i), 'x-forwarded-for': `203.0.113.${50 + i}` }, ATTACKER, proxied)).statusCode).toBe(401)
+    for (let i = 0; i < LIMIT; i++)
+      expect((await platform({ ...wrongToken(i), 'x-forwarded-for': `203.0.113.${50 + i}` }, ATTACKER, proxied)).statusCode).toBe(401)
     expect((await platform({ 'x-auth-token': account.xAuthToken, 'x-forwarded-for': '203.0.113.99' }, ATTACKER, proxied)).statusCode).toBe(429)
   })
 })

@@ -1,9 +1,8 @@
 import { describe, expect, it } from 'vitest'
-import { useTestApp } from '../helpers/test-app.js'
-import { importFixture } from '../imports/import-fixtures.js'
-import { client } from '../platform/fixtures.js'
-import { HIGH_LIMITS } from '../stream/stream-fixtures.js'
-import { createChannel, readChannel, type ChannelJson } from './channel-fixtures.js'
+import { HIGH_LIMITS, useTestApp } from '../helpers/test-app.js'
+import { importFixture } from '../helpers/factories.js'
+import { client, createChannel, readChannel } from '../helpers/clients.js'
+import type { ChannelJson } from '../helpers/responses.js'
 
 // The http destination of these tests is a loopback address, which only an operator can allow.
 const t = useTestApp({ ...HIGH_LIMITS, RUN_POLL_SECONDS: '0.5', SCHEDULER_INTERVAL_SECONDS: '0', ALLOW_PRIVATE_DESTINATIONS: 'true' })
@@ -13,9 +12,16 @@ describe('channel configuration', () => {
     const f = await importFixture(t)
     const created = await createChannel(f, {
       format: 'csv',
-      mapping: [{ column: 'sku', source: 'id' }, { column: 'title', source: 'title' }, { column: 'condition', value: 'new' }],
+      mapping: [
+        { column: 'sku', source: 'id' },
+        { column: 'title', source: 'title' },
+        { column: 'condition', value: 'new' },
+      ],
       filter: null,
-      filenames: [{ type: null, filename: 'feed-{site_id}.csv' }, { type: 'new', filename: 'new-{date}.csv' }],
+      filenames: [
+        { type: null, filename: 'feed-{site_id}.csv' },
+        { type: 'new', filename: 'new-{date}.csv' },
+      ],
       destinations: [{ type: 'feed' }, { type: 'http', name: 'ERP', url: 'http://127.0.0.1:9/feeds' }],
     })
     expect(created).toMatchObject({
@@ -25,7 +31,10 @@ describe('channel configuration', () => {
       active: true,
       format: 'csv',
       filename: 'feed-{site_id}.csv',
-      filenames: [{ type: null, filename: 'feed-{site_id}.csv' }, { type: 'new', filename: 'new-{date}.csv' }],
+      filenames: [
+        { type: null, filename: 'feed-{site_id}.csv' },
+        { type: 'new', filename: 'new-{date}.csv' },
+      ],
     })
     const destinations = Object.values(created.feed_destinations)
     expect(destinations).toEqual([
@@ -60,7 +69,15 @@ describe('channel configuration', () => {
     [{ mapping: 'id' }, /mapping/],
     [{ mapping: [{ column: 'a' }] }, /mapping\[0\]/],
     [{ mapping: [{ column: 'a', source: 'id', value: 'x' }] }, /exactly one/],
-    [{ mapping: [{ column: 'a', source: 'id' }, { column: 'a', source: 'gtin' }] }, /twice/],
+    [
+      {
+        mapping: [
+          { column: 'a', source: 'id' },
+          { column: 'a', source: 'gtin' },
+        ],
+      },
+      /twice/,
+    ],
     [{ format: 'xml', mapping: [{ column: 'bad name', source: 'id' }] }, /XML element name/],
     [{ filenames: [{ filename: '../etc/passwd' }] }, /filenames\[0\]\.filename/],
     [{ filenames: [{ filename: 'a.csv', type: 'changed' }] }, /filenames\[0\]\.type/],
@@ -92,7 +109,7 @@ describe('channel configuration', () => {
     ['100,007 characters', `price > ${'1'.repeat(100_000)}`, /^filter: longer than 1000 characters$/],
     ['20,000 parentheses', '('.repeat(20_000), /^filter: longer than 1000 characters$/],
     ['a second statement', 'nosuchcol = 1; DROP TABLE x', /^filter: /],
-    ['nesting past the parser\'s limit', `${'('.repeat(60)}a = 1${')'.repeat(60)}`, /^filter: nested too deeply$/],
+    ["nesting past the parser's limit", `${'('.repeat(60)}a = 1${')'.repeat(60)}`, /^filter: nested too deeply$/],
     ['a function', "LOWER(title) = 'x'", /^filter: unsupported function LOWER/],
     ['a qualified name', 'p.price > 1', /^filter: unknown column "p.price"/],
     ['a column compared with a column', 'price > cost', /^filter: cannot compare column "price" with column "cost"/],

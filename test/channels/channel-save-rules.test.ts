@@ -3,10 +3,9 @@ import fs from 'node:fs/promises'
 import os from 'node:os'
 import path from 'node:path'
 import { describe, expect, it } from 'vitest'
-import { useTestApp } from '../helpers/test-app.js'
-import { importFixture, type ImportFixture } from '../imports/import-fixtures.js'
-import { HIGH_LIMITS } from '../stream/stream-fixtures.js'
-import { createChannel, insertLegacyChannel, readChannel } from './channel-fixtures.js'
+import { HIGH_LIMITS, useTestApp } from '../helpers/test-app.js'
+import { factories, importFixture, type ImportFixture, type Given } from '../helpers/factories.js'
+import { createChannel, readChannel } from '../helpers/clients.js'
 
 // Channel settings an export cannot carry out are refused when they are saved, by the export's own
 // rules, naming the field; a channel stored before those rules fails each run once with the reason.
@@ -14,21 +13,66 @@ import { createChannel, insertLegacyChannel, readChannel } from './channel-fixtu
 // A directory of this file's own: a legacy file name must not write outside it.
 const dataDir = mkdtempSync(path.join(os.tmpdir(), 'channel-save-rules-'))
 const t = useTestApp({ ...HIGH_LIMITS, DATA_DIR: dataDir, RUN_POLL_SECONDS: '0.5', SCHEDULER_INTERVAL_SECONDS: '0' })
+const given = factories(t)
 
-const xml = (column: string) => ({ format: 'xml', mapping: [{ column: 'g:id', source: 'id' }, { column, source: 'title' }] })
+const xml = (column: string) => ({
+  format: 'xml',
+  mapping: [
+    { column: 'g:id', source: 'id' },
+    { column, source: 'title' },
+  ],
+})
 
 // Each body is a setting every export of the channel would fail on (or write other than asked).
 const REFUSED: [string, (siteId: string) => Record<string, unknown>, RegExp][] = [
-  ['an XML name starting with xmlns', () => xml('xmlns'), /^mapping\[1\]\.column: "xmlns" is not a valid XML element name for format xml: names starting with "xml", in any case, are reserved/],
+  [
+    'an XML name starting with xmlns',
+    () => xml('xmlns'),
+    /^mapping\[1\]\.column: "xmlns" is not a valid XML element name for format xml: names starting with "xml", in any case, are reserved/,
+  ],
   ['an XML name starting with xml_', () => xml('xml_data'), /^mapping\[1\]\.column: "xml_data" .*reserved by XML/],
-  ['an 80-character g: name, which Postgres would cut', () => xml(`g:${'a'.repeat(78)}`), /^mapping\[1\]\.column: "g:a+" .*has 80 characters and Postgres, which writes the element, cuts names at 63/],
+  [
+    'an 80-character g: name, which Postgres would cut',
+    () => xml(`g:${'a'.repeat(78)}`),
+    /^mapping\[1\]\.column: "g:a+" .*has 80 characters and Postgres, which writes the element, cuts names at 63/,
+  ],
   ['an XML name with a space', () => xml('sale price'), /^mapping\[1\]\.column: "sale price" .*" " cannot be part of one/],
   ['an undeclared XML prefix', () => xml('x:id'), /^mapping\[1\]\.column: "x:id" .*the prefix "x:" is not declared/],
-  ['a lone surrogate in a column name', () => ({ format: 'ndjson', mapping: [{ column: 'a\uD800', source: 'id' }] }), /^mapping\[0\]\.column: must not contain a lone UTF-16 surrogate/],
-  ['a file name longer than a file system takes once filled in', () => ({ filenames: [{ type: null, filename: '{date}'.repeat(42) }] }), /^filenames\[0\]\.filename: "(\{date\})+" can have 420 bytes once its placeholders are filled in/],
-  ['a file name too long for a 19-digit id', () => ({ filenames: [{ type: null, filename: '{site_id}'.repeat(14) }] }), /^filenames\[0\]\.filename: .*can have 266 bytes/],
-  ['two file names that are one once the site id is filled in', (siteId) => ({ filenames: [{ type: null, filename: '{site_id}.csv' }, { type: 'new', filename: `${siteId}.csv` }] }), /^filenames\[1\]\.filename: "\d+\.csv" can name the same file as filenames\[0\] \("\{site_id\}\.csv"\)/],
-  ['two file names that are one on some day', () => ({ filenames: [{ type: null, filename: 'feed-{date}.csv' }, { type: 'new', filename: 'feed-2031-02-03.csv' }] }), /^filenames\[1\]\.filename: .*can name the same file as filenames\[0\]/],
+  [
+    'a lone surrogate in a column name',
+    () => ({ format: 'ndjson', mapping: [{ column: 'a\uD800', source: 'id' }] }),
+    /^mapping\[0\]\.column: must not contain a lone UTF-16 surrogate/,
+  ],
+  [
+    'a file name longer than a file system takes once filled in',
+    () => ({ filenames: [{ type: null, filename: '{date}'.repeat(42) }] }),
+    /^filenames\[0\]\.filename: "(\{date\})+" can have 420 bytes once its placeholders are filled in/,
+  ],
+  [
+    'a file name too long for a 19-digit id',
+    () => ({ filenames: [{ type: null, filename: '{site_id}'.repeat(14) }] }),
+    /^filenames\[0\]\.filename: .*can have 266 bytes/,
+  ],
+  [
+    'two file names that are one once the site id is filled in',
+    (siteId) => ({
+      filenames: [
+        { type: null, filename: '{site_id}.csv' },
+        { type: 'new', filename: `${siteId}.csv` },
+      ],
+    }),
+    /^filenames\[1\]\.filename: "\d+\.csv" can name the same file as filenames\[0\] \("\{site_id\}\.csv"\)/,
+  ],
+  [
+    'two file names that are one on some day',
+    () => ({
+      filenames: [
+        { type: null, filename: 'feed-{date}.csv' },
+        { type: 'new', filename: 'feed-2031-02-03.csv' },
+      ],
+    }),
+    /^filenames\[1\]\.filename: .*can name the same file as filenames\[0\]/,
+  ],
 ]
 
 async function channels(f: ImportFixture): Promise<unknown> {
@@ -55,11 +99,22 @@ describe('saving a channel', () => {
 
   it('checks a kept mapping against a new format, and file names against the channel id', async () => {
     const f = await importFixture(t)
-    const channel = await createChannel(f, { format: 'csv', mapping: [{ column: 'id', source: 'id' }, { column: 'sale price', source: 'price' }] })
+    const channel = await createChannel(f, {
+      format: 'csv',
+      mapping: [
+        { column: 'id', source: 'id' },
+        { column: 'sale price', source: 'price' },
+      ],
+    })
     const toXml = await f.platform('PUT', `/sites/${f.site.id}/channels/${channel.id}`, { format: 'xml' })
     expect(toXml.statusCode, toXml.body).toBe(400)
     expect(toXml.json<{ message: string }>().message).toMatch(/^mapping\[1\]\.column: "sale price" is not a valid XML element name for format xml/)
-    const named = await f.platform('PUT', `/sites/${f.site.id}/channels/${channel.id}`, { filenames: [{ type: null, filename: '{channel_id}.csv' }, { type: 'deleted', filename: `${channel.id}.csv` }] })
+    const named = await f.platform('PUT', `/sites/${f.site.id}/channels/${channel.id}`, {
+      filenames: [
+        { type: null, filename: '{channel_id}.csv' },
+        { type: 'deleted', filename: `${channel.id}.csv` },
+      ],
+    })
     expect(named.statusCode, named.body).toBe(400)
     expect(named.json<{ message: string }>().message).toMatch(/^filenames\[1\]\.filename: .*same file as filenames\[0\]/)
     expect(await readChannel(f, channel.id)).toEqual(channel)
@@ -67,8 +122,15 @@ describe('saving a channel', () => {
     // Names that differ on every day and for every id are saved.
     const fine = await f.platform('PUT', `/sites/${f.site.id}/channels/${channel.id}`, {
       format: 'xml',
-      mapping: [{ column: 'g:id', source: 'id' }, { column: 'sale_price', source: 'price' }],
-      filenames: [{ type: null, filename: 'feed-{date}.xml' }, { type: 'new', filename: 'feed-{date}-new.xml' }, { type: 'deleted', filename: 'feed-2031-02-03x.xml' }],
+      mapping: [
+        { column: 'g:id', source: 'id' },
+        { column: 'sale_price', source: 'price' },
+      ],
+      filenames: [
+        { type: null, filename: 'feed-{date}.xml' },
+        { type: 'new', filename: 'feed-{date}-new.xml' },
+        { type: 'deleted', filename: 'feed-2031-02-03x.xml' },
+      ],
     })
     expect(fine.statusCode, fine.body).toBe(200)
   })
@@ -76,11 +138,31 @@ describe('saving a channel', () => {
 
 // Settings stored before the rules existed: each made the export throw something retried (2005 twice,
 // then 9002), or wrote where it should not.
-const LEGACY: [string, Parameters<typeof insertLegacyChannel>[2], RegExp][] = [
-  ['two file names for one file', { format: 'csv', filenames: [{ type: null, filename: 'feed.csv' }, { type: 'new', filename: 'feed.csv' }] }, /filenames\[1\]\.filename: "feed\.csv" appears twice/],
+type LegacySettings = Omit<Parameters<Given['legacyChannel']>[0], 'account' | 'site'>
+
+const LEGACY: [string, LegacySettings, RegExp][] = [
+  [
+    'two file names for one file',
+    {
+      format: 'csv',
+      filenames: [
+        { type: null, filename: 'feed.csv' },
+        { type: 'new', filename: 'feed.csv' },
+      ],
+    },
+    /filenames\[1\]\.filename: "feed\.csv" appears twice/,
+  ],
   ['an empty file name', { format: 'csv', filenames: [{ type: null, filename: '' }] }, /filenames\[0\]\.filename: use letters, digits/],
-  ['a file name leaving its directory', { format: 'csv', filenames: [{ type: null, filename: '../../escaped.csv' }] }, /filenames\[0\]\.filename: use letters, digits/],
-  ['a mapping of bare strings', { format: 'csv', mapping: ['id'], filenames: [{ type: null, filename: 'feed.csv' }] }, /mapping\[0\]\.column: must be a non-empty column name/],
+  [
+    'a file name leaving its directory',
+    { format: 'csv', filenames: [{ type: null, filename: '../../escaped.csv' }] },
+    /filenames\[0\]\.filename: use letters, digits/,
+  ],
+  [
+    'a mapping of bare strings',
+    { format: 'csv', mapping: ['id'], filenames: [{ type: null, filename: 'feed.csv' }] },
+    /mapping\[0\]\.column: must be a non-empty column name/,
+  ],
 ]
 
 describe('a channel stored with settings an export cannot carry out', () => {
@@ -89,7 +171,7 @@ describe('a channel stored with settings an export cannot carry out', () => {
     const stream = await f.createStream()
     await f.attach(stream)
     expect((await f.upload(stream, [{ id: 'A', title: 'Shirt' }])).statusCode).toBe(202)
-    const channelId = await insertLegacyChannel(t, f, settings)
+    const channelId = await given.legacyChannel({ account: f.account, site: f.site, ...settings })
 
     const run = await f.run('all')
     expect(run.status).toBe('failed')

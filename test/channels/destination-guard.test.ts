@@ -2,10 +2,10 @@ import { createServer, type Server } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import type { ResolveHost } from '../../src/net/outbound-guard.js'
-import { useTestApp } from '../helpers/test-app.js'
-import { importFixture } from '../imports/import-fixtures.js'
-import { HIGH_LIMITS } from '../stream/stream-fixtures.js'
-import { createChannel, eventually, history } from './channel-fixtures.js'
+import { HIGH_LIMITS, useTestApp } from '../helpers/test-app.js'
+import { importFixture } from '../helpers/factories.js'
+import { createChannel, history } from '../helpers/clients.js'
+import { eventually } from '../helpers/eventually.js'
 
 // Outbound safety with the operator setting off (the default): destinations on loopback, private
 // networks or metadata services are refused when saved, and again when a push connects, after DNS.
@@ -15,7 +15,11 @@ import { createChannel, eventually, history } from './channel-fixtures.js'
 let rebound = false
 const resolveHost: ResolveHost = async (hostname) => {
   if (hostname === 'feeds.partner.test') return [{ address: rebound ? '127.0.0.1' : '93.184.215.14', family: 4 }]
-  if (hostname === 'intranet.partner.test') return [{ address: '93.184.215.14', family: 4 }, { address: '10.1.2.3', family: 4 }]
+  if (hostname === 'intranet.partner.test')
+    return [
+      { address: '93.184.215.14', family: 4 },
+      { address: '10.1.2.3', family: 4 },
+    ]
   throw Object.assign(new Error(`getaddrinfo ENOTFOUND ${hostname}`), { code: 'ENOTFOUND' })
 }
 
@@ -104,7 +108,10 @@ describe('http destinations with ALLOW_PRIVATE_DESTINATIONS off', () => {
       return found.length > 0 ? found : undefined
     }, 'the refused push')
     expect(error).toMatchObject({ error: '2003', pid: run.pid })
-    expect(error?.message).toBe(`Channel ${channel.id}: sending ${channel.id}.csv to ${url} failed after 1 attempt: refused by the outbound guard: feeds.partner.test resolves to a loopback address`)
+    expect(error?.message).toBe(
+      `Channel ${channel.id}: sending ${channel.id}.csv to ${url} failed after 1 attempt: refused by the outbound guard: feeds.partner.test ` +
+        `resolves to a loopback address`,
+    )
     expect(requests).toBe(0)
     expect((await history(f, channel.id))[0]).toMatchObject({ process_status: 'success', uploaded: '0' })
   })

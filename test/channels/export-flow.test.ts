@@ -3,10 +3,11 @@ import { gunzipSync } from 'node:zlib'
 import { parse as parseCsv } from 'csv-parse/sync'
 import { XMLParser, XMLValidator } from 'fast-xml-parser'
 import { afterAll, describe, expect, it } from 'vitest'
-import { useTestApp } from '../helpers/test-app.js'
-import { importFixture, type ImportFixture } from '../imports/import-fixtures.js'
-import { HIGH_LIMITS } from '../stream/stream-fixtures.js'
-import { createChannel, download, eventually, feedPaths, history, readChannel } from './channel-fixtures.js'
+import { HIGH_LIMITS, useTestApp } from '../helpers/test-app.js'
+import { importFixture, type ImportFixture } from '../helpers/factories.js'
+import { createChannel, download, history, readChannel } from '../helpers/clients.js'
+import { eventually } from '../helpers/eventually.js'
+import { feedPaths } from '../helpers/responses.js'
 
 // The http destination below listens on loopback, which only an operator can allow.
 const t = useTestApp({ ...HIGH_LIMITS, RUN_POLL_SECONDS: '0.5', SCHEDULER_INTERVAL_SECONDS: '0', ALLOW_PRIVATE_DESTINATIONS: 'true' })
@@ -30,8 +31,17 @@ describe('export runs', () => {
     const { f, stream } = await siteWith(ROWS)
     const channel = await createChannel(f, {
       format: 'csv',
-      mapping: [{ column: 'sku', source: 'id' }, { column: 'title', source: 'title' }, { column: 'price', source: 'price' }, { column: 'condition', value: 'new' }],
-      filenames: [{ type: null, filename: 'feed-{channel_id}.csv' }, { type: 'new', filename: 'new.csv' }, { type: 'deleted', filename: 'deleted.csv' }],
+      mapping: [
+        { column: 'sku', source: 'id' },
+        { column: 'title', source: 'title' },
+        { column: 'price', source: 'price' },
+        { column: 'condition', value: 'new' },
+      ],
+      filenames: [
+        { type: null, filename: 'feed-{channel_id}.csv' },
+        { type: 'new', filename: 'new.csv' },
+        { type: 'deleted', filename: 'deleted.csv' },
+      ],
     })
     const first = await f.run('all')
     expect(first.status, first.message).toBe('success')
@@ -49,13 +59,26 @@ describe('export runs', () => {
     expect((await download(t, deleted ?? '')).body.trim()).toBe('sku,title,price,condition')
 
     // Second run: one insert, one change, one delete.
-    await f.upload(stream, [{ id: 'A', title: 'Shirt v2', price: '11', brand: 'Acme' }, { id: 'D', title: 'Sock', price: '3', brand: 'Acme' }])
+    await f.upload(stream, [
+      { id: 'A', title: 'Shirt v2', price: '11', brand: 'Acme' },
+      { id: 'D', title: 'Sock', price: '3', brand: 'Acme' },
+    ])
     await f.deleteProducts(stream, ['C'])
     expect((await f.run('all')).status).toBe('success')
     // Third run: nothing changed.
     expect((await f.run('all')).status).toBe('success')
     const entries = await history(f, channel.id)
-    expect(entries.map((e) => [e.process_status, e.product_count_now, e.product_count_previous, e.product_count_new, e.product_count_modified, e.product_count_deleted, e.product_count_unchanged])).toEqual([
+    expect(
+      entries.map((e) => [
+        e.process_status,
+        e.product_count_now,
+        e.product_count_previous,
+        e.product_count_new,
+        e.product_count_modified,
+        e.product_count_deleted,
+        e.product_count_unchanged,
+      ]),
+    ).toEqual([
       ['success', '3', '3', '0', '0', '0', '3'],
       ['success', '3', '3', '1', '1', '1', '1'],
       ['success', '3', '0', '3', '0', '0', '0'],
@@ -63,8 +86,19 @@ describe('export runs', () => {
     expect(entries[0]).toMatchObject({ site_id: f.site.id, site_channel_id: channel.id, uploaded: '1', product_count: '3' })
     const stageRead = await f.platform('GET', `/sites/${f.site.id}/channels/${channel.id}`)
     expect(stageRead.statusCode).toBe(200)
-    const stage = await t.request({ method: 'GET', url: `/product/v2/site/${f.site.id}/stage/channel/${channel.id}?fields=sku,price`, headers: f.account.platform })
-    expect(stage.json()).toEqual({ success: true, products: [{ sku: 'A', price: '11' }, { sku: 'B', price: '20' }, { sku: 'D', price: '3' }] })
+    const stage = await t.request({
+      method: 'GET',
+      url: `/product/v2/site/${f.site.id}/stage/channel/${channel.id}?fields=sku,price`,
+      headers: f.account.platform,
+    })
+    expect(stage.json()).toEqual({
+      success: true,
+      products: [
+        { sku: 'A', price: '11' },
+        { sku: 'B', price: '20' },
+        { sku: 'D', price: '3' },
+      ],
+    })
   })
 
   it('serves feed files with ETag, Last-Modified, 304 and gzip, without credentials', async () => {
@@ -74,7 +108,12 @@ describe('export runs', () => {
     const [path] = feedPaths(await readChannel(f, channel.id))
     const first = await download(t, path ?? '')
     expect(first.statusCode).toBe(200)
-    expect(first.body.trim().split('\n').map((line) => JSON.parse(line) as unknown)).toEqual(ROWS)
+    expect(
+      first.body
+        .trim()
+        .split('\n')
+        .map((line) => JSON.parse(line) as unknown),
+    ).toEqual(ROWS)
     const etag = String(first.headers.etag)
     expect((await download(t, path ?? '', { 'if-none-match': etag })).statusCode).toBe(304)
     expect((await download(t, path ?? '', { 'if-modified-since': String(first.headers['last-modified']) })).statusCode).toBe(304)
@@ -89,7 +128,11 @@ describe('export runs', () => {
     const channel = await createChannel(f, {
       format: 'xml',
       filter: "brand = 'Acme' AND price > 6",
-      mapping: [{ column: 'g:id', source: 'id' }, { column: 'title', source: 'title' }, { column: 'g:price', source: 'price' }],
+      mapping: [
+        { column: 'g:id', source: 'id' },
+        { column: 'title', source: 'title' },
+        { column: 'g:price', source: 'price' },
+      ],
     })
     expect((await f.run('all')).status).toBe('success')
     const [path] = feedPaths(await readChannel(f, channel.id))

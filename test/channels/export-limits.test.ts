@@ -3,10 +3,10 @@ import fs from 'node:fs/promises'
 import os from 'node:os'
 import path from 'node:path'
 import { describe, expect, it, vi } from 'vitest'
-import { useTestApp } from '../helpers/test-app.js'
-import { importFixture, type ImportFixture } from '../imports/import-fixtures.js'
-import { HIGH_LIMITS } from '../stream/stream-fixtures.js'
-import { createChannel, download, feedPaths, history, insertLegacyChannel, readChannel } from './channel-fixtures.js'
+import { HIGH_LIMITS, useTestApp } from '../helpers/test-app.js'
+import { factories, importFixture, type ImportFixture } from '../helpers/factories.js'
+import { createChannel, download, history, readChannel } from '../helpers/clients.js'
+import { feedPaths } from '../helpers/responses.js'
 
 // Exports a tenant's data or configuration cannot be written as: each fails once as a site error
 // saying what to change, keeps the previous files, and is neither retried nor logged as an error.
@@ -15,6 +15,7 @@ const FEED_MAX_BYTES = 64 * 1024
 // A directory of this file's own: the feeds directory is inspected below.
 const dataDir = mkdtempSync(path.join(os.tmpdir(), 'export-limits-'))
 const t = useTestApp({ ...HIGH_LIMITS, DATA_DIR: dataDir, FEED_MAX_BYTES: String(FEED_MAX_BYTES), RUN_POLL_SECONDS: '0.5', SCHEDULER_INTERVAL_SECONDS: '0' })
+const given = factories(t)
 
 async function siteWith(rows: object[]): Promise<{ f: ImportFixture; stream: string }> {
   const f = await importFixture(t)
@@ -55,7 +56,14 @@ describe('FEED_MAX_BYTES', () => {
 
     // Many columns times many rows: the feed would be a hundred times the budget.
     const wide = Object.fromEntries(Array.from({ length: 40 }, (_, i) => [`attribute_${i}`, 'x'.repeat(100)]))
-    expect((await f.upload(stream, Array.from({ length: 2000 }, (_, i) => ({ id: `P${String(i).padStart(5, '0')}`, ...wide })))).statusCode).toBe(202)
+    expect(
+      (
+        await f.upload(
+          stream,
+          Array.from({ length: 2000 }, (_, i) => ({ id: `P${String(i).padStart(5, '0')}`, ...wide })),
+        )
+      ).statusCode,
+    ).toBe(202)
     let failed = { pid: '', status: '', message: '' }
     const logged = await errorLogsOf(async () => {
       failed = await f.run('all')
@@ -98,7 +106,16 @@ describe('a channel its format cannot carry', () => {
     expect((await history(f, channel.id)).map((entry) => entry.process_status)).toEqual(['failed'])
 
     // With a mapping that names the column differently, the same data exports.
-    expect((await f.platform('PUT', `/sites/${f.site.id}/channels/${channel.id}`, { mapping: [{ column: 'g:id', source: 'id' }, { column: 'bad_name', source: 'bad name' }] })).statusCode).toBe(200)
+    expect(
+      (
+        await f.platform('PUT', `/sites/${f.site.id}/channels/${channel.id}`, {
+          mapping: [
+            { column: 'g:id', source: 'id' },
+            { column: 'bad_name', source: 'bad name' },
+          ],
+        })
+      ).statusCode,
+    ).toBe(200)
     expect((await f.run('channel', { id: channel.id })).status).toBe('success')
     expect((await download(t, feedPaths(await readChannel(f, channel.id))[0] ?? '')).body).toContain('<item><g:id>zz</g:id><bad_name>v</bad_name></item>')
   })
@@ -107,7 +124,7 @@ describe('a channel its format cannot carry', () => {
     const { f } = await siteWith([{ id: 'A', title: 'Shirt' }])
     // 252 characters as stored, 420 once each {date} is a date. A save refuses it now (see
     // channel-save-rules.test.ts): only a channel stored before that rule still has it.
-    await insertLegacyChannel(t, f, { format: 'csv', filenames: [{ type: null, filename: '{date}'.repeat(42) }] })
+    await given.legacyChannel({ account: f.account, site: f.site, format: 'csv', filenames: [{ type: null, filename: '{date}'.repeat(42) }] })
     let failed = { pid: '', status: '', message: '' }
     const logged = await errorLogsOf(async () => {
       failed = await f.run('all')
@@ -115,7 +132,9 @@ describe('a channel its format cannot carry', () => {
     expect(failed.status).toBe('failed')
     const errors = await f.errors(failed.pid)
     expect(errors.map((e) => e.error)).toEqual(['2007', '2005'])
-    expect(errors.find((e) => e.error === '2007')?.message).toMatch(/has 420 bytes once its placeholders are filled in.*shorten the channel's filename template/)
+    expect(errors.find((e) => e.error === '2007')?.message).toMatch(
+      /has 420 bytes once its placeholders are filled in.*shorten the channel's filename template/,
+    )
     expect(logged).toEqual([])
   })
 

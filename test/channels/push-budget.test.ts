@@ -1,10 +1,10 @@
 import { createServer, type Server } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { useTestApp } from '../helpers/test-app.js'
-import { importFixture } from '../imports/import-fixtures.js'
-import { HIGH_LIMITS } from '../stream/stream-fixtures.js'
-import { createChannel, eventually, history } from './channel-fixtures.js'
+import { HIGH_LIMITS, useTestApp } from '../helpers/test-app.js'
+import { importFixture } from '../helpers/factories.js'
+import { createChannel, history } from '../helpers/clients.js'
+import { eventually } from '../helpers/eventually.js'
 
 // A run's pushes share one time budget: once it is spent, the pushes still waiting fail with a site
 // error that says so, instead of each taking its full timeout and retries.
@@ -42,7 +42,13 @@ describe('the push budget of a run', () => {
     const stream = await f.createStream()
     await f.attach(stream)
     await f.upload(stream, [{ id: 'A', title: 'Shirt' }])
-    const channel = await createChannel(f, { filenames: [{ type: null, filename: 'full.csv' }, { type: 'new', filename: 'new.csv' }], destinations: [{ type: 'http', url }] })
+    const channel = await createChannel(f, {
+      filenames: [
+        { type: null, filename: 'full.csv' },
+        { type: 'new', filename: 'new.csv' },
+      ],
+      destinations: [{ type: 'http', url }],
+    })
     const run = await f.run('all')
     expect(run.status, run.message).toBe('success')
     const errors = await eventually(async () => {
@@ -55,7 +61,9 @@ describe('the push budget of a run', () => {
     ])
     const messages = errors.map((e) => e.message).sort()
     expect(messages[0]).toBe(`Channel ${channel.id}: new.csv was not sent to ${url}: the run's push budget of 1 s ran out`)
-    expect(messages[1]).toMatch(/^Channel \d+: sending full\.csv to \S+ stopped after 1 attempt: the run's push budget of 1 s ran out \(last attempt: no response within [\d.]+ s\)$/)
+    expect(messages[1]).toMatch(
+      /^Channel \d+: sending full\.csv to \S+ stopped after 1 attempt: the run's push budget of 1 s ran out \(last attempt: no response within [\d.]+ s\)$/,
+    )
     // The first push used the whole budget waiting; the second was never sent.
     expect(requests).toBe(1)
     expect((await history(f, channel.id))[0]).toMatchObject({ process_status: 'success', uploaded: '0' })

@@ -1,11 +1,10 @@
 import { createServer, type Server } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { useTestApp } from '../helpers/test-app.js'
-import { importFixture, type ImportFixture } from '../imports/import-fixtures.js'
-import { client } from '../platform/fixtures.js'
-import { HIGH_LIMITS } from '../stream/stream-fixtures.js'
-import { createChannel, eventually, history } from './channel-fixtures.js'
+import { HIGH_LIMITS, useTestApp } from '../helpers/test-app.js'
+import { importFixture, type ImportFixture } from '../helpers/factories.js'
+import { client, createChannel, history } from '../helpers/clients.js'
+import { eventually } from '../helpers/eventually.js'
 
 // Pushes to http destinations run after the run, in slots of their own: a destination that never
 // answers holds one push slot of its own account, never a run slot. The receivers listen on
@@ -34,7 +33,9 @@ beforeAll(async () => {
   // Answers with a reason phrase and a body of its own, which must not reach a site error.
   talkative = createServer((request, response) => {
     request.resume()
-    request.on('end', () => response.writeHead(talkativeStatus, 'SECRET-REASON', { 'content-type': 'text/plain' }).end('SECRET-BODY: stack trace of the receiver'))
+    request.on('end', () =>
+      response.writeHead(talkativeStatus, 'SECRET-REASON', { 'content-type': 'text/plain' }).end('SECRET-BODY: stack trace of the receiver'),
+    )
   })
   talkativeUrl = await listen(talkative)
 })
@@ -79,7 +80,15 @@ describe('pushes', () => {
     const channels = []
     for (const f of [first, second]) {
       await siteWith(f, [{ id: 'A', title: 'Shirt' }])
-      channels.push(await createChannel(f, { filenames: [{ type: null, filename: 'full.csv' }, { type: 'new', filename: 'new.csv' }], destinations: [{ type: 'http', url: hangingUrl }] }))
+      channels.push(
+        await createChannel(f, {
+          filenames: [
+            { type: null, filename: 'full.csv' },
+            { type: 'new', filename: 'new.csv' },
+          ],
+          destinations: [{ type: 'http', url: hangingUrl }],
+        }),
+      )
     }
     // Two runs of account A, as many as there are run slots; each leaves two pushes to the hanging receiver.
     const started = await Promise.all([first.process({ action: 'all' }), second.process({ action: 'all' })])

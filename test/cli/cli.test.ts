@@ -99,8 +99,7 @@ let issued: CreatedTokenJson | undefined
 let rotated: RotatedJson | undefined
 
 const cli = (...args: string[]) => runCli(args, env)
-const projectsWith = (xAuthToken: string) =>
-  app.inject({ method: 'GET', url: '/platform/v2/projects', headers: { 'x-auth-token': xAuthToken } })
+const projectsWith = (xAuthToken: string) => app.inject({ method: 'GET', url: '/platform/v2/projects', headers: { 'x-auth-token': xAuthToken } })
 
 function need<T>(value: T | undefined, what: string): T {
   if (value === undefined) throw new Error(`an earlier test did not produce ${what}`)

@@ -65,65 +65,81 @@ describe.skipIf(!isRoot)('first run as root in a private checkout (only root run
     return cluster
   }
 
-  it('runs a cluster with its binaries and DATA_DIR in a private directory; the data outlives a restart', async () => {
-    const dataDir = path.join(privateDir, 'checkout', '.data')
-    const cluster = await start(dataDir)
-    expect(await query(cluster, 'SELECT 1 AS one')).toEqual([{ one: 1 }])
-    await query(cluster, 'CREATE TABLE kept (note text); INSERT INTO kept VALUES ($$still here$$)')
-
-    // The binaries run from a copy, and the cluster lives where the postgres user can reach it,
-    // linked from DATA_DIR/pg, where a second process (the CLI beside the server) finds it.
-    const copies = await fs.readdir(path.join(sharedDir, 'postgres'))
-    expect(copies).toEqual([expect.stringMatching(new RegExp(`-${os.platform()}-${os.arch()}$`))])
-    expect(existsSync(path.join(sharedDir, 'postgres', copies[0] ?? '', 'bin', 'postgres'))).toBe(true)
-    expect(cluster.directory.startsWith(path.join(sharedDir, 'clusters') + path.sep)).toBe(true)
-    expect((await fs.lstat(path.join(dataDir, 'pg'))).isSymbolicLink()).toBe(true)
-    const second = await start(dataDir)
-    expect(second.urlFor('postgres')).toBe(cluster.urlFor('postgres'))
-
-    await cluster.stop({ force: true })
-    const restarted = await start(dataDir)
-    expect(restarted.directory).toBe(cluster.directory)
-    expect(await query(restarted, 'SELECT note FROM kept')).toEqual([{ note: 'still here' }])
-    await restarted.stop({ force: true })
-  }, SLOW_MS)
-
-  it('keeps the cluster in DATA_DIR when only the binaries are out of reach (npm test: its DATA_DIR is a temp dir)', async () => {
-    const dataDir = await fs.mkdtemp(path.join(os.tmpdir(), 'catalog-open-'))
-    try {
+  it(
+    'runs a cluster with its binaries and DATA_DIR in a private directory; the data outlives a restart',
+    async () => {
+      const dataDir = path.join(privateDir, 'checkout', '.data')
       const cluster = await start(dataDir)
-      expect(cluster.directory).toBe(path.join(dataDir, 'pg'))
-      expect((await fs.lstat(cluster.directory)).isDirectory()).toBe(true)
       expect(await query(cluster, 'SELECT 1 AS one')).toEqual([{ one: 1 }])
+      await query(cluster, 'CREATE TABLE kept (note text); INSERT INTO kept VALUES ($$still here$$)')
+
+      // The binaries run from a copy, and the cluster lives where the postgres user can reach it,
+      // linked from DATA_DIR/pg, where a second process (the CLI beside the server) finds it.
+      const copies = await fs.readdir(path.join(sharedDir, 'postgres'))
+      expect(copies).toEqual([expect.stringMatching(new RegExp(`-${os.platform()}-${os.arch()}$`))])
+      expect(existsSync(path.join(sharedDir, 'postgres', copies[0] ?? '', 'bin', 'postgres'))).toBe(true)
+      expect(cluster.directory.startsWith(path.join(sharedDir, 'clusters') + path.sep)).toBe(true)
+      expect((await fs.lstat(path.join(dataDir, 'pg'))).isSymbolicLink()).toBe(true)
+      const second = await start(dataDir)
+      expect(second.urlFor('postgres')).toBe(cluster.urlFor('postgres'))
+
       await cluster.stop({ force: true })
-    } finally {
-      await fs.rm(dataDir, { recursive: true, force: true })
-    }
-  }, SLOW_MS)
+      const restarted = await start(dataDir)
+      expect(restarted.directory).toBe(cluster.directory)
+      expect(await query(restarted, 'SELECT note FROM kept')).toEqual([{ note: 'still here' }])
+      await restarted.stop({ force: true })
+    },
+    SLOW_MS,
+  )
 
-  it('removing DATA_DIR frees the cluster kept for it: the next start makes a new one', async () => {
-    const dataDir = path.join(privateDir, 'reset', '.data')
-    const first = await start(dataDir)
-    await first.stop({ force: true })
-    await fs.rm(dataDir, { recursive: true })
+  it(
+    'keeps the cluster in DATA_DIR when only the binaries are out of reach (npm test: its DATA_DIR is a temp dir)',
+    async () => {
+      const dataDir = await fs.mkdtemp(path.join(os.tmpdir(), 'catalog-open-'))
+      try {
+        const cluster = await start(dataDir)
+        expect(cluster.directory).toBe(path.join(dataDir, 'pg'))
+        expect((await fs.lstat(cluster.directory)).isDirectory()).toBe(true)
+        expect(await query(cluster, 'SELECT 1 AS one')).toEqual([{ one: 1 }])
+        await cluster.stop({ force: true })
+      } finally {
+        await fs.rm(dataDir, { recursive: true, force: true })
+      }
+    },
+    SLOW_MS,
+  )
 
-    const fresh = await start(dataDir)
-    expect(fresh.directory).not.toBe(first.directory)
-    expect(existsSync(path.dirname(first.directory))).toBe(false)
-    expect(await query(fresh, 'SELECT 1 AS one')).toEqual([{ one: 1 }])
-    await fresh.stop({ force: true })
-  }, SLOW_MS)
+  it(
+    'removing DATA_DIR frees the cluster kept for it: the next start makes a new one',
+    async () => {
+      const dataDir = path.join(privateDir, 'reset', '.data')
+      const first = await start(dataDir)
+      await first.stop({ force: true })
+      await fs.rm(dataDir, { recursive: true })
 
-  it('says without a stack trace what to do when a cluster in DATA_DIR cannot be reached', async () => {
-    // A cluster made in DATA_DIR while its directory was still open to others, say.
-    const dataDir = path.join(privateDir, 'closed', '.data')
-    await fs.mkdir(path.join(dataDir, 'pg'), { recursive: true })
-    await fs.writeFile(path.join(dataDir, 'pg', 'PG_VERSION'), '17\n')
-    const env = { ...process.env, DATA_DIR: dataDir, DATABASE_URL: '' }
-    const result = await runCli(['migrate'], env)
+      const fresh = await start(dataDir)
+      expect(fresh.directory).not.toBe(first.directory)
+      expect(existsSync(path.dirname(first.directory))).toBe(false)
+      expect(await query(fresh, 'SELECT 1 AS one')).toEqual([{ one: 1 }])
+      await fresh.stop({ force: true })
+    },
+    SLOW_MS,
+  )
 
-    expect(result.code).toBe(1)
-    expect(result.stderr).toMatch(/^error: The embedded Postgres runs as the postgres user .* cannot enter .*DATA_DIR/m)
-    expect(result.stderr).not.toMatch(/^\s+at /m)
-  }, SLOW_MS)
+  it(
+    'says without a stack trace what to do when a cluster in DATA_DIR cannot be reached',
+    async () => {
+      // A cluster made in DATA_DIR while its directory was still open to others, say.
+      const dataDir = path.join(privateDir, 'closed', '.data')
+      await fs.mkdir(path.join(dataDir, 'pg'), { recursive: true })
+      await fs.writeFile(path.join(dataDir, 'pg', 'PG_VERSION'), '17\n')
+      const env = { ...process.env, DATA_DIR: dataDir, DATABASE_URL: '' }
+      const result = await runCli(['migrate'], env)
+
+      expect(result.code).toBe(1)
+      expect(result.stderr).toMatch(/^error: The embedded Postgres runs as the postgres user .* cannot enter .*DATA_DIR/m)
+      expect(result.stderr).not.toMatch(/^\s+at /m)
+    },
+    SLOW_MS,
+  )
 })

@@ -80,7 +80,15 @@ describe('shutdown during a long export', { timeout: 240_000 }, () => {
     await fs.chmod(dataDir, 0o755)
     const port = await freePort()
     baseUrl = `http://127.0.0.1:${port}`
-    env = { ...process.env, DATA_DIR: dataDir, PORT: String(port), HOST: '127.0.0.1', LOG_LEVEL: 'info', SHUTDOWN_GRACE_SECONDS: String(GRACE_SECONDS), RUN_POLL_SECONDS: '0.5' }
+    env = {
+      ...process.env,
+      DATA_DIR: dataDir,
+      PORT: String(port),
+      HOST: '127.0.0.1',
+      LOG_LEVEL: 'info',
+      SHUTDOWN_GRACE_SECONDS: String(GRACE_SECONDS),
+      RUN_POLL_SECONDS: '0.5',
+    }
     delete env.DATABASE_URL
     delete env.TEST_DATABASE_URL
   })
@@ -109,17 +117,33 @@ describe('shutdown during a long export', { timeout: 240_000 }, () => {
     expect(site.status).toBe(201)
     siteId = String(site.json.Sites?.[0]?.id)
     const streamHeaders = { authorization: `Bearer ${bearer}`, 'content-type': 'application/vnd.api+json' }
-    const stream = await fetch(`${baseUrl}/streams`, { method: 'POST', headers: streamHeaders, body: JSON.stringify({ data: { type: 'stream', attributes: { name: 'long-values', type: 'chunked' } } }) })
+    const stream = await fetch(`${baseUrl}/streams`, {
+      method: 'POST',
+      headers: streamHeaders,
+      body: JSON.stringify({ data: { type: 'stream', attributes: { name: 'long-values', type: 'chunked' } } }),
+    })
     expect(stream.status).toBe(201)
     const streamId = ((await stream.json()) as { data: { id: string } }).data.id
-    expect((await platform('POST', `/sites/${siteId}/streams`, { import_type: 1, description: 'feed', stream_id: Number(streamId), status: 'active' })).status).toBe(201)
+    expect(
+      (await platform('POST', `/sites/${siteId}/streams`, { import_type: 1, description: 'feed', stream_id: Number(streamId), status: 'active' })).status,
+    ).toBe(201)
     const rows = Array.from({ length: ROWS }, (_, i) => JSON.stringify({ id: String(i), v: VALUE })).join('\n')
-    const upload = await fetch(`${baseUrl}/streams/${streamId}/products`, { method: 'POST', headers: { ...streamHeaders, 'content-type': 'application/x-ndjson' }, body: rows })
+    const upload = await fetch(`${baseUrl}/streams/${streamId}/products`, {
+      method: 'POST',
+      headers: { ...streamHeaders, 'content-type': 'application/x-ndjson' },
+      body: rows,
+    })
     expect(upload.status, await upload.text()).toBe(202)
 
     const imported = await platform('POST', `/process/${siteId}`, { action: 'import' })
     expect(await waitForStatus(String(imported.json.process_id), ['success', 'failed'])).toBe('success')
-    const channel = await platform('POST', `/sites/${siteId}/channels`, { name: 'Slow', export_name: 'slow', format: 'csv', filter: FILTER, filenames: [{ type: null, filename: 'slow.csv' }] })
+    const channel = await platform('POST', `/sites/${siteId}/channels`, {
+      name: 'Slow',
+      export_name: 'slow',
+      format: 'csv',
+      filter: FILTER,
+      filenames: [{ type: null, filename: 'slow.csv' }],
+    })
     expect(channel.status, JSON.stringify(channel.json)).toBe(201)
     channelId = String(channel.json.Channels?.[0]?.id)
   })

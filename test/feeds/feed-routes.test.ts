@@ -7,6 +7,7 @@ import Fastify, { type FastifyInstance } from 'fastify'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { feedRoutes } from '../../src/feeds/feed-routes.js'
 import { feedUrl, newFeedToken } from '../../src/feeds/feed-urls.js'
+import { LocalFeedStorage } from '../../src/feeds/local-feed-storage.js'
 import { createTestDatabase, type TestDatabase } from '../helpers/test-database.js'
 
 let database: TestDatabase
@@ -57,13 +58,18 @@ beforeAll(async () => {
   })
   await db
     .insertInto('feed_file')
-    .values([file(main, 'feed.csv', `${main}/run-1/feed.csv`), file(main, 'my feed ü.csv', `${main}/run-1/my feed ü.csv`), file(main, 'gone.csv', `${main}/run-1/gone.csv`), file(other, 'other.csv', `${other}/run-1/other.csv`)])
+    .values([
+      file(main, 'feed.csv', `${main}/run-1/feed.csv`),
+      file(main, 'my feed ü.csv', `${main}/run-1/my feed ü.csv`),
+      file(main, 'gone.csv', `${main}/run-1/gone.csv`),
+      file(other, 'other.csv', `${other}/run-1/other.csv`),
+    ])
     .execute()
   await fs.mkdir(path.join(dir, main, 'run-1'), { recursive: true })
   await fs.writeFile(path.join(dir, main, 'run-1', 'feed.csv'), content)
   await fs.writeFile(path.join(dir, main, 'run-1', 'my feed ü.csv'), content)
   app = Fastify()
-  await app.register(feedRoutes, { db, feedsDir: dir })
+  await app.register(feedRoutes, { db, feedStorage: new LocalFeedStorage(dir) })
 })
 
 afterAll(async () => {

@@ -1,15 +1,17 @@
 import fs from 'node:fs/promises'
 import path from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { FeedTooLargeError, writeFeedFile } from '../../src/feeds/feed-writer.js'
-import { openWriterFixture, writeAndRead, type WriterFixture } from './feed-fixtures.js'
+import { FeedTooLargeError } from '../../src/feeds/feed-writer.js'
+import { writeFeedFile, openWriterFixture, writeAndRead, type WriterFixture } from './feed-writer-harness.js'
 
 let f: WriterFixture
 
 beforeAll(async () => {
   f = await openWriterFixture()
   // ~25 MB of NDJSON, far over the budgets below.
-  await f.client.query(`CREATE TABLE big_rows AS SELECT lpad(i::text, 6, '0') AS product_id, jsonb_build_object('a', repeat('y', 500)) AS data FROM generate_series(1, 50000) i`)
+  await f.client.query(
+    `CREATE TABLE big_rows AS SELECT lpad(i::text, 6, '0') AS product_id, jsonb_build_object('a', repeat('y', 500)) AS data FROM generate_series(1, 50000) i`,
+  )
 })
 
 afterAll(async () => {
@@ -24,7 +26,9 @@ describe('a byte budget per file', () => {
     const select = SELECT.replace('$limit', `'000003'`)
     const { written } = await writeAndRead(f, select, ['a'], 'ndjson')
     const dir = await fs.mkdtemp(path.join(f.dir, 'exact-'))
-    const exact = await writeFeedFile(f.client, { selectSql: select, columns: ['a'] }, 'ndjson', path.join(dir, 'feed.ndjson'), meta, { maxBytes: written.bytes })
+    const exact = await writeFeedFile(f.client, { selectSql: select, columns: ['a'] }, 'ndjson', path.join(dir, 'feed.ndjson'), meta, {
+      maxBytes: written.bytes,
+    })
     expect(exact.bytes).toBe(written.bytes)
     await fs.rm(exact.tmpPath)
     const over = writeFeedFile(f.client, { selectSql: select, columns: ['a'] }, 'ndjson', path.join(dir, 'feed.ndjson'), meta, { maxBytes: written.bytes - 1 })
@@ -42,8 +46,18 @@ describe('a byte budget per file', () => {
     }
     await f.client.query('BEGIN')
     try {
-      const writing = writeFeedFile(f.client, { selectSql: 'SELECT product_id, data FROM big_rows', columns: ['a'] }, 'ndjson', path.join(dir, 'feed.ndjson'), meta, { maxBytes: 1024 * 1024, cancel })
-      const error = await writing.then(() => undefined, (failure: unknown) => failure)
+      const writing = writeFeedFile(
+        f.client,
+        { selectSql: 'SELECT product_id, data FROM big_rows', columns: ['a'] },
+        'ndjson',
+        path.join(dir, 'feed.ndjson'),
+        meta,
+        { maxBytes: 1024 * 1024, cancel },
+      )
+      const error = await writing.then(
+        () => undefined,
+        (failure: unknown) => failure,
+      )
       expect(error).toBeInstanceOf(FeedTooLargeError)
       expect((error as FeedTooLargeError).maxBytes).toBe(1024 * 1024)
     } finally {

@@ -2,8 +2,7 @@ import type * as nodeFs from 'node:fs'
 import fs from 'node:fs/promises'
 import path from 'node:path'
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest'
-import { writeFeedFile } from '../../src/feeds/feed-writer.js'
-import { openWriterFixture, type WriterFixture } from './feed-fixtures.js'
+import { writeFeedFile, openWriterFixture, type WriterFixture } from './feed-writer-harness.js'
 
 // A disk that fills up in the middle of a feed: the next file stream fails with ENOSPC after 1 MB.
 const disk = vi.hoisted(() => ({ failAfter: Infinity }))
@@ -29,7 +28,9 @@ let f: WriterFixture
 
 beforeAll(async () => {
   f = await openWriterFixture()
-  await f.client.query(`CREATE TABLE many_rows AS SELECT lpad(i::text, 6, '0') AS product_id, jsonb_build_object('a', repeat('y', 500)) AS data FROM generate_series(1, 50000) i`)
+  await f.client.query(
+    `CREATE TABLE many_rows AS SELECT lpad(i::text, 6, '0') AS product_id, jsonb_build_object('a', repeat('y', 500)) AS data FROM generate_series(1, 50000) i`,
+  )
 })
 
 afterAll(async () => {
@@ -42,7 +43,13 @@ describe('a write failing halfway', () => {
     disk.failAfter = 1024 * 1024
     await f.client.query('BEGIN')
     try {
-      const writing = writeFeedFile(f.client, { selectSql: 'SELECT product_id, data FROM many_rows', columns: ['a'] }, 'ndjson', path.join(dir, 'feed.ndjson'), { title: '', link: '' })
+      const writing = writeFeedFile(
+        f.client,
+        { selectSql: 'SELECT product_id, data FROM many_rows', columns: ['a'] },
+        'ndjson',
+        path.join(dir, 'feed.ndjson'),
+        { title: '', link: '' },
+      )
       await expect(writing).rejects.toThrow(/ENOSPC/)
     } finally {
       disk.failAfter = Infinity

@@ -5,8 +5,8 @@ import { createInterface } from 'node:readline'
 import { parse as parseCsv } from 'csv-parse/sync'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import type { FeedFormat } from '../../src/db/schema.js'
-import { discardFeedFile, isXmlName, writeFeedFile } from '../../src/feeds/feed-writer.js'
-import { createRowsTable, openWriterFixture, writeAndRead, type WriterFixture } from './feed-fixtures.js'
+import { isXmlName } from '../../src/feeds/feed-writer.js'
+import { discardFeedFile, writeFeedFile, createRowsTable, openWriterFixture, writeAndRead, type WriterFixture } from './feed-writer-harness.js'
 
 let f: WriterFixture
 
@@ -42,7 +42,15 @@ describe('hostile column names', () => {
   })
 
   it('are refused by the XML writer', async () => {
-    await expect(writeFeedFile(f.client, { selectSql: 'SELECT product_id, data FROM hostile_rows', columns: ['g:id', names[0] as string] }, 'xml', path.join(f.dir, 'x.xml'), { title: '', link: '' })).rejects.toThrow(/not a valid XML element name/)
+    await expect(
+      writeFeedFile(
+        f.client,
+        { selectSql: 'SELECT product_id, data FROM hostile_rows', columns: ['g:id', names[0] as string] },
+        'xml',
+        path.join(f.dir, 'x.xml'),
+        { title: '', link: '' },
+      ),
+    ).rejects.toThrow(/not a valid XML element name/)
   })
 })
 
@@ -82,7 +90,12 @@ describe('transactions and failures', () => {
   it('fails on a query error without leaving a file, and the client stays usable', async () => {
     const dir = await fs.mkdtemp(path.join(f.dir, 'failed-'))
     await f.client.query('BEGIN')
-    await expect(writeFeedFile(f.client, { selectSql: 'SELECT product_id, data FROM no_such_table', columns: ['a'] }, 'csv', path.join(dir, 'feed.csv'), { title: '', link: '' })).rejects.toThrow(/no_such_table/)
+    await expect(
+      writeFeedFile(f.client, { selectSql: 'SELECT product_id, data FROM no_such_table', columns: ['a'] }, 'csv', path.join(dir, 'feed.csv'), {
+        title: '',
+        link: '',
+      }),
+    ).rejects.toThrow(/no_such_table/)
     await f.client.query('ROLLBACK')
     expect(await fs.readdir(dir)).toEqual([])
     expect((await f.client.query('SELECT 2 AS two')).rows).toEqual([{ two: 2 }])
@@ -90,13 +103,18 @@ describe('transactions and failures', () => {
 
   it('fails before the COPY when the file cannot be created', async () => {
     const finalPath = path.join(f.dir, 'missing-dir', 'feed.csv')
-    await expect(writeFeedFile(f.client, { selectSql: 'SELECT product_id, data FROM hostile_rows', columns: ['a'] }, 'csv', finalPath, { title: '', link: '' })).rejects.toThrow(/ENOENT/)
+    await expect(
+      writeFeedFile(f.client, { selectSql: 'SELECT product_id, data FROM hostile_rows', columns: ['a'] }, 'csv', finalPath, { title: '', link: '' }),
+    ).rejects.toThrow(/ENOENT/)
     expect((await f.client.query('SELECT 3 AS three')).rows).toEqual([{ three: 3 }])
   })
 
   it('discardFeedFile removes the temporary file', async () => {
     const finalPath = path.join(f.dir, 'discarded.csv')
-    const written = await writeFeedFile(f.client, { selectSql: 'SELECT product_id, data FROM hostile_rows', columns: ['a'] }, 'csv', finalPath, { title: '', link: '' })
+    const written = await writeFeedFile(f.client, { selectSql: 'SELECT product_id, data FROM hostile_rows', columns: ['a'] }, 'csv', finalPath, {
+      title: '',
+      link: '',
+    })
     expect(path.dirname(written.tmpPath)).toBe(path.dirname(finalPath))
     expect(path.basename(written.tmpPath)).toMatch(/^\.tmp-[0-9a-f]{16}-discarded\.csv$/)
     await discardFeedFile(written)
@@ -130,7 +148,10 @@ describe('large feeds', () => {
 
   async function writeAndReadPath(format: FeedFormat) {
     const finalPath = path.join(f.dir, `big.${format}`)
-    const written = await writeFeedFile(f.client, { selectSql: 'SELECT product_id, data FROM big_rows', columns: ['id', 'title', 'body'] }, format, finalPath, { title: '', link: '' })
+    const written = await writeFeedFile(f.client, { selectSql: 'SELECT product_id, data FROM big_rows', columns: ['id', 'title', 'body'] }, format, finalPath, {
+      title: '',
+      link: '',
+    })
     await fs.rename(written.tmpPath, finalPath)
     expect((await fs.stat(finalPath)).size).toBe(written.bytes)
     expect(written.bytes).toBeGreaterThan(180 * 1024 * 1024)

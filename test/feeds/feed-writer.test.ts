@@ -3,7 +3,7 @@ import { parse as parseCsv } from 'csv-parse/sync'
 import { XMLParser, XMLValidator } from 'fast-xml-parser'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { contentTypeOf } from '../../src/feeds/feed-writer.js'
-import { createRowsTable, openWriterFixture, writeAndRead, type WriterFixture } from './feed-fixtures.js'
+import { createRowsTable, openWriterFixture, writeAndRead, type WriterFixture } from './feed-writer-harness.js'
 
 // Every format read back by a real parser and compared with the rows that went in.
 
@@ -12,7 +12,13 @@ const rows: Record<string, Record<string, string>> = {
   p01: { 'g:id': 'p01', title: 'Plain', description: 'simple', price: '1.00', note: 'x' },
   p02: { 'g:id': 'p02', title: 'Comma, and "quotes"', description: 'line1\nline2\r\nline3\rend', price: '', note: 'tab\there' },
   p03: { 'g:id': 'p03', title: 'Ünïcödé 日本語 🎉', description: 'back\\slash \\n \\\\ literal \\', note: '' },
-  p04: { 'g:id': 'p04', title: `<b>&amp; tags</b> & more > less < 'single' "double"`, description: 'ctl\u0001\u0008\u000b\u000c\u001f\ufffe\uffffend', price: '\\.', note: '\\' },
+  p04: {
+    'g:id': 'p04',
+    title: `<b>&amp; tags</b> & more > less < 'single' "double"`,
+    description: 'ctl\u0001\u0008\u000b\u000c\u001f\ufffe\uffffend',
+    price: '\\.',
+    note: '\\',
+  },
   p05: { 'g:id': 'p05', title: '  leading and trailing  ', description: '"', price: ',', note: '\t' },
   p06: { 'g:id': 'p06' },
   p07: {},

@@ -5,7 +5,8 @@ import type { AddressInfo } from 'node:net'
 import os from 'node:os'
 import path from 'node:path'
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest'
-import { contentDisposition, sendFile } from '../../src/feeds/http-push.js'
+import { contentDisposition, sendFile, type PushFile } from '../../src/feeds/http-push.js'
+import { LocalFeedStorage } from '../../src/feeds/local-feed-storage.js'
 import { createOutboundGuard } from '../../src/net/outbound-guard.js'
 
 interface Received {
@@ -21,7 +22,7 @@ let received: Received[] = []
 let server: http.Server
 let port: number
 let dir: string
-let file: { path: string; filename: string; contentType: string }
+let file: PushFile
 const content = Buffer.concat([Buffer.from('id,title\n1,"ü, ä"\n'), randomBytes(1024 * 1024)])
 const open = createOutboundGuard({ allowPrivate: true })
 const guarded = createOutboundGuard({ allowPrivate: false })
@@ -38,8 +39,8 @@ beforeAll(async () => {
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
   port = (server.address() as AddressInfo).port
   dir = await fs.mkdtemp(path.join(os.tmpdir(), 'http-push-'))
-  file = { path: path.join(dir, 'feed.csv'), filename: 'feed "2024".csv', contentType: 'text/csv; charset=utf-8' }
-  await fs.writeFile(file.path, content)
+  file = { storage: new LocalFeedStorage(dir), key: 'feed.csv', filename: 'feed "2024".csv', contentType: 'text/csv; charset=utf-8' }
+  await fs.writeFile(path.join(dir, file.key), content)
 })
 
 beforeEach(() => {
@@ -68,7 +69,14 @@ describe('sendFile', () => {
   })
 
   it('names the status code only, never the reason phrase or body the server sent', async () => {
-    for (const [code, retry] of [[500, true], [503, true], [429, true], [408, true], [400, false], [404, false]] as const) {
+    for (const [code, retry] of [
+      [500, true],
+      [503, true],
+      [429, true],
+      [408, true],
+      [400, false],
+      [404, false],
+    ] as const) {
       status = code
       const result = await sendFile(url(), file, { guard: open, timeoutMs: 10_000 })
       expect(result).toEqual({ ok: false, kind: 'status', error: `HTTP ${code} ${http.STATUS_CODES[code]}`, retry })
@@ -120,7 +128,12 @@ describe('sendFile', () => {
   it('refuses loopback in any spelling before connecting, unless private targets are allowed', async () => {
     for (const spelling of ['127.0.0.1', 'localhost', '2130706433', '127.1', '0x7f.1', '[::ffff:127.0.0.1]']) {
       const result = await sendFile(`http://${spelling}:${port}/`, file, { guard: guarded, timeoutMs: 10_000 })
-      expect(result, spelling).toMatchObject({ ok: false, kind: 'refused', retry: false, error: expect.stringMatching(/^refused by the outbound guard: .*loopback/) })
+      expect(result, spelling).toMatchObject({
+        ok: false,
+        kind: 'refused',
+        retry: false,
+        error: expect.stringMatching(/^refused by the outbound guard: .*loopback/),
+      })
     }
     expect(received).toHaveLength(0)
   })
@@ -128,8 +141,19 @@ describe('sendFile', () => {
   it('checks the address a name resolves to when it connects', async () => {
     const rebinding = createOutboundGuard({ allowPrivate: false, resolve: async () => [{ address: '127.0.0.1', family: 4 }] })
     const result = await sendFile(`http://receiver.example:${port}/`, file, { guard: rebinding, timeoutMs: 10_000 })
-    expect(result).toEqual({ ok: false, kind: 'refused', retry: false, error: 'refused by the outbound guard: receiver.example resolves to a loopback address' })
-    const mixed = createOutboundGuard({ allowPrivate: false, resolve: async () => [{ address: '93.184.215.14', family: 4 }, { address: '10.0.0.7', family: 4 }] })
+    expect(result).toEqual({
+      ok: false,
+      kind: 'refused',
+      retry: false,
+      error: 'refused by the outbound guard: receiver.example resolves to a loopback address',
+    })
+    const mixed = createOutboundGuard({
+      allowPrivate: false,
+      resolve: async () => [
+        { address: '93.184.215.14', family: 4 },
+        { address: '10.0.0.7', family: 4 },
+      ],
+    })
     expect(await sendFile(`http://receiver.example:${port}/`, file, { guard: mixed, timeoutMs: 10_000 })).toMatchObject({ kind: 'refused' })
     expect(received).toHaveLength(0)
     // The same name through a guard that allows private targets reaches the receiver.
@@ -138,7 +162,7 @@ describe('sendFile', () => {
   })
 
   it('never throws: a missing file or a bad URL is a failed result', async () => {
-    const missing = await sendFile(url(), { ...file, path: path.join(dir, 'nope.csv') }, { guard: open, timeoutMs: 1000 })
+    const missing = await sendFile(url(), { ...file, key: 'nope.csv' }, { guard: open, timeoutMs: 1000 })
     expect(missing).toMatchObject({ ok: false, kind: 'missing', retry: false })
     expect(await sendFile('ftp://example/', file, { guard: open, timeoutMs: 1000 })).toMatchObject({ ok: false, kind: 'refused' })
     expect(await sendFile('not a url', file, { guard: open, timeoutMs: 1000 })).toMatchObject({ ok: false, kind: 'refused' })

@@ -1,10 +1,22 @@
-import type { FastifyInstance, InjectOptions, LightMyRequestResponse } from 'fastify'
+import type { FastifyInstance, InjectOptions } from 'fastify'
 import { afterAll, beforeAll } from 'vitest'
 import { createAccount } from '../../src/accounts/accounts.js'
 import { buildApp, type AppDeps } from '../../src/app.js'
 import { loadConfig, type Config } from '../../src/config.js'
 import type { Db } from '../../src/db/database.js'
+import { jsonRequest, type Response } from './clients.js'
 import { createTestDatabase, type TestDatabase } from './test-database.js'
+
+/** Rate limits high enough that no functional test ever meets them (an env for useTestApp). */
+export const HIGH_LIMITS = {
+  RATE_LIMIT_OTHER: '100000',
+  RATE_LIMIT_PRODUCTS: '100000',
+  RATE_LIMIT_BATCHES: '100000',
+  // Files that test what many uploads of one account do to the pool lift the fair-share limits.
+  UPLOADS_PER_ACCOUNT: '1000',
+  UPLOAD_CONCURRENCY: '99',
+  DB_POOL_SIZE: '200',
+}
 
 export interface TestAccount {
   accountId: string
@@ -31,7 +43,7 @@ export interface TestContext {
   config: Config
   account(name?: string): Promise<TestAccount>
   /** app.inject that also parses the JSON body. */
-  request(options: InjectOptions): Promise<LightMyRequestResponse & { body: string; json: <T = Record<string, unknown>>() => T }>
+  request(options: InjectOptions): Promise<Response>
 }
 
 /**
@@ -68,7 +80,7 @@ export function useTestApp(env: Record<string, string> = {}, deps: Pick<AppDeps,
         bearer: { authorization: `Bearer ${created.token.token}` },
       }
     }
-    context.request = (options) => context.app.inject(options) as ReturnType<TestContext['request']>
+    context.request = jsonRequest(context.app)
   })
   afterAll(async () => {
     await context.app?.close()

@@ -1,8 +1,8 @@
 import { describe, expect, it } from 'vitest'
-import { importFixture, type ImportFixture } from '../imports/import-fixtures.js'
 import { registeredRoutes } from '../helpers/registered-routes.js'
-import { useTestApp } from '../helpers/test-app.js'
-import { HIGH_LIMITS, JSON_API } from '../stream/stream-fixtures.js'
+import { HIGH_LIMITS, useTestApp } from '../helpers/test-app.js'
+import { importFixture, type ImportFixture } from '../helpers/factories.js'
+import { JSON_API } from '../helpers/clients.js'
 
 // Walks every route of both interfaces and the feed route with the values clients get wrong (NUL,
 // numbers beyond 64 bits, texts of 10,000 characters) in path segments, query parameters and body
@@ -102,7 +102,8 @@ describe('every route, with the values clients get wrong', () => {
           const response = await t.request({ method: route.method as 'GET', url, headers: headersFor(route.path, f) })
           const status = expectClientAnswer(`${route.method} ${route.path} :${param}=${JSON.stringify(value).slice(0, 40)}`, route.path, response)
           // No resource has such a name: whatever route, the answer is a refusal, never a success.
-          if (value.includes('\u0000') || (HUGE_NUMBERS.includes(value) && !FREE_TEXT_PARAMS.has(param))) expect(status, `${route.method} ${url.slice(0, 120)}`).toBeGreaterThanOrEqual(400)
+          if (value.includes('\u0000') || (HUGE_NUMBERS.includes(value) && !FREE_TEXT_PARAMS.has(param)))
+            expect(status, `${route.method} ${url.slice(0, 120)}`).toBeGreaterThanOrEqual(400)
         }
       }
     }
@@ -126,7 +127,9 @@ describe('every route, with the values clients get wrong', () => {
   it('answers hostile body fields with a 4xx naming the field, never a 500, and writes nothing', async () => {
     const f = await importFixture(t)
     const ids = await realIds(f)
-    const document = t.app.swagger() as { paths: Record<string, Record<string, { requestBody?: { content?: Record<string, { schema?: { properties?: Record<string, unknown> } }> } }>> }
+    const document = t.app.swagger() as {
+      paths: Record<string, Record<string, { requestBody?: { content?: Record<string, { schema?: { properties?: Record<string, unknown> } }> } }>>
+    }
     const writes = routesToWalk().filter(({ method, path }) => ['POST', 'PUT', 'PATCH'].includes(method) && !/\/products/.test(path))
     for (const route of writes) {
       const operation = document.paths[route.path.replace(/:(\w+)/g, '{$1}')]?.[route.method.toLowerCase()]

@@ -1,7 +1,8 @@
 import { describe, expect, it } from 'vitest'
-import { useTestApp } from '../helpers/test-app.js'
-import { HIGH_LIMITS, JSON_BODY } from '../stream/stream-fixtures.js'
-import { batchIdOf, importFixture, readBatch } from './import-fixtures.js'
+import { HIGH_LIMITS, useTestApp } from '../helpers/test-app.js'
+import { JSON_BODY, readBatch } from '../helpers/clients.js'
+import { batchIdOf } from '../helpers/responses.js'
+import { importFixture } from '../helpers/factories.js'
 
 const t = useTestApp({ ...HIGH_LIMITS, RUN_POLL_SECONDS: '0.5', SCHEDULER_INTERVAL_SECONDS: '0' })
 
@@ -18,7 +19,10 @@ describe('rows and columns across imports', () => {
     expect((await f.run()).status).toBe('success')
 
     // A loses its size (replaced whole), D brings a new column, C is deleted.
-    await f.upload(stream, [{ id: 'A', title: 'Shirt v2' }, { id: 'D', title: 'Sock', material: 'wool' }])
+    await f.upload(stream, [
+      { id: 'A', title: 'Shirt v2' },
+      { id: 'D', title: 'Sock', material: 'wool' },
+    ])
     await f.deleteProducts(stream, ['C'])
     expect((await f.run()).status).toBe('success')
     let stage = await f.stage()
@@ -42,12 +46,19 @@ describe('rows and columns across imports', () => {
     const f = await importFixture(t)
     const stream = await f.createStream()
     await f.attach(stream)
-    await f.upload(stream, [{ id: 'A', v: '1' }, { id: 'A', v: '2' }, { id: 'B', v: '1' }])
+    await f.upload(stream, [
+      { id: 'A', v: '1' },
+      { id: 'A', v: '2' },
+      { id: 'B', v: '1' },
+    ])
     await f.upload(stream, [{ id: 'B', v: '2' }])
     await f.deleteProducts(stream, ['A'])
     await f.upload(stream, [{ id: 'A', v: '3' }])
     expect((await f.run()).status).toBe('success')
-    expect((await f.stage()).rows).toEqual([{ id: 'A', v: '3' }, { id: 'B', v: '2' }])
+    expect((await f.stage()).rows).toEqual([
+      { id: 'A', v: '3' },
+      { id: 'B', v: '2' },
+    ])
   })
 
   it('delete all empties the stream: the import then fails and keeps the previous stage', async () => {
@@ -105,9 +116,19 @@ describe('several sources', () => {
     await f.attach(first)
     await f.attach(second)
     await f.attach(extra, { import_type: 2 })
-    await f.upload(first, [{ id: 'A', gtin: '111', title: 'old A' }, { id: 'B', gtin: '222', title: 'B' }])
-    await f.upload(second, [{ id: 'A', gtin: '111', title: 'new A' }, { id: 'C', gtin: '333', title: 'C' }])
-    await f.upload(extra, [{ id: '111', stock: '5' }, { id: '333', stock: '0', title: 'C from extra' }, { id: '999', stock: '9' }])
+    await f.upload(first, [
+      { id: 'A', gtin: '111', title: 'old A' },
+      { id: 'B', gtin: '222', title: 'B' },
+    ])
+    await f.upload(second, [
+      { id: 'A', gtin: '111', title: 'new A' },
+      { id: 'C', gtin: '333', title: 'C' },
+    ])
+    await f.upload(extra, [
+      { id: '111', stock: '5' },
+      { id: '333', stock: '0', title: 'C from extra' },
+      { id: '999', stock: '9' },
+    ])
     expect((await f.run()).status).toBe('success')
     const stage = await f.stage()
     expect(stage.rows).toEqual([
@@ -124,7 +145,7 @@ describe('several sources', () => {
     const paused = await f.createStream()
     await f.attach(main)
     await f.attach(paused, { status: 'paused' })
-    await f.upload(main, [{ id: 'A' , title: 'a'}])
+    await f.upload(main, [{ id: 'A', title: 'a' }])
     const pausedBatch = batchIdOf(await f.upload(paused, [{ id: 'Z', title: 'z' }]))
     expect((await f.run()).status).toBe('success')
     expect((await f.stage()).rows).toEqual([{ id: 'A', title: 'a' }])
@@ -151,17 +172,35 @@ describe('batches', () => {
     const stream = await one.createStream()
     await one.attach(stream)
     await two.attach(stream)
-    const batch = batchIdOf(await one.upload(stream, [{ id: 'A', title: 'a' }, { id: 'B', title: 'b' }]))
+    const batch = batchIdOf(
+      await one.upload(stream, [
+        { id: 'A', title: 'a' },
+        { id: 'B', title: 'b' },
+      ]),
+    )
     expect((await one.run()).status).toBe('success')
     const processed = await readBatch(t, one, stream, batch)
     expect(processed.attributes.status).toBe('processed')
     expect(processed.attributes.stages.processing).toMatchObject({ status: 'success', successCount: 2, errorCount: 0 })
-    const changedBefore = await t.db.selectFrom('stream_product').select(['product_id', 'changed_seq']).where('stream_id', '=', stream).orderBy('product_id').execute()
+    const changedBefore = await t.db
+      .selectFrom('stream_product')
+      .select(['product_id', 'changed_seq'])
+      .where('stream_id', '=', stream)
+      .orderBy('product_id')
+      .execute()
 
     expect((await two.run()).status).toBe('success')
-    expect((await two.stage()).rows).toEqual([{ id: 'A', title: 'a' }, { id: 'B', title: 'b' }])
+    expect((await two.stage()).rows).toEqual([
+      { id: 'A', title: 'a' },
+      { id: 'B', title: 'b' },
+    ])
     expect(await readBatch(t, two, stream, batch)).toEqual(processed)
-    const changedAfter = await t.db.selectFrom('stream_product').select(['product_id', 'changed_seq']).where('stream_id', '=', stream).orderBy('product_id').execute()
+    const changedAfter = await t.db
+      .selectFrom('stream_product')
+      .select(['product_id', 'changed_seq'])
+      .where('stream_id', '=', stream)
+      .orderBy('product_id')
+      .execute()
     expect(changedAfter).toEqual(changedBefore)
   })
 
@@ -173,7 +212,10 @@ describe('batches', () => {
     const batch = batchIdOf(await f.upload(stream, payload, JSON_BODY))
     const run = await f.run()
     expect(run.status).toBe('success')
-    expect((await f.stage()).rows).toEqual([{ id: 'A', price: '10.50' }, { id: 'C', ok: '1' }])
+    expect((await f.stage()).rows).toEqual([
+      { id: 'A', price: '10.50' },
+      { id: 'C', ok: '1' },
+    ])
     const view = await readBatch(t, f, stream, batch)
     expect(view.attributes.status).toBe('processed')
     expect(view.attributes.stages.processing).toMatchObject({ status: 'warning', successCount: 2, errorCount: 2 })

@@ -1,7 +1,6 @@
 import { describe, expect, it } from 'vitest'
-import { useTestApp } from '../helpers/test-app.js'
-import { HIGH_LIMITS } from '../stream/stream-fixtures.js'
-import { importFixture } from './import-fixtures.js'
+import { HIGH_LIMITS, useTestApp } from '../helpers/test-app.js'
+import { importFixture } from '../helpers/factories.js'
 
 // A product id is an index key of the stream and of every stage: Postgres caps index entries at
 // 2,704 bytes, and one longer id used to make every later import of the stream fail (9002). Ids are
@@ -39,7 +38,11 @@ describe('product ids past 1,000 bytes', () => {
     const f = await importFixture(t)
     const stream = await f.createStream('referenced')
     await f.attach(stream)
-    const body = JSON.stringify([{ id: 'r1', title: 't' }, { id: HUGE, title: 't' }, { id: 'r2', title: 't' }])
+    const body = JSON.stringify([
+      { id: 'r1', title: 't' },
+      { id: HUGE, title: 't' },
+      { id: 'r2', title: 't' },
+    ])
     const response = await f.upload(stream, body, { 'content-type': 'application/json' })
     expect(response.statusCode, response.body).toBe(202)
     const run = await f.run('import')

@@ -1,7 +1,8 @@
 import { describe, expect, it } from 'vitest'
-import { useTestApp } from '../helpers/test-app.js'
-import { HIGH_LIMITS, JSON_BODY, NDJSON } from '../stream/stream-fixtures.js'
-import { batchIdOf, importFixture, readBatch, type BatchView, type ImportFixture } from './import-fixtures.js'
+import { HIGH_LIMITS, useTestApp } from '../helpers/test-app.js'
+import { JSON_BODY, NDJSON, readBatch } from '../helpers/clients.js'
+import { batchIdOf, type BatchJson } from '../helpers/responses.js'
+import { importFixture, type ImportFixture } from '../helpers/factories.js'
 
 // Issue 11, bug 2: a referenced NDJSON payload is split at its newlines, like a chunked upload. A
 // broken line (unterminated string, unbalanced braces, something after the object) is one failed
@@ -10,14 +11,14 @@ import { batchIdOf, importFixture, readBatch, type BatchView, type ImportFixture
 
 const t = useTestApp({ ...HIGH_LIMITS, RUN_POLL_SECONDS: '0.5', SCHEDULER_INTERVAL_SECONDS: '0' })
 
-/** A processing-stage error as the batch resource has it (BatchView leaves out the example). */
+/** A processing-stage error as the batch resource has it (BatchJson leaves out the example). */
 interface StageErrorView {
   message: string
   occurrences: number
   example: { lineNumber: number; value: string }
 }
 
-async function importPayload(payload: string, headers: Record<string, string>): Promise<{ f: ImportFixture; ids: string[]; batch: BatchView }> {
+async function importPayload(payload: string, headers: Record<string, string>): Promise<{ f: ImportFixture; ids: string[]; batch: BatchJson }> {
   const f = await importFixture(t)
   const stream = await f.createStream('referenced')
   await f.attach(stream)
@@ -28,7 +29,7 @@ async function importPayload(payload: string, headers: Record<string, string>): 
   return { f, ids, batch: await readBatch(t, f, stream, batchId) }
 }
 
-const examples = (batch: BatchView) => (batch.attributes.stages.processing?.errors ?? []) as StageErrorView[]
+const examples = (batch: BatchJson) => (batch.attributes.stages.processing?.errors ?? []) as StageErrorView[]
 
 describe('referenced NDJSON payloads', () => {
   it('end a broken line at its newline: the next product is imported and the broken line counted as an error', async () => {

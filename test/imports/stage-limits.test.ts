@@ -1,7 +1,8 @@
 import { describe, expect, it } from 'vitest'
-import { useTestApp } from '../helpers/test-app.js'
-import { HIGH_LIMITS, JSON_BODY } from '../stream/stream-fixtures.js'
-import { batchIdOf, importFixture, readBatch } from './import-fixtures.js'
+import { HIGH_LIMITS, useTestApp } from '../helpers/test-app.js'
+import { JSON_BODY, readBatch } from '../helpers/clients.js'
+import { batchIdOf } from '../helpers/responses.js'
+import { importFixture } from '../helpers/factories.js'
 
 // The catalog's width bounds (issue 10, finding 1) at import time: MAX_STAGE_COLUMNS for the stage
 // that several sources add up to, and MAX_ATTRIBUTES_PER_STREAM for referenced payloads, whose rows

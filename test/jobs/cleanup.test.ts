@@ -1,9 +1,10 @@
 import { spawnSync } from 'node:child_process'
 import { fileURLToPath } from 'node:url'
 import { describe, expect, it } from 'vitest'
-import { useTestApp } from '../helpers/test-app.js'
-import { HIGH_LIMITS } from '../stream/stream-fixtures.js'
-import { batchIdOf, importFixture, readBatch } from '../imports/import-fixtures.js'
+import { HIGH_LIMITS, useTestApp } from '../helpers/test-app.js'
+import { batchIdOf } from '../helpers/responses.js'
+import { importFixture } from '../helpers/factories.js'
+import { readBatch } from '../helpers/clients.js'
 
 // What imports and site deletes leave for the hourly cleanup, run here through the CLI command that
 // does the same (`catalog-platform cleanup`).
@@ -23,7 +24,15 @@ function cleanup(...args: string[]): string {
 }
 
 const rowsOf = async (table: 'batch_row' | 'stage_product', column: 'batch_id' | 'site_id', id: string) =>
-  Number((await t.db.selectFrom(table).select((eb) => eb.fn.countAll().as('n')).where(column, '=', id).executeTakeFirstOrThrow()).n)
+  Number(
+    (
+      await t.db
+        .selectFrom(table)
+        .select((eb) => eb.fn.countAll().as('n'))
+        .where(column, '=', id)
+        .executeTakeFirstOrThrow()
+    ).n,
+  )
 
 describe('cleanup', () => {
   it('releases the rows of applied batches and keeps those still pending', async () => {
@@ -42,7 +51,10 @@ describe('cleanup', () => {
     // The batch itself stays readable, and the next import still finds the pending one.
     expect((await readBatch(t, f, stream, applied)).attributes.status).toBe('processed')
     expect((await f.run()).status).toBe('success')
-    expect((await f.stage()).rows).toEqual([{ id: 'A', title: 'a' }, { id: 'B', title: 'b' }])
+    expect((await f.stage()).rows).toEqual([
+      { id: 'A', title: 'a' },
+      { id: 'B', title: 'b' },
+    ])
   })
 
   it('removes the stage rows of a deleted site', async () => {

@@ -1,14 +1,15 @@
 import { spawn, type ChildProcess } from 'node:child_process'
 import { setTimeout as sleep } from 'node:timers/promises'
+import path from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { sql } from 'kysely'
 import pg from 'pg'
 import { afterAll, describe, expect, it } from 'vitest'
 import { RunWorker } from '../../src/jobs/run-worker.js'
+import { LocalFeedStorage } from '../../src/feeds/local-feed-storage.js'
 import { freePort } from '../../src/db/free-port.js'
-import { useTestApp } from '../helpers/test-app.js'
-import { importFixture, type ImportFixture } from '../imports/import-fixtures.js'
-import { HIGH_LIMITS } from '../stream/stream-fixtures.js'
+import { HIGH_LIMITS, useTestApp } from '../helpers/test-app.js'
+import { importFixture, type ImportFixture } from '../helpers/factories.js'
 
 // A run whose server process is killed mid-run (SIGKILL: no shutdown, no cleanup) is found by
 // another process through its stopped heartbeat, retried once, and given up after a second death.
@@ -72,7 +73,10 @@ async function siteWithRows(): Promise<ImportFixture> {
   const f = await importFixture(t)
   const stream = await f.createStream()
   await f.attach(stream)
-  await f.upload(stream, [{ id: 'A', title: 'Shirt' }, { id: 'B', title: 'Shoe' }])
+  await f.upload(stream, [
+    { id: 'A', title: 'Shirt' },
+    { id: 'B', title: 'Shoe' },
+  ])
   return f
 }
 
@@ -95,7 +99,17 @@ async function waitForAttempt(pid: string, attempt: number): Promise<void> {
 function recoveryWorker(): RunWorker {
   return new RunWorker(
     t.db,
-    { concurrency: 1, pollingSeconds: 0.5, heartbeatSeconds: 0.2, staleSeconds: 1, expireSeconds: 3600, now: () => new Date(), dataDir: t.config.DATA_DIR, limits: { attributesPerStream: t.config.MAX_ATTRIBUTES_PER_STREAM, stageColumns: t.config.MAX_STAGE_COLUMNS, feedMaxBytes: t.config.FEED_MAX_BYTES }, accountConcurrency: t.config.RUN_ACCOUNT_CONCURRENCY },
+    {
+      concurrency: 1,
+      pollingSeconds: 0.5,
+      heartbeatSeconds: 0.2,
+      staleSeconds: 1,
+      expireSeconds: 3600,
+      now: () => new Date(),
+      feedStorage: new LocalFeedStorage(path.join(t.config.DATA_DIR, 'feeds')),
+      limits: { attributesPerStream: t.config.MAX_ATTRIBUTES_PER_STREAM, stageColumns: t.config.MAX_STAGE_COLUMNS, feedMaxBytes: t.config.FEED_MAX_BYTES },
+      accountConcurrency: t.config.RUN_ACCOUNT_CONCURRENCY,
+    },
     t.app.log,
   )
 }
@@ -118,7 +132,10 @@ describe('a run whose process is killed', () => {
       expect(ended.status, ended.message).toBe('success')
       expect(await attemptOf(pid)).toBe(2)
       expect((await f.errors(pid)).map((e) => [e.error, e.type])).toEqual([['9001', 'Warning']])
-      expect((await f.stage()).rows).toEqual([{ id: 'A', title: 'Shirt' }, { id: 'B', title: 'Shoe' }])
+      expect((await f.stage()).rows).toEqual([
+        { id: 'A', title: 'Shirt' },
+        { id: 'B', title: 'Shoe' },
+      ])
       const history = (await f.platform('GET', `/sites/${f.site.id}/importhistory`)).json<{ Importhistory: { pid: string }[] }>()
       expect(history.Importhistory.map((entry) => entry.pid)).toEqual([pid])
       const site = (await f.platform('GET', `/sites/${f.site.id}`)).json<{ Sites: { processing_status: string }[] }>()

@@ -1,10 +1,11 @@
 import { randomUUID } from 'node:crypto'
+import { sql } from 'kysely'
 import pg from 'pg'
 import { describe, expect, it } from 'vitest'
-import { useTestApp, type TestContext } from '../helpers/test-app.js'
-import { importFixture, type ImportFixture } from '../imports/import-fixtures.js'
-import { BASE, TIMESTAMP, expectError, type Links, type Response } from '../platform/fixtures.js'
-import { HIGH_LIMITS, UUID } from '../stream/stream-fixtures.js'
+import { HIGH_LIMITS, useTestApp, type TestContext } from '../helpers/test-app.js'
+import { importFixture, type ImportFixture } from '../helpers/factories.js'
+import { BASE, expectError, TIMESTAMP, UUID, type Links } from '../helpers/responses.js'
+import type { Response } from '../helpers/clients.js'
 
 // POST /platform/v2/process/{siteId}, the run status, the site errors and the import history
 // (SPEC.md 2 "Process", "Site status", "Import history", "Site error"; 4 "Platform: errors, history,
@@ -53,7 +54,13 @@ interface HistoryEntry {
 const ACTION_LIST = /import, export, channel, export-all, all/
 
 /** A site with one main stream carrying `rows` (default two products): an import of it succeeds. */
-async function readySite(siteBody: Record<string, unknown> = {}, rows: object[] = [{ id: 'A', title: 'Shirt' }, { id: 'B', title: 'Shoe' }]): Promise<{ f: ImportFixture; stream: string }> {
+async function readySite(
+  siteBody: Record<string, unknown> = {},
+  rows: object[] = [
+    { id: 'A', title: 'Shirt' },
+    { id: 'B', title: 'Shoe' },
+  ],
+): Promise<{ f: ImportFixture; stream: string }> {
   const f = await importFixture(t, siteBody)
   const stream = await f.createStream()
   await f.attach(stream)
@@ -126,7 +133,12 @@ describe('process request validation', () => {
     ['export with a fractional id', { action: 'export', id: 1.5 }, /^id must be a positive integer/],
   ])('answers 400 to %s, naming the problem, and queues nothing', async (_case, body, message) => {
     const f = await importFixture(t)
-    const response = await t.request({ method: 'POST', url: `/platform/v2/process/${f.site.id}`, headers: f.account.platform, ...(body === undefined ? {} : { payload: body }) })
+    const response = await t.request({
+      method: 'POST',
+      url: `/platform/v2/process/${f.site.id}`,
+      headers: f.account.platform,
+      ...(body === undefined ? {} : { payload: body }),
+    })
     expectError(response, 400, message)
     expect(await runsOf(f.site.id)).toEqual([])
   })
@@ -340,7 +352,35 @@ describe('status of a run', () => {
   })
 })
 
+/** Replaces the measured duration of a finished run by a known one (its finish stays where it was). */
+async function recordDuration(pid: string, seconds: number): Promise<void> {
+  await sql`UPDATE process SET started_at = finished_at - make_interval(secs => ${seconds}) WHERE pid = ${pid}`.execute(t.db)
+}
+
+/** A finished run of the site written straight into its history: `seconds` long, ended `hoursAgo`. */
+async function pastRun(f: ImportFixture, run: { action: 'import' | 'all'; status: 'success' | 'failed'; seconds: number; hoursAgo: number }): Promise<void> {
+  const finished = new Date(Date.now() - run.hoursAgo * 3_600_000)
+  await t.db
+    .insertInto('process')
+    .values({
+      pid: randomUUID(),
+      account_id: f.account.accountId,
+      site_id: f.site.id,
+      action: run.action,
+      target_id: null,
+      trigger: 'api',
+      status: run.status,
+      job_id: null,
+      heartbeat_at: null,
+      started_at: new Date(finished.getTime() - run.seconds * 1000),
+      finished_at: finished,
+    })
+    .execute()
+}
+
 describe('estimated_duration', () => {
+  // The rule (process-routes.ts, process-store.ts): the mean duration of the last five successful
+  // runs of the same action on the site, in seconds rounded to 0.1; 0 without such a run.
   it('is 0 for a site without history and a number >= 0 once runs have succeeded', async () => {
     const { f } = await readySite()
     const first = accepted(await f.process({ action: 'import' }))
@@ -348,15 +388,42 @@ describe('estimated_duration', () => {
     expect((await f.waitFor(first.process_id)).status).toBe('success')
     const second = await f.run('import')
     expect(second.status).toBe('success')
+    await recordDuration(first.process_id, 12)
+    await recordDuration(second.pid, 30.26)
 
     const third = accepted(await f.process({ action: 'import' }))
     expect(typeof third.estimated_duration).toBe('number')
     expect(Number.isFinite(third.estimated_duration)).toBe(true)
     expect(third.estimated_duration).toBeGreaterThanOrEqual(0)
+    // (12 + 30.26) / 2 = 21.13
+    expect(third.estimated_duration).toBe(21.1)
     expect((await f.waitFor(third.process_id)).status).toBe('success')
+    await recordDuration(third.process_id, 3)
 
     const all = accepted(await f.process({ action: 'all' }))
     expect(all.estimated_duration).toBeGreaterThanOrEqual(0)
+    // Runs of another action are not its history.
+    expect(all.estimated_duration).toBe(0)
+    expect((await f.waitFor(all.process_id)).status).toBe('success')
+  })
+
+  it('averages the last five successful runs of the action only', async () => {
+    const { f } = await readySite()
+    await pastRun(f, { action: 'import', status: 'success', seconds: 1000, hoursAgo: 6 }) // sixth latest: left out
+    await pastRun(f, { action: 'import', status: 'success', seconds: 10, hoursAgo: 5 })
+    await pastRun(f, { action: 'import', status: 'success', seconds: 20, hoursAgo: 4 })
+    await pastRun(f, { action: 'import', status: 'success', seconds: 3, hoursAgo: 3 })
+    await pastRun(f, { action: 'import', status: 'failed', seconds: 900, hoursAgo: 2.5 }) // failed: left out
+    await pastRun(f, { action: 'import', status: 'success', seconds: 12, hoursAgo: 2 })
+    await pastRun(f, { action: 'all', status: 'success', seconds: 7, hoursAgo: 1.5 }) // another action
+    await pastRun(f, { action: 'import', status: 'success', seconds: 30.26, hoursAgo: 1 })
+
+    // (10 + 20 + 3 + 12 + 30.26) / 5 = 15.052
+    const imported = accepted(await f.process({ action: 'import' }))
+    expect(imported.estimated_duration).toBe(15.1)
+    expect((await f.waitFor(imported.process_id)).status).toBe('success')
+    const all = accepted(await f.process({ action: 'all' }))
+    expect(all.estimated_duration).toBe(7)
     expect((await f.waitFor(all.process_id)).status).toBe('success')
   })
 })

@@ -1,11 +1,9 @@
 import { sql } from 'kysely'
 import { describe, expect, it } from 'vitest'
 import { claimPush, finishPush } from '../../src/exports/channel-pushes.js'
-import { createChannel, history } from '../channels/channel-fixtures.js'
-import { useTestApp } from '../helpers/test-app.js'
-import { importFixture, type ImportFixture } from '../imports/import-fixtures.js'
-import { client } from '../platform/fixtures.js'
-import { HIGH_LIMITS } from '../stream/stream-fixtures.js'
+import { HIGH_LIMITS, useTestApp } from '../helpers/test-app.js'
+import { client, createChannel, history } from '../helpers/clients.js'
+import { importFixture, type ImportFixture } from '../helpers/factories.js'
 
 // How pushes are claimed, with no push worker in this process (PUSH_CONCURRENCY 0) so that the test
 // plays the workers: the per-account cap across processes, the lease that hands a dead process's
@@ -18,7 +16,10 @@ async function exported(f: ImportFixture, filenames: string[]): Promise<{ channe
   const stream = await f.createStream()
   await f.attach(stream)
   await f.upload(stream, [{ id: 'A', title: 'Shirt' }])
-  const channel = await createChannel(f, { filenames: filenames.map((filename) => ({ type: null, filename })), destinations: [{ type: 'http', url: 'http://127.0.0.1:9/in' }] })
+  const channel = await createChannel(f, {
+    filenames: filenames.map((filename) => ({ type: null, filename })),
+    destinations: [{ type: 'http', url: 'http://127.0.0.1:9/in' }],
+  })
   const run = await f.run('all')
   expect(run.status, run.message).toBe('success')
   return { channelId: channel.id, pid: run.pid }
@@ -39,7 +40,11 @@ describe('push claims', () => {
     expect(await claimPush(t.db, limits)).toBeUndefined()
 
     // The process holding A's push dies: once its lease ends, the push is taken again.
-    await t.db.updateTable('channel_push').set({ locked_until: sql<Date>`now() - interval '1 second'` }).where('id', '=', first?.id ?? '0').execute()
+    await t.db
+      .updateTable('channel_push')
+      .set({ locked_until: sql<Date>`now() - interval '1 second'` })
+      .where('id', '=', first?.id ?? '0')
+      .execute()
     const again = await claimPush(t.db, limits)
     expect(again).toMatchObject({ id: first?.id, attempts: 2 })
     expect(again?.budget_ends_at).toEqual(first?.budget_ends_at)

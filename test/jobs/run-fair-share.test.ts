@@ -1,8 +1,8 @@
 import pg from 'pg'
 import { describe, expect, it } from 'vitest'
 import { useTestApp } from '../helpers/test-app.js'
-import { importFixture, type ImportFixture } from '../imports/import-fixtures.js'
-import { client } from '../platform/fixtures.js'
+import { importFixture, type ImportFixture } from '../helpers/factories.js'
+import { client } from '../helpers/clients.js'
 
 // Run slots are shared fairly across accounts (issue 10, finding 4): with RUN_ACCOUNT_CONCURRENCY 1,
 // an account's runs beyond the first wait without a job, so another account's run takes the free

@@ -1,9 +1,9 @@
 import { describe, expect, it } from 'vitest'
 import type { TestAccount } from '../helpers/test-app.js'
-import { useTestApp } from '../helpers/test-app.js'
-import { importFixture, type ImportFixture } from '../imports/import-fixtures.js'
-import { UNAUTHORIZED, expectError, type Response } from '../platform/fixtures.js'
-import { HIGH_LIMITS } from '../stream/stream-fixtures.js'
+import { HIGH_LIMITS, useTestApp } from '../helpers/test-app.js'
+import { importFixture, type ImportFixture } from '../helpers/factories.js'
+import { expectError, UNAUTHORIZED } from '../helpers/responses.js'
+import type { Response } from '../helpers/clients.js'
 
 // Who may start runs and read what they left (SPEC.md section 5, section 4 "Platform: processing and
 // status", "Platform: errors, history, channels"): the process endpoint takes X-Auth-Token or a bearer
@@ -116,7 +116,7 @@ describe('account isolation', () => {
     expect((await owner.f.errors(owner.pid)).map((e) => e.error)).toEqual(['2001'])
   })
 
-  it('a second site of the same account does not answer for the first one\'s run', async () => {
+  it("a second site of the same account does not answer for the first one's run", async () => {
     const first = await siteWithRun()
     const second = await siteWithRun(first.f)
     expectError(await first.f.platform('GET', `/sites/${second.f.site.id}/status/${first.pid}`), 404)

@@ -1,13 +1,15 @@
 import { describe, expect, it } from 'vitest'
 import { runSchedulerTick, type SchedulerTick } from '../../src/jobs/scheduler.js'
+import type { Site } from '../../src/db/schema.js'
+import { client } from '../helpers/clients.js'
+import { factories } from '../helpers/factories.js'
 import { useTestApp } from '../helpers/test-app.js'
-import type { SiteJson } from '../platform/fixtures.js'
-import { accountWithSchedules, of } from './scheduler-fixtures.js'
 
 // A scheduler pass stays bounded (issue 10, finding 2): a schedule stored before the limits existed
 // is never evaluated (skipped, with a log line), and due rows are handled in batches until none is
 // left. Small limits through the environment; runs are only queued (RUN_CONCURRENCY 0), never run.
 const t = useTestApp({ MAX_SCHEDULE_LINES: '5', MAX_SCHEDULE_CHARS: '200', RUN_CONCURRENCY: '0', SCHEDULER_INTERVAL_SECONDS: '0' })
+const given = factories(t)
 
 const warnings: Record<string, unknown>[] = []
 
@@ -20,15 +22,22 @@ function tick(at: string): Promise<SchedulerTick> {
   return runSchedulerTick(t.db, t.app.runWorker.queue, settings, new Date(at))
 }
 
-const sites = (count: number, importSchedule: string) => accountWithSchedules(t, count, importSchedule)
+/** A new account with `count` sites in one project, each with `importSchedule` (seeded). */
+async function sites(count: number, importSchedule: string) {
+  const c = await client(t)
+  return { c, sites: await given.sites(count, { account: c.account, import_schedule: importSchedule }) }
+}
+
+/** The entries of a tick's list that belong to `sites`. */
+const of = <T extends { siteId: string }>(entries: T[], among: Site[]): T[] => entries.filter((e) => among.some((s) => s.id === e.siteId))
 
 /** Writes a schedule text as if it had been saved before the limits existed. */
-async function storeDirectly(site: SiteJson, text: string, alsoScheduleRow = false): Promise<void> {
+async function storeDirectly(site: Site, text: string, alsoScheduleRow = false): Promise<void> {
   await t.db.updateTable('site').set({ import_schedule: text }).where('id', '=', site.id).execute()
   if (alsoScheduleRow) await t.db.updateTable('site_schedule').set({ schedule: text }).where('site_id', '=', site.id).execute()
 }
 
-const nextRunOf = async (site: SiteJson) =>
+const nextRunOf = async (site: Site) =>
   (await t.db.selectFrom('site_schedule').select('next_run_at').where('site_id', '=', site.id).executeTakeFirstOrThrow()).next_run_at
 
 const overLines = Array.from({ length: 6 }, () => '0 6 * * *').join('\n')
@@ -83,7 +92,11 @@ describe('many due schedules', () => {
     for (const site of due) expect(await nextRunOf(site)).toEqual(new Date('2026-05-01T06:00:00Z'))
 
     const fired = await tick('2026-05-01T06:00:00Z')
-    expect(of(fired.fired, due).map((e) => e.siteId).sort()).toEqual(due.map((s) => s.id).sort())
+    expect(
+      of(fired.fired, due)
+        .map((e) => e.siteId)
+        .sort(),
+    ).toEqual(due.map((s) => s.id).sort())
     expect(of(fired.skipped, due)).toEqual([])
   })
 })

@@ -2,9 +2,8 @@ import pg from 'pg'
 import { afterEach, describe, expect, it } from 'vitest'
 import { hashedMinute } from '../../src/sites/site-schedule.js'
 import { runSchedulerTick, type SchedulerTick } from '../../src/jobs/scheduler.js'
-import { useTestApp } from '../helpers/test-app.js'
-import { importFixture, type ImportFixture } from '../imports/import-fixtures.js'
-import { HIGH_LIMITS } from '../stream/stream-fixtures.js'
+import { HIGH_LIMITS, useTestApp } from '../helpers/test-app.js'
+import { importFixture, type ImportFixture } from '../helpers/factories.js'
 
 // Site schedules (SPEC.md "Schedule format", DESIGN.md 5.5 and 5.7) fired by runSchedulerTick with an
 // injected `now`; the app's own scheduler is off (SCHEDULER_INTERVAL_SECONDS 0). A tick looks at every
@@ -122,7 +121,7 @@ describe('a due schedule fires once', () => {
 })
 
 describe('H and time zones', () => {
-  it('H in the minute field is the site\'s hashedMinute', async () => {
+  it("H in the minute field is the site's hashedMinute", async () => {
     const f = await scheduledSite('H 3 * * *')
     const minute = hashedMinute(f.site.id)
     const at = `2026-02-01T03:${String(minute).padStart(2, '0')}:00Z`

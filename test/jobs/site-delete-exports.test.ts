@@ -3,18 +3,24 @@ import os from 'node:os'
 import path from 'node:path'
 import { setTimeout as sleep } from 'node:timers/promises'
 import { afterEach, describe, expect, it, vi } from 'vitest'
-import { createChannel, eventually } from '../channels/channel-fixtures.js'
-import { useTestApp } from '../helpers/test-app.js'
-import { importFixture } from '../imports/import-fixtures.js'
-import { client } from '../platform/fixtures.js'
-import { HIGH_LIMITS } from '../stream/stream-fixtures.js'
-import { deleteWhileHeld, expectDeleted, holdTable, jobIdOf, leftovers, lockWaits, release, settledJob, withRows } from './site-delete-fixtures.js'
+import { HIGH_LIMITS, useTestApp } from '../helpers/test-app.js'
+import { deleteWhileHeld, expectDeleted, holdTable, jobIdOf, leftovers, lockWaits, release, settledJob, withRows } from './site-delete-holds.js'
+import { client, createChannel } from '../helpers/clients.js'
+import { eventually } from '../helpers/eventually.js'
+import { importFixture } from '../helpers/factories.js'
 
 // Issue 11, bug 3: a run of a site deleted after its export committed, and before the run ended,
 // does not leave the export's files behind for a site that no longer exists.
 
 const dataDir = mkdtempSync(path.join(os.tmpdir(), 'site-delete-exports-'))
-const t = useTestApp({ ...HIGH_LIMITS, DATA_DIR: dataDir, RUN_CONCURRENCY: '1', RUN_POLL_SECONDS: '0.5', RUN_HEARTBEAT_SECONDS: '600', SCHEDULER_INTERVAL_SECONDS: '0' })
+const t = useTestApp({
+  ...HIGH_LIMITS,
+  DATA_DIR: dataDir,
+  RUN_CONCURRENCY: '1',
+  RUN_POLL_SECONDS: '0.5',
+  RUN_HEARTBEAT_SECONDS: '600',
+  SCHEDULER_INTERVAL_SECONDS: '0',
+})
 
 afterEach(() => {
   vi.restoreAllMocks()

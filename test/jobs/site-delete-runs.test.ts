@@ -1,10 +1,23 @@
 import { afterEach, describe, expect, it, vi } from 'vitest'
-import { eventually } from '../channels/channel-fixtures.js'
-import { useTestApp } from '../helpers/test-app.js'
-import { importFixture } from '../imports/import-fixtures.js'
-import { client } from '../platform/fixtures.js'
-import { HIGH_LIMITS } from '../stream/stream-fixtures.js'
-import { busySlotAndAccount, deleteSite, deleteWhileHeld, expectDeleted, holdStreams, holdTable, jobIdOf, leftovers, lockWaits, release, requestImport, settledJob, withRows } from './site-delete-fixtures.js'
+import { HIGH_LIMITS, useTestApp } from '../helpers/test-app.js'
+import {
+  busySlotAndAccount,
+  deleteSite,
+  deleteWhileHeld,
+  expectDeleted,
+  holdStreams,
+  holdTable,
+  jobIdOf,
+  leftovers,
+  lockWaits,
+  release,
+  requestImport,
+  settledJob,
+  withRows,
+} from './site-delete-holds.js'
+import { eventually } from '../helpers/eventually.js'
+import { importFixture } from '../helpers/factories.js'
+import { client } from '../helpers/clients.js'
 
 // Issue 11, bug 3: deleting a site while its runs wait or run. The runs go with the site (their
 // status answers 404 like the site), a running one stops at its next write to the site without an
@@ -150,4 +163,3 @@ describe('deleting a site', () => {
     expect(errors).not.toHaveBeenCalled()
   })
 })
-

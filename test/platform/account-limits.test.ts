@@ -1,7 +1,8 @@
 import { describe, expect, it } from 'vitest'
+import { factories } from '../helpers/factories.js'
 import { useTestApp } from '../helpers/test-app.js'
-import { createStream } from './data-sources-fixtures.js'
-import { client, createProject, createSite, createTag, expectError, sitesOf, type Client, type Response, type SiteJson } from './fixtures.js'
+import { client, createProject, createSite, createTag, type Client, type Response } from '../helpers/clients.js'
+import { expectError, sitesOf, type SiteJson } from '../helpers/responses.js'
 
 // Objects per account (issue 10, DESIGN.md 9): small limits through the environment, so that each
 // limit is reached with a handful of requests. Every test uses accounts of its own.
@@ -12,6 +13,7 @@ const t = useTestApp({
   MAX_CHANNELS_PER_ACCOUNT: '2',
   MAX_DATA_SOURCES_PER_ACCOUNT: '2',
 })
+const given = factories(t)
 
 async function withSite(body: Record<string, unknown> = {}): Promise<{ c: Client; site: SiteJson }> {
   const c = await client(t)
@@ -20,8 +22,10 @@ async function withSite(body: Record<string, unknown> = {}): Promise<{ c: Client
 }
 
 const channel = (c: Client, siteId: string, name = 'Google') => c.post(`/sites/${siteId}/channels`, { name, export_name: 'google' })
-const dataSource = async (c: Client, siteId: string, streamId?: string) =>
-  c.post(`/sites/${siteId}/streams`, { import_type: 1, description: 'main', status: 'active', stream_id: streamId ?? (await createStream(t, c.account)) })
+const dataSource = async (c: Client, siteId: string, streamId?: string) => {
+  const stream_id = streamId ?? (await given.stream({ account: c.account })).id
+  return c.post(`/sites/${siteId}/streams`, { import_type: 1, description: 'main', status: 'active', stream_id })
+}
 
 function created(response: Response): void {
   expect(response.statusCode, response.body).toBe(201)
@@ -50,7 +54,11 @@ describe('objects per account', () => {
   it('counts a reference as a tag: a fifth tag is refused naming MAX_TAGS_PER_ACCOUNT, and so is a site whose reference would be one', async () => {
     const { c, site } = await withSite({ reference: 'erp:1' })
     for (const value of ['a', 'b', 'c']) await createTag(c, site.id, { key: 'brand', value })
-    expectError(await c.post(`/sites/${site.id}/tags`, { key: 'brand', value: 'd' }), 400, /at most 4 site tags \(references included\) \(MAX_TAGS_PER_ACCOUNT\); it has 4/)
+    expectError(
+      await c.post(`/sites/${site.id}/tags`, { key: 'brand', value: 'd' }),
+      400,
+      /at most 4 site tags \(references included\) \(MAX_TAGS_PER_ACCOUNT\); it has 4/,
+    )
     expectError(await c.post('/sites', { title: 'Other', project_id: site.project_id, reference: 'erp:2' }), 400, /MAX_TAGS_PER_ACCOUNT/)
     expect(sitesOf(await c.get('/sites'))).toHaveLength(1)
     // Without a reference the site needs no tag.
@@ -69,7 +77,7 @@ describe('objects per account', () => {
   it('refuses a third data source of the account naming MAX_DATA_SOURCES_PER_ACCOUNT', async () => {
     const { c, site } = await withSite()
     const second = await createSite(c, { title: 'Second', project_id: site.project_id })
-    const streamId = await createStream(t, c.account)
+    const streamId = (await given.stream({ account: c.account })).id
     created(await dataSource(c, site.id, streamId))
     created(await dataSource(c, second.id, streamId))
     expectError(await dataSource(c, second.id, streamId), 400, /at most 2 data sources \(MAX_DATA_SOURCES_PER_ACCOUNT\); it has 2/)

@@ -2,7 +2,8 @@ import { describe, expect, it } from 'vitest'
 import { createToken, revokeToken, rotateCredential } from '../../src/accounts/accounts.js'
 import { authenticate, type AuthHeaders, type AuthScheme } from '../../src/auth/authenticate.js'
 import { useTestApp, type TestAccount } from '../helpers/test-app.js'
-import { UNAUTHORIZED, client, createProject, type ProjectJson } from './fixtures.js'
+import { UNAUTHORIZED, type ProjectJson } from '../helpers/responses.js'
+import { client, createProject } from '../helpers/clients.js'
 
 const t = useTestApp()
 

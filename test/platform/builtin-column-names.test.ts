@@ -1,7 +1,7 @@
 import { beforeAll, describe, expect, it } from 'vitest'
-import { useTestApp } from '../helpers/test-app.js'
-import { importFixture, type ImportFixture } from '../imports/import-fixtures.js'
-import { HIGH_LIMITS, JSON_BODY } from '../stream/stream-fixtures.js'
+import { HIGH_LIMITS, useTestApp } from '../helpers/test-app.js'
+import { importFixture, type ImportFixture } from '../helpers/factories.js'
+import { JSON_BODY } from '../helpers/clients.js'
 
 // Issue 11, bug 1: columns named like members of Object.prototype (toString, constructor,
 // hasOwnProperty, valueOf, __proto__) are ordinary columns. Rows are checked on the raw body text,
@@ -46,7 +46,7 @@ function rowEntries(body: string): [string, unknown][][] {
 function objectEntries(text: string): [string, unknown][] {
   const entries: [string, unknown][] = []
   const pair = /("(?:[^"\\]|\\.)*")\s*:\s*("(?:[^"\\]|\\.)*"|null|true|false|-?[\d.eE+-]+)\s*[,}]/gy
-  let end = pair.lastIndex = 1
+  let end = (pair.lastIndex = 1)
   for (let match = pair.exec(text); match; match = pair.exec(text)) {
     entries.push([JSON.parse(match[1] ?? '') as string, JSON.parse(match[2] ?? '') as unknown])
     end = pair.lastIndex
@@ -78,8 +78,26 @@ describe('columns named like JavaScript built-ins', () => {
     const response = await read('limit=10')
     expect(response.statusCode, response.body).toBe(200)
     expect(rowEntries(response.body)).toEqual([
-      [['id', 'p1'], ['title', 'Shirt'], ['toString', 't1'], ['constructor', 'c1'], ['hasOwnProperty', 'h1'], ['valueOf', 'v1'], ['__proto__', 'x1'], ['2024', 'y1']],
-      [['id', 'p2'], ['title', 'Shoe'], ['toString', ''], ['constructor', ''], ['hasOwnProperty', ''], ['valueOf', ''], ['__proto__', ''], ['2024', '']],
+      [
+        ['id', 'p1'],
+        ['title', 'Shirt'],
+        ['toString', 't1'],
+        ['constructor', 'c1'],
+        ['hasOwnProperty', 'h1'],
+        ['valueOf', 'v1'],
+        ['__proto__', 'x1'],
+        ['2024', 'y1'],
+      ],
+      [
+        ['id', 'p2'],
+        ['title', 'Shoe'],
+        ['toString', ''],
+        ['constructor', ''],
+        ['hasOwnProperty', ''],
+        ['valueOf', ''],
+        ['__proto__', ''],
+        ['2024', ''],
+      ],
     ])
     // JSON.parse keeps "__proto__" as an own key: a client parsing the body sees every column.
     const parsed = response.json<{ products: object[] }>().products
@@ -91,12 +109,26 @@ describe('columns named like JavaScript built-ins', () => {
       const response = await read(query)
       expect(response.statusCode, response.body).toBe(200)
       expect(rowEntries(response.body)).toEqual([
-        [['id', 'p1'], ['constructor', 'c1'], ['__proto__', 'x1']],
-        [['id', 'p2'], ['constructor', ''], ['__proto__', '']],
+        [
+          ['id', 'p1'],
+          ['constructor', 'c1'],
+          ['__proto__', 'x1'],
+        ],
+        [
+          ['id', 'p2'],
+          ['constructor', ''],
+          ['__proto__', ''],
+        ],
       ])
     }
     const response = await read('fields=2024,valueOf,id,toString,hasOwnProperty')
-    expect(rowEntries(response.body)[1]).toEqual([['2024', ''], ['valueOf', ''], ['id', 'p2'], ['toString', ''], ['hasOwnProperty', '']])
+    expect(rowEntries(response.body)[1]).toEqual([
+      ['2024', ''],
+      ['valueOf', ''],
+      ['id', 'p2'],
+      ['toString', ''],
+      ['hasOwnProperty', ''],
+    ])
   })
 
   it('can be filtered on, and are refused by fields only when the stage lacks them', async () => {
@@ -122,11 +154,23 @@ describe('columns named like JavaScript built-ins', () => {
     await g.attach(stream)
     expect((await g.upload(stream, `[${P1},${P2}]`, JSON_BODY)).statusCode).toBe(202)
     expect((await g.run()).status).toBe('success')
-    const response = await t.request({ method: 'GET', url: `/product/v2/site/${g.site.id}/stage/import?fields=id,__proto__,toString`, headers: g.account.platform })
+    const response = await t.request({
+      method: 'GET',
+      url: `/product/v2/site/${g.site.id}/stage/import?fields=id,__proto__,toString`,
+      headers: g.account.platform,
+    })
     expect(response.statusCode, response.body).toBe(200)
     expect(rowEntries(response.body)).toEqual([
-      [['id', 'p1'], ['__proto__', 'x1'], ['toString', 't1']],
-      [['id', 'p2'], ['__proto__', ''], ['toString', '']],
+      [
+        ['id', 'p1'],
+        ['__proto__', 'x1'],
+        ['toString', 't1'],
+      ],
+      [
+        ['id', 'p2'],
+        ['__proto__', ''],
+        ['toString', ''],
+      ],
     ])
   })
 })

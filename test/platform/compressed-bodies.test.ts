@@ -1,7 +1,8 @@
 import { deflateRawSync, deflateSync, gzipSync } from 'node:zlib'
 import { describe, expect, it } from 'vitest'
 import { useTestApp } from '../helpers/test-app.js'
-import { client, createProject, createSite, expectError, only, type ProjectJson } from './fixtures.js'
+import { client, createProject, createSite } from '../helpers/clients.js'
+import { expectError, only, type ProjectJson } from '../helpers/responses.js'
 
 // Platform bodies come compressed from some clients: the official PHP client sends raw deflate
 // labelled `Content-Encoding: gzip`. They are decoded with the limits of uncompressed bodies.
@@ -36,7 +37,11 @@ describe('compressed platform bodies', () => {
   it('answers an undecodable body with a 400 that says so, and writes nothing', async () => {
     const c = await client(t)
     for (const encoding of ['gzip', 'deflate']) {
-      expectError(await post(c.account.xAuthToken, '/platform/v2/projects', Buffer.from('{"name":"plain"}'), encoding), 400, new RegExp(`labelled Content-Encoding: ${encoding} but does not decode`))
+      expectError(
+        await post(c.account.xAuthToken, '/platform/v2/projects', Buffer.from('{"name":"plain"}'), encoding),
+        400,
+        new RegExp(`labelled Content-Encoding: ${encoding} but does not decode`),
+      )
       const truncated = gzipSync(json({ name: 'cut' })).subarray(0, 12)
       expectError(await post(c.account.xAuthToken, '/platform/v2/projects', truncated, encoding), 400, /does not decode/)
     }
@@ -46,9 +51,21 @@ describe('compressed platform bodies', () => {
 
   it('refuses text that is no Unicode (a lone surrogate, bytes that are no UTF-8) naming the field, instead of storing U+FFFD', async () => {
     const c = await client(t)
-    expectError(await post(c.account.xAuthToken, '/platform/v2/projects', Buffer.from('{"name":"ab\\ud800"}')), 400, /^name: must not contain a lone UTF-16 surrogate/)
-    expectError(await post(c.account.xAuthToken, '/platform/v2/projects', Buffer.from('{"name":"\\udc00x"}')), 400, /^name: must not contain a lone UTF-16 surrogate/)
-    expectError(await post(c.account.xAuthToken, '/platform/v2/projects', Buffer.from([...Buffer.from('{"name":"a'), 0xff, 0xfe, ...Buffer.from('"}')])), 400, 'The body is not valid UTF-8 text')
+    expectError(
+      await post(c.account.xAuthToken, '/platform/v2/projects', Buffer.from('{"name":"ab\\ud800"}')),
+      400,
+      /^name: must not contain a lone UTF-16 surrogate/,
+    )
+    expectError(
+      await post(c.account.xAuthToken, '/platform/v2/projects', Buffer.from('{"name":"\\udc00x"}')),
+      400,
+      /^name: must not contain a lone UTF-16 surrogate/,
+    )
+    expectError(
+      await post(c.account.xAuthToken, '/platform/v2/projects', Buffer.from([...Buffer.from('{"name":"a'), 0xff, 0xfe, ...Buffer.from('"}')])),
+      400,
+      'The body is not valid UTF-8 text',
+    )
     const pair = await post(c.account.xAuthToken, '/platform/v2/projects', Buffer.from('{"name":"\\ud83d\\ude00 shop"}'))
     expect(only(pair.json<{ Projects: ProjectJson[] }>().Projects).name).toBe('\u{1F600} shop')
     expect((await c.get('/projects')).json<{ Projects: ProjectJson[] }>().Projects.map((p) => p.name)).toEqual(['\u{1F600} shop'])
@@ -88,10 +105,20 @@ describe('withdrawn product write endpoints', () => {
     const site = await createSite(c, { title: 'S', project_id: (await createProject(c)).id })
     for (const step of ['upload', 'commit', 'discard']) {
       for (const method of ['PATCH', 'OPTIONS'] as const) {
-        const other = await t.request({ method, url: `/platform/v2/sites/${site.id}/products/7/${step}`, headers: { ...c.account.platform, ...headers }, payload: body })
+        const other = await t.request({
+          method,
+          url: `/platform/v2/sites/${site.id}/products/7/${step}`,
+          headers: { ...c.account.platform, ...headers },
+          payload: body,
+        })
         expectError(other, 410, /withdrawn.*stream interface/)
       }
-      const response = await t.request({ method: 'POST', url: `/platform/v2/sites/${site.id}/products/7/${step}`, headers: { ...c.account.platform, ...headers }, payload: body })
+      const response = await t.request({
+        method: 'POST',
+        url: `/platform/v2/sites/${site.id}/products/7/${step}`,
+        headers: { ...c.account.platform, ...headers },
+        payload: body,
+      })
       expectError(response, 410, /withdrawn.*stream interface/)
     }
   })

@@ -1,10 +1,11 @@
 import { beforeAll, describe, expect, it } from 'vitest'
-import { useTestApp } from '../helpers/test-app.js'
-import { HIGH_LIMITS } from '../stream/stream-fixtures.js'
-import { CREDENTIALS, createSource, createStream, fixture, sourceBody, sourcesOf, type CursorJson, type Fixture, type SourceJson } from './data-sources-fixtures.js'
-import { createSite, expectError } from './fixtures.js'
+import { HIGH_LIMITS, useTestApp } from '../helpers/test-app.js'
+import { createSite, createSource, CREDENTIALS, sourceBody } from '../helpers/clients.js'
+import { factories, sourcesFixture, type SourcesFixture } from '../helpers/factories.js'
+import { expectError, sourcesOf, type CursorJson, type SourceJson } from '../helpers/responses.js'
 
 const t = useTestApp(HIGH_LIMITS)
+const given = factories(t)
 
 // Cursor paging of GET /platform/v2/sites/{siteId}/streams (SPEC.md "Platform: site stream data
 // sources"): `cursor` returns the sources whose ids come after it, `meta.cursor.next` starts the next
@@ -16,15 +17,15 @@ interface Page {
 }
 
 /** Five sources on the site, created alternately with sources of a second site so ids have gaps. */
-let f: Fixture
+let f: SourcesFixture
 let ids: number[]
 let neighbourIds: number[]
 
 beforeAll(async () => {
-  f = await fixture(t, 'Paged')
+  f = await sourcesFixture(t, 'Paged')
   // A second site of the same account.
   const neighbour = await createSite(f.c, { title: 'Neighbour', project_id: f.site.project_id })
-  const secondStream = await createStream(t, f.account)
+  const secondStream = (await given.stream({ account: f.account })).id
   ids = []
   neighbourIds = []
   for (let i = 1; i <= 5; i++) {
@@ -122,13 +123,13 @@ describe('listing data sources', () => {
   })
 
   it('answers an empty page for a site without sources', async () => {
-    const empty = await fixture(t, 'Empty')
+    const empty = await sourcesFixture(t, 'Empty')
     const body = sourcesOf(await empty.send('GET', `/sites/${empty.site.id}/streams`))
     expect(body).toEqual({ success: true, Sources: [], meta: { cursor: { current: 0, prev: 0, next: 0, count: 0 } } })
   })
 
   it('pages 100 sources by default', async () => {
-    const many = await fixture(t, 'Many')
+    const many = await sourcesFixture(t, 'Many')
     const created: number[] = []
     for (let i = 0; i < 101; i++) created.push((await createSource(many, sourceBody(many.streamId, { description: `#${i}` }))).id)
     const first = sourcesOf(await many.send('GET', `/sites/${many.site.id}/streams`))

@@ -1,10 +1,11 @@
 import { describe, expect, it } from 'vitest'
-import { useTestApp } from '../helpers/test-app.js'
-import { HIGH_LIMITS, NDJSON, expectApiError, expectBatch } from '../stream/stream-fixtures.js'
-import { createSource, createStream, fixture, listSources, sourceBody, type Fixture, type SourceJson } from './data-sources-fixtures.js'
-import { NOT_FOUND, createSite, expectError, only, type SiteJson } from './fixtures.js'
+import { HIGH_LIMITS, useTestApp } from '../helpers/test-app.js'
+import { createSite, createSource, listSources, NDJSON, sourceBody } from '../helpers/clients.js'
+import { expectApiError, expectBatch, expectError, NOT_FOUND, only, type SiteJson, type SourceJson } from '../helpers/responses.js'
+import { factories, sourcesFixture, type SourcesFixture } from '../helpers/factories.js'
 
 const t = useTestApp(HIGH_LIMITS)
+const given = factories(t)
 
 // How data sources follow their site: copied with copy_shared_setting, removed with the site, and
 // a disabled site blocking uploads to the streams that feed it.
@@ -23,9 +24,9 @@ function flow(source: SourceJson) {
 }
 
 /** A site with two data sources on two streams: a main feed and a paused additional one. */
-async function withSources(): Promise<{ f: Fixture; sources: SourceJson[] }> {
-  const f = await fixture(t)
-  const second = await createStream(t, f.account)
+async function withSources(): Promise<{ f: SourcesFixture; sources: SourceJson[] }> {
+  const f = await sourcesFixture(t)
+  const second = (await given.stream({ account: f.account })).id
   const sources = [
     await createSource(f, sourceBody(f.streamId, { description: 'Main', import_type: 1 })),
     await createSource(f, sourceBody(second, { description: 'Extra', import_type: 2, status: 'paused', import_empty: true })),
@@ -33,20 +34,20 @@ async function withSources(): Promise<{ f: Fixture; sources: SourceJson[] }> {
   return { f, sources }
 }
 
-async function copySite(f: Fixture, body: Record<string, unknown>): Promise<SiteJson> {
+async function copySite(f: SourcesFixture, body: Record<string, unknown>): Promise<SiteJson> {
   const response = await f.c.post(`/sites/${f.site.id}/copy`, { site_name: 'Copy', ...body })
   expect(response.statusCode, response.body).toBe(201)
   return only(response.json<{ Sites: SiteJson[] }>().Sites)
 }
 
-async function setSiteStatus(f: Fixture, siteId: string, status: string): Promise<void> {
+async function setSiteStatus(f: SourcesFixture, siteId: string, status: string): Promise<void> {
   const response = await f.c.put(`/sites/${siteId}`, { status })
   expect(response.statusCode, response.body).toBe(200)
   expect(only(response.json<{ Sites: SiteJson[] }>().Sites).status).toBe(status)
 }
 
 let row = 0
-function upload(f: Fixture, streamId: string) {
+function upload(f: SourcesFixture, streamId: string) {
   return t.request({ method: 'POST', url: `/streams/${streamId}/products`, headers: { ...f.account.bearer, ...NDJSON }, payload: `{"id":"${++row}"}\n` })
 }
 
@@ -105,7 +106,7 @@ describe('site deletion', () => {
 
 describe('uploads to a stream that feeds a disabled site', () => {
   it('are refused with 403 while the site is disabled and accepted again once it is active', async () => {
-    const f = await fixture(t)
+    const f = await sourcesFixture(t)
     await createSource(f)
     expectBatch(await upload(f, f.streamId))
 
@@ -125,8 +126,8 @@ describe('uploads to a stream that feeds a disabled site', () => {
   })
 
   it('block a stream that feeds any disabled site, and only the streams that do', async () => {
-    const f = await fixture(t)
-    const unrelated = await createStream(t, f.account)
+    const f = await sourcesFixture(t)
+    const unrelated = (await given.stream({ account: f.account })).id
     const other = await createSite(f.c, { title: 'Other', project_id: f.site.project_id, status: 'disabled' })
     await createSource(f)
     const blocking = await createSource(f, sourceBody(f.streamId), other.id)
@@ -145,9 +146,9 @@ describe('uploads to a stream that feeds a disabled site', () => {
   })
 
   it("are not blocked by another account's disabled site", async () => {
-    const f = await fixture(t)
+    const f = await sourcesFixture(t)
     await createSource(f)
-    const other = await fixture(t, 'Other', 'Other account')
+    const other = await sourcesFixture(t, 'Other', 'Other account')
     await createSource(other)
     await setSiteStatus(other, other.site.id, 'disabled')
     expectApiError(await upload(other, other.streamId), 403)

@@ -1,23 +1,15 @@
 import { describe, expect, it } from 'vitest'
-import { useTestApp } from '../helpers/test-app.js'
-import { HIGH_LIMITS } from '../stream/stream-fixtures.js'
-import {
-  CREDENTIALS,
-  createSource,
-  createStream,
-  fixture,
-  headersFor,
-  listSources,
-  oneSource,
-  sourceBody,
-  type Fixture,
-  type SourceJson,
-} from './data-sources-fixtures.js'
-import { NOT_FOUND, UNAUTHORIZED, createSite, expectError } from './fixtures.js'
+import { HIGH_LIMITS, useTestApp } from '../helpers/test-app.js'
+import { createSite, createSource, CREDENTIALS, headersFor, listSources, sourceBody } from '../helpers/clients.js'
+import { factories, sourcesFixture, type SourcesFixture } from '../helpers/factories.js'
+import { expectError, NOT_FOUND, oneSource, UNAUTHORIZED, type SourceJson } from '../helpers/responses.js'
 
 const t = useTestApp(HIGH_LIMITS)
+const given = factories(t)
 
-function expectSource(source: SourceJson, f: Fixture, streamId: string, fields: { import_type: number; description: string; status: string; import_empty?: boolean }) {
+type Fields = { import_type: number; description: string; status: string; import_empty?: boolean }
+
+function expectSource(source: SourceJson, f: SourcesFixture, streamId: string, fields: Fields) {
   expect(source).toEqual({
     id: source.id,
     site_id: Number(f.site.id),
@@ -39,7 +31,7 @@ describe('create', () => {
     [1, 'active'],
     [2, 'paused'],
   ])('answers 201 with Sources[1] and meta for import_type %i, status %s; the source reads back the same', async (importType, status) => {
-    const f = await fixture(t)
+    const f = await sourcesFixture(t)
     const response = await f.send('POST', `/sites/${f.site.id}/streams`, sourceBody(f.streamId, { import_type: importType, status, description: 'Feed A' }))
     const source = oneSource(response, 201)
     expectSource(source, f, f.streamId, { import_type: importType, description: 'Feed A', status })
@@ -48,7 +40,7 @@ describe('create', () => {
   })
 
   it('takes ids and import_type as strings and import_empty, and gives each source its own id', async () => {
-    const f = await fixture(t)
+    const f = await sourcesFixture(t)
     const first = await createSource(f, { import_type: '2', description: '', stream_id: f.streamId, status: 'paused', import_empty: true })
     expectSource(first, f, f.streamId, { import_type: 2, description: '', status: 'paused', import_empty: true })
     const second = await createSource(f)
@@ -57,7 +49,7 @@ describe('create', () => {
   })
 
   it.each(['import_type', 'description', 'stream_id', 'status'])('answers 400 naming %s when it is missing or null, and creates nothing', async (field) => {
-    const f = await fixture(t)
+    const f = await sourcesFixture(t)
     const missing = sourceBody(f.streamId)
     delete missing[field]
     expectError(await f.send('POST', `/sites/${f.site.id}/streams`, missing), 400, new RegExp(`^${field}: is required`))
@@ -66,7 +58,7 @@ describe('create', () => {
   })
 
   it('answers 400 naming import_type for the first field missing from an empty body', async () => {
-    const f = await fixture(t)
+    const f = await sourcesFixture(t)
     expectError(await f.send('POST', `/sites/${f.site.id}/streams`), 400, /^import_type: is required/)
     expectError(await f.send('POST', `/sites/${f.site.id}/streams`, {}), 400, /^import_type: is required/)
   })
@@ -81,17 +73,21 @@ describe('create', () => {
     ['stream_id 0', { stream_id: 0 }, /^stream_id: must be a positive integer/],
     ['an unknown stream_id', { stream_id: 987654 }, /^stream_id: no stream 987654 in this account/],
   ])('answers 400 to %s and creates nothing', async (_case, overrides, message) => {
-    const f = await fixture(t)
+    const f = await sourcesFixture(t)
     expectError(await f.send('POST', `/sites/${f.site.id}/streams`, sourceBody(f.streamId, overrides)), 400, message)
     expect(await listSources(f)).toEqual([])
   })
 
-  it("answers 400 to the stream of another account, and to a deleted stream, and creates nothing", async () => {
-    const f = await fixture(t)
-    const other = await fixture(t, 'Other', 'Other account')
-    expectError(await f.send('POST', `/sites/${f.site.id}/streams`, sourceBody(other.streamId)), 400, new RegExp(`^stream_id: no stream ${other.streamId} in this account`))
+  it('answers 400 to the stream of another account, and to a deleted stream, and creates nothing', async () => {
+    const f = await sourcesFixture(t)
+    const other = await sourcesFixture(t, 'Other', 'Other account')
+    expectError(
+      await f.send('POST', `/sites/${f.site.id}/streams`, sourceBody(other.streamId)),
+      400,
+      new RegExp(`^stream_id: no stream ${other.streamId} in this account`),
+    )
 
-    const deleted = await createStream(t, f.account)
+    const deleted = (await given.stream({ account: f.account })).id
     const removal = await t.request({ method: 'DELETE', url: `/streams/${deleted}`, headers: f.account.bearer })
     expect(removal.statusCode, removal.body).toBe(204)
     expectError(await f.send('POST', `/sites/${f.site.id}/streams`, sourceBody(deleted)), 400, new RegExp(`^stream_id: no stream ${deleted} in this account`))
@@ -100,7 +96,7 @@ describe('create', () => {
   })
 
   it('answers 404 for a site that does not exist', async () => {
-    const f = await fixture(t)
+    const f = await sourcesFixture(t)
     expect((await f.send('POST', '/sites/999999/streams', sourceBody(f.streamId))).json()).toEqual(NOT_FOUND)
     expectError(await f.send('POST', '/sites/erp:missing/streams', sourceBody(f.streamId)), 404)
   })
@@ -108,7 +104,7 @@ describe('create', () => {
 
 describe('read, update, delete', () => {
   it('answers 404 for an unknown or malformed data source id', async () => {
-    const f = await fixture(t)
+    const f = await sourcesFixture(t)
     const source = await createSource(f)
     for (const id of [String(source.id + 1000), '0', 'abc', '-1']) {
       expect((await f.send('GET', `/sites/${f.site.id}/streams/${id}`)).json(), id).toEqual(NOT_FOUND)
@@ -119,7 +115,7 @@ describe('read, update, delete', () => {
   })
 
   it('updates import_type, description, status and import_empty, keeping the stream', async () => {
-    const f = await fixture(t)
+    const f = await sourcesFixture(t)
     const source = await createSource(f)
     const path = `/sites/${f.site.id}/streams/${source.id}`
     const updated = oneSource(await f.send('PUT', path, { import_type: 2, description: 'Extra feed', status: 'paused', import_empty: true }))
@@ -138,9 +134,9 @@ describe('read, update, delete', () => {
     ['status "bogus"', () => ({ status: 'bogus' }), /^status: must be one of active, paused/],
     ['another stream of the account', (other) => ({ stream_id: Number(other), description: 'Moved' }), /^stream_id: cannot be changed/],
   ])('answers 400 to an update with %s and changes nothing', async (_case, body, message) => {
-    const f = await fixture(t)
+    const f = await sourcesFixture(t)
     const source = await createSource(f)
-    const otherStream = await createStream(t, f.account)
+    const otherStream = (await given.stream({ account: f.account })).id
     expectError(await f.send('PUT', `/sites/${f.site.id}/streams/${source.id}`, body(otherStream)), 400, message)
     expect(oneSource(await f.send('GET', `/sites/${f.site.id}/streams/${source.id}`))).toEqual(source)
   })
@@ -148,14 +144,20 @@ describe('read, update, delete', () => {
   // Product bug: an update that changes nothing (every field null or absent, as COMPAT.md says clients
   // send) answers 500. Remove `.fails` once src/sites/data-sources.ts updateDataSource handles it.
   it('answers 200 with the unchanged source to an update whose fields are all null (BUG: 500)', async () => {
-    const f = await fixture(t)
+    const f = await sourcesFixture(t)
     const source = await createSource(f)
-    const response = await f.send('PUT', `/sites/${f.site.id}/streams/${source.id}`, { import_type: null, description: null, stream_id: null, status: null, import_empty: null })
+    const response = await f.send('PUT', `/sites/${f.site.id}/streams/${source.id}`, {
+      import_type: null,
+      description: null,
+      stream_id: null,
+      status: null,
+      import_empty: null,
+    })
     expect(oneSource(response)).toEqual(source)
   })
 
   it('deletes with 200 {success: true, message}; the source is gone afterwards, the others stay', async () => {
-    const f = await fixture(t)
+    const f = await sourcesFixture(t)
     const kept = await createSource(f, sourceBody(f.streamId, { description: 'Kept' }))
     const source = await createSource(f)
     const path = `/sites/${f.site.id}/streams/${source.id}`
@@ -174,7 +176,7 @@ describe('read, update, delete', () => {
 
 describe('credentials', () => {
   it.each(CREDENTIALS)('every data source endpoint accepts %s', async (credential) => {
-    const f = await fixture(t)
+    const f = await sourcesFixture(t)
     const base = `/sites/${f.site.id}/streams`
     const created = oneSource(await f.send('POST', base, sourceBody(f.streamId), credential), 201)
     const list = await f.send('GET', base, undefined, credential)
@@ -189,7 +191,7 @@ describe('credentials', () => {
   })
 
   it('the bearer token is refused where the platform takes only X-Auth-Token', async () => {
-    const f = await fixture(t)
+    const f = await sourcesFixture(t)
     const bearer = headersFor(f.account, 'bearer')
     const projects = await t.request({ method: 'GET', url: '/platform/v2/projects', headers: bearer })
     expect(projects.statusCode, projects.body).toBe(401)
@@ -201,7 +203,7 @@ describe('credentials', () => {
   })
 
   it('answers 401 to a missing or invalid credential on every data source endpoint and changes nothing', async () => {
-    const f = await fixture(t)
+    const f = await sourcesFixture(t)
     const source = await createSource(f)
     const base = `/platform/v2/sites/${f.site.id}/streams`
     const invalid: Record<string, string>[] = [
@@ -230,9 +232,9 @@ describe('credentials', () => {
 
 describe('account isolation', () => {
   it.each(CREDENTIALS)("answers 404 with %s to another account's site and data source, and changes nothing", async (credential) => {
-    const owner = await fixture(t, 'Owner', 'Owner account')
+    const owner = await sourcesFixture(t, 'Owner', 'Owner account')
     const source = await createSource(owner)
-    const intruder = await fixture(t, 'Intruder', 'Intruder account')
+    const intruder = await sourcesFixture(t, 'Intruder', 'Intruder account')
     const theirs = `/sites/${owner.site.id}/streams`
     const mine = `/sites/${intruder.site.id}/streams`
     for (const [method, path, payload] of [
@@ -255,7 +257,7 @@ describe('account isolation', () => {
   })
 
   it('answers 404 to a data source addressed through another site of the same account', async () => {
-    const f = await fixture(t)
+    const f = await sourcesFixture(t)
     const other = await createSite(f.c, { title: 'Second', project_id: f.site.project_id })
     const source = await createSource(f)
     const elsewhere = `/sites/${other.id}/streams/${source.id}`
@@ -273,7 +275,7 @@ describe('account isolation', () => {
 
 describe('site addressed by reference', () => {
   it.each(CREDENTIALS)('creates, lists, reads, updates and deletes through erp:<value> with %s', async (credential) => {
-    const f = await fixture(t, 'Referenced')
+    const f = await sourcesFixture(t, 'Referenced')
     const base = '/sites/erp:referenced/streams'
     const created = oneSource(await f.send('POST', base, sourceBody(f.streamId, { import_type: 2 }), credential), 201)
     expect(created.site_id).toBe(Number(f.site.id))

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest'
-import { useTestApp } from '../helpers/test-app.js'
-import { importFixture } from '../imports/import-fixtures.js'
-import { HIGH_LIMITS, JSON_API } from '../stream/stream-fixtures.js'
+import { HIGH_LIMITS, useTestApp } from '../helpers/test-app.js'
+import { importFixture } from '../helpers/factories.js'
+import { JSON_API } from '../helpers/clients.js'
 
 // Paging parameters beyond what Postgres' bigint holds are a client's mistake (400 in the
 // interface's own body), not a 500 from the database.

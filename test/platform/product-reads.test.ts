@@ -1,8 +1,7 @@
 import { beforeAll, describe, expect, it } from 'vitest'
-import { useTestApp } from '../helpers/test-app.js'
-import { importFixture, type ImportFixture } from '../imports/import-fixtures.js'
-import { client } from './fixtures.js'
-import { HIGH_LIMITS } from '../stream/stream-fixtures.js'
+import { HIGH_LIMITS, useTestApp } from '../helpers/test-app.js'
+import { importFixture, type ImportFixture } from '../helpers/factories.js'
+import { client } from '../helpers/clients.js'
 
 const t = useTestApp({ ...HIGH_LIMITS, RUN_POLL_SECONDS: '0.5', SCHEDULER_INTERVAL_SECONDS: '0' })
 
@@ -43,7 +42,10 @@ describe('product data reads', () => {
   })
 
   it('answers the request forms existing clients send', async () => {
-    const compat = await read('filter=id+%3D+%27A2%27&limit=1&offset=0&fields%5B0%5D=id&fields%5B1%5D=gtin&hidden=0', `/product/v2/site/${f.site.id}/stage/intermediate/`)
+    const compat = await read(
+      'filter=id+%3D+%27A2%27&limit=1&offset=0&fields%5B0%5D=id&fields%5B1%5D=gtin&hidden=0',
+      `/product/v2/site/${f.site.id}/stage/intermediate/`,
+    )
     expect(compat.statusCode, compat.body).toBe(200)
     expect(compat.json()).toEqual({ success: true, products: [{ id: 'A2', gtin: '222' }] })
     expect((await read('fields=gtin,id&limit=1')).json()).toEqual({ success: true, products: [{ gtin: '111', id: 'A1' }] })
@@ -84,7 +86,8 @@ describe('product data reads', () => {
   })
 
   it('shows hidden columns only with hidden=1', async () => {
-    const props = (hidden: string) => t.request({ method: 'GET', url: `/product/v2/site/${f.site.id}/stage/intermediate/0/properties/${hidden}`, headers: f.account.platform })
+    const props = (hidden: string) =>
+      t.request({ method: 'GET', url: `/product/v2/site/${f.site.id}/stage/intermediate/0/properties/${hidden}`, headers: f.account.platform })
     expect((await props('')).json()).toEqual({ success: true, columns: ['id', 'gtin', 'title', 'price', 'brand'], products: 5 })
     expect((await props('?hidden=1')).json()).toEqual({ success: true, columns: ['id', 'gtin', 'title', 'price', '___cost', 'brand'], products: 5 })
     const withHidden = (await read('hidden=1&limit=1')).json<{ products: Record<string, string>[] }>()
@@ -98,20 +101,18 @@ describe('product data reads', () => {
     expect(await ids(`filter=${encodeURIComponent('price = 10')}`)).toEqual(['A2', 'B1'])
     expect(await ids(`filter=${encodeURIComponent("title LIKE 'S%' AND NOT brand IS NULL")}`)).toEqual(['A2', 'B2'])
     expect(await ids(`filter=${encodeURIComponent("gtin IS NULL OR title = 'O''Brien shirt'")}`)).toEqual(['A1', 'A3'])
-    expect(await ids(`filter=${encodeURIComponent('"price" BETWEEN 10 AND 12 AND `id` IN (\'A2\', \'B1\', \'B2\')')}`)).toEqual(['A2', 'B1'])
+    expect(await ids(`filter=${encodeURIComponent("\"price\" BETWEEN 10 AND 12 AND `id` IN ('A2', 'B1', 'B2')")}`)).toEqual(['A2', 'B1'])
   })
 
-  it.each([
-    "id = '' OR pg_sleep(10)",
-    "1=1; DROP TABLE stage_product",
-    "colour = 'red'",
-    "id IN (SELECT id FROM account)",
-  ])('refuses the filter %s with a 400 and changes nothing', async (filter) => {
-    const response = await read(`filter=${encodeURIComponent(filter)}`)
-    expect(response.statusCode).toBe(400)
-    expect(response.json<{ message: string }>().message).toMatch(/filter/)
-    expect(await ids('')).toHaveLength(5)
-  })
+  it.each(["id = '' OR pg_sleep(10)", '1=1; DROP TABLE stage_product', "colour = 'red'", 'id IN (SELECT id FROM account)'])(
+    'refuses the filter %s with a 400 and changes nothing',
+    async (filter) => {
+      const response = await read(`filter=${encodeURIComponent(filter)}`)
+      expect(response.statusCode).toBe(400)
+      expect(response.json<{ message: string }>().message).toMatch(/filter/)
+      expect(await ids('')).toHaveLength(5)
+    },
+  )
 
   it('answers 404 for unknown stages, channels and another account’s site', async () => {
     expect((await read('', `/product/v2/site/${f.site.id}/stage/export/0`)).statusCode).toBe(404)

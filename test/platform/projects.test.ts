@@ -1,13 +1,19 @@
 import { describe, expect, it } from 'vitest'
 import { useTestApp } from '../helpers/test-app.js'
-import { NOT_FOUND, client, createProject, createSite, expectError, type Client, type ProjectJson } from './fixtures.js'
+import { expectError, NOT_FOUND, type ProjectJson } from '../helpers/responses.js'
+import { client, createProject, createSite, type Client } from '../helpers/clients.js'
 
 const t = useTestApp()
 
 describe('projects', () => {
   it('creates, reads, lists, renames and deletes a project', async () => {
     const a = await t.account()
-    const created = await t.request({ method: 'POST', url: '/platform/v2/projects', headers: a.platform, payload: { id: null, name: 'Shop', created_at: null } })
+    const created = await t.request({
+      method: 'POST',
+      url: '/platform/v2/projects',
+      headers: a.platform,
+      payload: { id: null, name: 'Shop', created_at: null },
+    })
     expect(created.statusCode).toBe(201)
     const project = created.json<{ success: boolean; Projects: { id: string; name: string; created_at: string; links: Record<string, string>[] }[] }>()
     expect(project.success).toBe(true)
@@ -24,7 +30,12 @@ describe('projects', () => {
     expect(read.statusCode).toBe(200)
     expect(read.json()).toMatchObject({ success: true, Projects: [{ id: p?.id, name: 'Shop' }] })
 
-    const renamed = await t.request({ method: 'PUT', url: `/platform/v2/projects/${p?.id}`, headers: a.platform, payload: { id: Number(p?.id), name: 'Renamed' } })
+    const renamed = await t.request({
+      method: 'PUT',
+      url: `/platform/v2/projects/${p?.id}`,
+      headers: a.platform,
+      payload: { id: Number(p?.id), name: 'Renamed' },
+    })
     expect(renamed.statusCode).toBe(200)
     expect(renamed.json()).toMatchObject({ Projects: [{ id: p?.id, name: 'Renamed' }] })
 
@@ -95,17 +106,14 @@ describe('project validation', () => {
 })
 
 describe('project lookup', () => {
-  it.each(['999999', 'abc', '0', '-1', '1.5', '9223372036854775808', '99999999999999999999'])(
-    'answers 404 in the envelope for project id %s',
-    async (id) => {
-      const c = await client(t)
-      await createProject(c)
-      for (const response of [await c.get(`/projects/${id}`), await c.put(`/projects/${id}`, { name: 'x' }), await c.del(`/projects/${id}`)]) {
-        expect(response.statusCode, response.body).toBe(404)
-        expect(response.json()).toEqual(NOT_FOUND)
-      }
-    },
-  )
+  it.each(['999999', 'abc', '0', '-1', '1.5', '9223372036854775808', '99999999999999999999'])('answers 404 in the envelope for project id %s', async (id) => {
+    const c = await client(t)
+    await createProject(c)
+    for (const response of [await c.get(`/projects/${id}`), await c.put(`/projects/${id}`, { name: 'x' }), await c.del(`/projects/${id}`)]) {
+      expect(response.statusCode, response.body).toBe(404)
+      expect(response.json()).toEqual(NOT_FOUND)
+    }
+  })
 
   it("answers 404 for another account's project and never shows or changes it", async () => {
     const owner = await client(t, 'Owner')

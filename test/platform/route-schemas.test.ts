@@ -22,7 +22,6 @@ function operations(document: OpenApiDocument): { method: string; path: string; 
   )
 }
 
-
 const toOpenApiPath = (path: string) => path.replace(/:(\w+)/g, '{$1}')
 
 // Routes kept out of the OpenAPI document on purpose: the front door, the document and its UI, and the product
@@ -38,11 +37,11 @@ describe('route schemas', () => {
     const all = operations(document)
     expect(all.length).toBeGreaterThan(0)
     const missing = all
-      .filter(({ operation }) =>
-        !Object.entries(operation.responses ?? {}).some(
-          ([code, response]) =>
-            code === '204' || (/^2\d\d$/.test(code) && Object.values(response.content ?? {}).some((media) => media.schema !== undefined)),
-        ),
+      .filter(
+        ({ operation }) =>
+          !Object.entries(operation.responses ?? {}).some(
+            ([code, response]) => code === '204' || (/^2\d\d$/.test(code) && Object.values(response.content ?? {}).some((media) => media.schema !== undefined)),
+          ),
       )
       .map(({ method, path }) => `${method} ${path}`)
     expect(missing).toEqual([])

@@ -1,19 +1,7 @@
 import { describe, expect, it } from 'vitest'
 import { useTestApp } from '../helpers/test-app.js'
-import {
-  BASE,
-  TIMESTAMP,
-  client,
-  createProject,
-  createSite,
-  createTag,
-  expectError,
-  listTags,
-  only,
-  readSite,
-  sitesOf,
-  type SiteJson,
-} from './fixtures.js'
+import { BASE, expectError, only, sitesOf, TIMESTAMP, type SiteJson } from '../helpers/responses.js'
+import { client, createProject, createSite, createTag, listTags, readSite } from '../helpers/clients.js'
 
 const t = useTestApp()
 

@@ -2,10 +2,10 @@ import { existsSync, mkdtempSync, rmSync } from 'node:fs'
 import os from 'node:os'
 import path from 'node:path'
 import { afterAll, describe, expect, it } from 'vitest'
-import { createChannel, feedPaths, readChannel } from '../channels/channel-fixtures.js'
 import { useTestApp } from '../helpers/test-app.js'
-import { importFixture } from '../imports/import-fixtures.js'
-import { NOT_FOUND, client, createProject, createSite, readSite } from './fixtures.js'
+import { client, createChannel, createProject, createSite, readChannel, readSite } from '../helpers/clients.js'
+import { feedPaths, NOT_FOUND } from '../helpers/responses.js'
+import { importFixture } from '../helpers/factories.js'
 
 // Deleting a site the way the PHP client does (below its project), and what a delete leaves on disk.
 const dataDir = mkdtempSync(path.join(os.tmpdir(), 'site-delete-'))

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest'
 import { useTestApp } from '../helpers/test-app.js'
-import { client, createProject, createSite, createTag, expectError, readSite, sitesOf, type Client, type ProjectJson, type SiteJson } from './fixtures.js'
+import { client, createProject, createSite, createTag, readSite, type Client } from '../helpers/clients.js'
+import { expectError, sitesOf, type ProjectJson, type SiteJson } from '../helpers/responses.js'
 
 // Listing amplification (issue 10, finding 6): every listed site used to repeat the ids of all the
 // account's projects in availableProjectIds, so a listing grew with sites x projects. Listings now
@@ -49,7 +50,7 @@ describe('site listings at many projects', () => {
     expect((await bytes(many.c, '/sites')) / tenSites).toBeLessThan(2.1)
   })
 
-  it('name each site\'s own project in a listing, and every project of the account in a response about one site', async () => {
+  it("name each site's own project in a listing, and every project of the account in a response about one site", async () => {
     const { c, projects } = await account(5)
     const [first, second] = projects
     if (!first || !second) throw new Error('no project')
@@ -89,7 +90,15 @@ describe('site listings at the default object and text limits', () => {
     await createSite(c, { title, project_id: project.id, import_schedule: schedule })
     await t.db
       .insertInto('site')
-      .values(Array.from({ length: maxSites - 2 }, () => ({ account_id: c.account.accountId, project_id: project.id, title, import_schedule: schedule, id_column: 'id' })))
+      .values(
+        Array.from({ length: maxSites - 2 }, () => ({
+          account_id: c.account.accountId,
+          project_id: project.id,
+          title,
+          import_schedule: schedule,
+          id_column: 'id',
+        })),
+      )
       .execute()
     await createSite(c, { title, project_id: project.id, import_schedule: schedule })
     expectError(await c.post('/sites', { title, project_id: project.id }), 400, /at most 2000 sites \(MAX_SITES_PER_ACCOUNT\)/)

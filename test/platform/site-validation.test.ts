@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest'
 import { useTestApp } from '../helpers/test-app.js'
-import { client, createProject, createSite, expectError, readSite, sitesOf, type Client, type ProjectJson } from './fixtures.js'
+import { client, createProject, createSite, readSite, type Client } from '../helpers/clients.js'
+import { expectError, sitesOf, type ProjectJson } from '../helpers/responses.js'
 
 const t = useTestApp()
 
@@ -146,13 +147,25 @@ describe('import_schedule bounds (issue 10, finding 2)', () => {
     const { c, project } = await withProject()
     const site = await createSite(c, { title: 'S', project_id: project.id, import_schedule: '0 6 * * *' })
     expect(huge.length).toBeGreaterThan(700_000)
-    expectError(await c.put(`/sites/${site.id}`, { import_schedule: huge }), 400, /^import_schedule: at most 2000 characters \(MAX_SCHEDULE_CHARS\); this one has 799159$/)
+    expectError(
+      await c.put(`/sites/${site.id}`, { import_schedule: huge }),
+      400,
+      /^import_schedule: at most 2000 characters \(MAX_SCHEDULE_CHARS\); this one has 799159$/,
+    )
     const manyLines = Array.from({ length: 51 }, () => '0 6 * * *').join('\n')
-    expectError(await c.put(`/sites/${site.id}`, { import_schedule: manyLines }), 400, /^import_schedule: at most 50 lines \(MAX_SCHEDULE_LINES\); this one has 51$/)
+    expectError(
+      await c.put(`/sites/${site.id}`, { import_schedule: manyLines }),
+      400,
+      /^import_schedule: at most 50 lines \(MAX_SCHEDULE_LINES\); this one has 51$/,
+    )
     // One character over the default: a full listing of the default 2,000 sites stays a few MB.
     const overChars = `0 6 * * *\n0 7 * * ${'1,'.repeat(991)}1`
     expect(overChars.length).toBe(2001)
-    expectError(await c.put(`/sites/${site.id}`, { import_schedule: overChars }), 400, /^import_schedule: at most 2000 characters \(MAX_SCHEDULE_CHARS\); this one has 2001$/)
+    expectError(
+      await c.put(`/sites/${site.id}`, { import_schedule: overChars }),
+      400,
+      /^import_schedule: at most 2000 characters \(MAX_SCHEDULE_CHARS\); this one has 2001$/,
+    )
     expect(await readSite(c, site.id)).toEqual(site)
   })
 

@@ -1,21 +1,7 @@
 import { describe, expect, it } from 'vitest'
 import { useTestApp } from '../helpers/test-app.js'
-import {
-  BASE,
-  NOT_FOUND,
-  TIMESTAMP,
-  client,
-  createProject,
-  createSite,
-  createTag,
-  expectError,
-  listTags,
-  only,
-  readSite,
-  sitesOf,
-  type Client,
-  type SiteJson,
-} from './fixtures.js'
+import { BASE, expectError, NOT_FOUND, only, sitesOf, TIMESTAMP, type SiteJson } from '../helpers/responses.js'
+import { client, createProject, createSite, createTag, listTags, readSite, type Client } from '../helpers/clients.js'
 
 const t = useTestApp()
 

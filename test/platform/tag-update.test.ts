@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest'
 import { useTestApp } from '../helpers/test-app.js'
-import { NOT_FOUND, client, createProject, createSite, createTag, expectError, listTags, only, readSite, type TagJson } from './fixtures.js'
+import { expectError, NOT_FOUND, only, type TagJson } from '../helpers/responses.js'
+import { client, createProject, createSite, createTag, listTags, readSite } from '../helpers/clients.js'
 
 // Tags::update of the official PHP client: PUT /platform/v2/sites/{siteId}/tags/{tagId} with the
 // tag's fields, answered with the Tags envelope.

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest'
 import { useTestApp } from '../helpers/test-app.js'
-import { NOT_FOUND, client, createProject, createSite, createTag, expectError, listTags, only, type Client, type TagJson } from './fixtures.js'
+import { expectError, NOT_FOUND, only, type TagJson } from '../helpers/responses.js'
+import { client, createProject, createSite, createTag, listTags, type Client } from '../helpers/clients.js'
 
 const t = useTestApp()
 

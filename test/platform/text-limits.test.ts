@@ -1,11 +1,13 @@
 import { describe, expect, it } from 'vitest'
+import { factories } from '../helpers/factories.js'
 import { useTestApp } from '../helpers/test-app.js'
-import { createStream } from './data-sources-fixtures.js'
-import { client, createProject, createSite, createTag, expectError, listTags, type Client, type Response, type SiteJson } from './fixtures.js'
+import { client, createProject, createSite, createTag, listTags, type Client, type Response } from '../helpers/clients.js'
+import { expectError, type SiteJson } from '../helpers/responses.js'
 
 // Name-like texts (issue 10): at most 255 characters where nothing else is specified, and no NUL,
 // which Postgres text cannot hold. Each refusal is a 400 naming the field.
 const t = useTestApp()
+const given = factories(t)
 
 const long = 'x'.repeat(256)
 const withNul = 'ab\u0000c'
@@ -20,7 +22,7 @@ async function setup(): Promise<Setup> {
   const c = await client(t)
   const project = await createProject(c)
   const site = await createSite(c, { title: 'Shop', project_id: project.id, reference: 'erp:shop' })
-  return { c, site, streamId: await createStream(t, c.account) }
+  return { c, site, streamId: (await given.stream({ account: c.account })).id }
 }
 
 const channelBody = { name: 'Google', export_name: 'google' }
@@ -40,8 +42,16 @@ const cases: [string, (s: Setup, text: string) => Promise<Response>, string][] =
   ['tag value', (s, text) => s.c.post(`/sites/${s.site.id}/tags`, { key: 'k', value: text }), 'value'],
   ['channel name', (s, text) => s.c.post(`/sites/${s.site.id}/channels`, { ...channelBody, name: text }), 'name'],
   ['channel export_name', (s, text) => s.c.post(`/sites/${s.site.id}/channels`, { ...channelBody, export_name: text }), 'export_name'],
-  ['channel mapping column', (s, text) => s.c.post(`/sites/${s.site.id}/channels`, { ...channelBody, format: 'ndjson', mapping: [{ column: text, source: 'id' }] }), 'mapping[0].column'],
-  ['destination name', (s, text) => s.c.post(`/sites/${s.site.id}/channels`, { ...channelBody, destinations: [{ type: 'feed', name: text }] }), 'destinations[0].name'],
+  [
+    'channel mapping column',
+    (s, text) => s.c.post(`/sites/${s.site.id}/channels`, { ...channelBody, format: 'ndjson', mapping: [{ column: text, source: 'id' }] }),
+    'mapping[0].column',
+  ],
+  [
+    'destination name',
+    (s, text) => s.c.post(`/sites/${s.site.id}/channels`, { ...channelBody, destinations: [{ type: 'feed', name: text }] }),
+    'destinations[0].name',
+  ],
   ['data source description on create', (s, text) => s.c.post(`/sites/${s.site.id}/streams`, { ...sourceBody(s), description: text }), 'description'],
   [
     'data source description on update',

@@ -3,9 +3,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import type { FastifyInstance } from 'fastify'
 import { buildApp } from '../../src/app.js'
 import { loadConfig } from '../../src/config.js'
-import { useTestApp } from '../helpers/test-app.js'
-import { importFixture, type ImportFixture } from '../imports/import-fixtures.js'
-import { HIGH_LIMITS } from '../stream/stream-fixtures.js'
+import { HIGH_LIMITS, useTestApp } from '../helpers/test-app.js'
+import { importFixture, type ImportFixture } from '../helpers/factories.js'
 
 // The widest stage the default bounds allow (MAX_STAGE_COLUMNS 1,000 columns) read 1,000 rows at a
 // time (issue 10, finding 1): the page is read in slices and written row by row, within
@@ -23,10 +22,23 @@ beforeAll(async () => {
   const stream = await f.createStream()
   await f.attach(stream)
   const names = Array.from({ length: COLUMNS - 1 }, (_, i) => `attribute_${String(i).padStart(3, '0')}`)
-  const lines = Array.from({ length: ROWS }, (_, r) => JSON.stringify(Object.fromEntries([['id', `P${String(r).padStart(4, '0')}`], ...names.map((name) => [name, `v${r}`])])))
+  const lines = Array.from({ length: ROWS }, (_, r) =>
+    JSON.stringify(Object.fromEntries([['id', `P${String(r).padStart(4, '0')}`], ...names.map((name) => [name, `v${r}`])])),
+  )
   expect((await f.upload(stream, lines.join('\n'))).statusCode).toBe(202)
   expect((await f.run()).status).toBe('success')
-  budgeted = await buildApp({ db: t.db, config: loadConfig({ LOG_LEVEL: 'silent', RUN_CONCURRENCY: '0', SCHEDULER_INTERVAL_SECONDS: '0', PRODUCT_READ_MAX_BYTES: String(4 * 1024 * 1024), READS_PER_ACCOUNT: '2', PRODUCT_READ_TIMEOUT_MS: '3000' }), logger: false })
+  budgeted = await buildApp({
+    db: t.db,
+    config: loadConfig({
+      LOG_LEVEL: 'silent',
+      RUN_CONCURRENCY: '0',
+      SCHEDULER_INTERVAL_SECONDS: '0',
+      PRODUCT_READ_MAX_BYTES: String(4 * 1024 * 1024),
+      READS_PER_ACCOUNT: '2',
+      PRODUCT_READ_TIMEOUT_MS: '3000',
+    }),
+    logger: false,
+  })
   await budgeted.ready()
 }, 120_000)
 
@@ -148,7 +160,10 @@ describe('product reads that hold their connection', () => {
       const third = await read(budgeted, 'limit=5')
       expect(third.statusCode).toBe(429)
       expect(third.headers['retry-after']).toBe('1')
-      expect(third.json<{ success: boolean; message: string }>()).toMatchObject({ success: false, message: expect.stringMatching(/READS_PER_ACCOUNT/) as unknown })
+      expect(third.json<{ success: boolean; message: string }>()).toMatchObject({
+        success: false,
+        message: expect.stringMatching(/READS_PER_ACCOUNT/) as unknown,
+      })
       // Another account's requests are answered meanwhile.
       expect((await budgeted.inject({ method: 'GET', url: '/platform/v2/projects', headers: other.platform })).statusCode).toBe(200)
       for (const response of await Promise.all(stuck)) {

@@ -1,7 +1,8 @@
 import { describe, expect, it } from 'vitest'
 import type { InjectOptions } from 'fastify'
 import { useTestApp } from '../helpers/test-app.js'
-import { client, createProject, createSite, expectError, listTags, only, type Client, type ProjectJson, type SiteJson } from './fixtures.js'
+import { client, createProject, createSite, listTags, type Client } from '../helpers/clients.js'
+import { expectError, only, type ProjectJson, type SiteJson } from '../helpers/responses.js'
 
 const t = useTestApp()
 
@@ -40,7 +41,14 @@ describe('request bodies', () => {
     const c = await client(t)
     const p = await createProject(c)
     const siteResponse = await c.post(`/projects/${p.id}/sites`, {
-      id: null, title: 'Nulls', reference: null, project_id: null, id_column: null, status: null, import_schedule: null, created_at: null,
+      id: null,
+      title: 'Nulls',
+      reference: null,
+      project_id: null,
+      id_column: null,
+      status: null,
+      import_schedule: null,
+      created_at: null,
     })
     expect(siteResponse.statusCode, siteResponse.body).toBe(201)
     const site = only(siteResponse.json<{ Sites: SiteJson[] }>().Sites)

@@ -1,12 +1,13 @@
 import { describe, expect, it } from 'vitest'
 import { createToken, revokeToken } from '../../src/accounts/accounts.js'
-import { useTestApp } from '../helpers/test-app.js'
-import {
-  HIGH_LIMITS, JSON_API, NDJSON, expectApiError, storedCounts, streamClient,
-  type Headers, type Response, type StreamJson,
-} from './stream-fixtures.js'
+import { factories } from '../helpers/factories.js'
+import { HIGH_LIMITS, useTestApp } from '../helpers/test-app.js'
+import { JSON_API, NDJSON, streamClient, type Headers, type Response } from '../helpers/clients.js'
+import { expectApiError, type StreamJson } from '../helpers/responses.js'
+import { storedCounts } from './stored-rows.js'
 
 const t = useTestApp(HIGH_LIMITS)
+const given = factories(t)
 const API = { 'content-type': JSON_API }
 
 type Method = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE'
@@ -32,7 +33,7 @@ function endpoints(streamId: string, batchId: string): [Method, string, (string 
 
 async function ownedStream() {
   const owner = await streamClient(t, 'Owner')
-  const stream = await owner.createStream('Secret stream')
+  const stream = await given.stream({ account: owner.account, name: 'Secret stream' })
   const upload = await owner.upload(stream.id, '{"id":"A1","name":"original"}\n')
   expect(upload.statusCode, upload.body).toBe(202)
   const batchId = upload.json<{ data: { id: string } }>().data.id
@@ -113,7 +114,7 @@ describe('account isolation', () => {
   it("answers 404 for a batch id of another account's stream even under one's own stream", async () => {
     const { batchId } = await ownedStream()
     const stranger = await streamClient(t, 'Stranger')
-    const own = await stranger.createStream()
+    const own = await given.stream({ account: stranger.account })
     expectApiError(await stranger.send('GET', `/streams/${own.id}/batches/${batchId}`), 404)
   })
 

@@ -1,11 +1,15 @@
 import type { AddressInfo } from 'node:net'
 import { gzipSync } from 'node:zlib'
 import { beforeAll, describe, expect, it } from 'vitest'
-import { useTestApp } from '../helpers/test-app.js'
+import { factories } from '../helpers/factories.js'
+import { HIGH_LIMITS, useTestApp } from '../helpers/test-app.js'
 import { openTransactions, RawConnection, serverSettled, uploadHead, waitUntil } from './raw-http.js'
-import { HIGH_LIMITS, expectBatch, expectNothingStored, storedCounts, streamClient } from './stream-fixtures.js'
+import { expectBatch } from '../helpers/responses.js'
+import { expectNothingStored, storedCounts } from './stored-rows.js'
+import { streamClient } from '../helpers/clients.js'
 
 const t = useTestApp(HIGH_LIMITS)
+const given = factories(t)
 let port = 0
 
 beforeAll(async () => {
@@ -41,7 +45,7 @@ describe('a cut-off upload leaves nothing behind', () => {
     ['referenced', 'application/json', 3 * 1024 * 1024],
   ])('%s stream, %s body', async (type, contentType, sentBytes) => {
     const c = await streamClient(t)
-    const stream = await c.createStream(undefined, type)
+    const stream = await given.stream({ account: c.account, type: type })
     const partial = contentType === 'application/json' ? `[${validLines(sentBytes).trim().split('\n').join(',')},` : validLines(sentBytes)
     const connection = await RawConnection.open(port)
     try {
@@ -61,7 +65,7 @@ describe('a cut-off upload leaves nothing behind', () => {
 
   it('a gzip body cut off mid-way leaves nothing behind', async () => {
     const c = await streamClient(t)
-    const stream = await c.createStream()
+    const stream = await given.stream({ account: c.account })
     const gz = gzipSync(validLines(4 * 1024 * 1024), { level: 1 })
     const connection = await RawConnection.open(port)
     try {
@@ -78,7 +82,7 @@ describe('a cut-off upload leaves nothing behind', () => {
 
   it('the same upload sent in full over a socket is stored (the procedure above can see a batch)', async () => {
     const c = await streamClient(t)
-    const stream = await c.createStream()
+    const stream = await given.stream({ account: c.account })
     const body = validLines(1024 * 1024)
     const count = body.split('\n').length - 1
     const connection = await RawConnection.open(port)

@@ -1,10 +1,12 @@
 import type { AddressInfo } from 'node:net'
 import { beforeAll, describe, expect, it } from 'vitest'
-import { useTestApp } from '../helpers/test-app.js'
+import { factories } from '../helpers/factories.js'
+import { HIGH_LIMITS, useTestApp } from '../helpers/test-app.js'
 import { RawConnection, openTransactions, uploadHead, waitUntil } from './raw-http.js'
-import { HIGH_LIMITS, JSON_BODY, NDJSON, ndjson, streamClient } from './stream-fixtures.js'
+import { JSON_BODY, NDJSON, ndjson, streamClient } from '../helpers/clients.js'
 
 const t = useTestApp(HIGH_LIMITS)
+const given = factories(t)
 let port = 0
 
 beforeAll(async () => {
@@ -17,7 +19,7 @@ beforeAll(async () => {
 describe('overlapping uploads', () => {
   it('keep the content type of a referenced stream: the second type is refused even while the first upload runs', async () => {
     const c = await streamClient(t)
-    const stream = await c.createStream(undefined, 'referenced')
+    const stream = await given.stream({ account: c.account, type: 'referenced' })
     const body = JSON.stringify(Array.from({ length: 20_000 }, (_, i) => ({ id: `SKU-${i}`, title: `Product ${i}` })))
     const half = Math.floor(body.length / 2)
     const connection = await RawConnection.open(port)
@@ -32,8 +34,9 @@ describe('overlapping uploads', () => {
       const ndjsonUpload = c.upload(stream.id, ndjson([{ id: 'other' }]), NDJSON).finally(() => {
         finished = true
       })
-      await waitUntil('the NDJSON upload to finish or to wait for the JSON upload', async () =>
-        finished || (await openTransactions(t)).some((tx) => tx.waitEventType === 'Lock'),
+      await waitUntil(
+        'the NDJSON upload to finish or to wait for the JSON upload',
+        async () => finished || (await openTransactions(t)).some((tx) => tx.waitEventType === 'Lock'),
       )
 
       await connection.write(body.slice(half))

@@ -5,15 +5,19 @@ import pg from 'pg'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { buildApp } from '../../src/app.js'
 import { createDb, type Db } from '../../src/db/database.js'
-import { useTestApp } from '../helpers/test-app.js'
+import { factories } from '../helpers/factories.js'
+import { HIGH_LIMITS, useTestApp } from '../helpers/test-app.js'
 import { openTransactions, RawConnection, type RawResponse, serverSettled, uploadHead, waitUntil } from './raw-http.js'
-import { HIGH_LIMITS, expectBatch, expectNothingStored, storedCounts, streamClient, type ErrorJson } from './stream-fixtures.js'
+import { expectBatch, type ErrorJson } from '../helpers/responses.js'
+import { expectNothingStored, storedCounts } from './stored-rows.js'
+import { streamClient } from '../helpers/clients.js'
 
 // Connections that break: the database's (a backend terminated or cancelled mid-upload) and the
 // client's (gone before its body was read). The server must answer or clean up, never crash, leak
 // a transaction or a pool client, or log a follow-on error instead of the real one.
 
 const t = useTestApp(HIGH_LIMITS)
+const given = factories(t)
 /**
  * The app under test: its error log is kept (the shared test app logs nothing), and its pool is its
  * own (5 clients, as in tests), so that the test's own queries never wait for it.
@@ -102,11 +106,10 @@ function serverConnections(): Promise<number> {
   return new Promise((resolve, reject) => app.server.getConnections((error, count) => (error ? reject(error) : resolve(count))))
 }
 
-
 describe('the database connection of an upload drops', () => {
   it('answers 5xx, keeps serving, stores nothing, and the pool recovers', async () => {
     const c = await streamClient(t)
-    const stream = await c.createStream()
+    const stream = await given.stream({ account: c.account })
     const connection = await RawConnection.open(port)
     let response: RawResponse
     try {
@@ -129,7 +132,7 @@ describe('the database connection of an upload drops', () => {
 
   it('answers 5xx when the backend of a plain query is terminated while it waits for a lock', async () => {
     const c = await streamClient(t)
-    const stream = await c.createStream()
+    const stream = await given.stream({ account: c.account })
     const locker = new pg.Client({ connectionString: t.database.url })
     await locker.connect()
     try {
@@ -157,7 +160,7 @@ describe('the database connection of an upload drops', () => {
 describe('Postgres fails the COPY of an upload', () => {
   it('logs the database error, not a follow-on TypeError of the COPY stream, and stores nothing', async () => {
     const c = await streamClient(t)
-    const stream = await c.createStream()
+    const stream = await given.stream({ account: c.account })
     const connection = await RawConnection.open(port)
     const before = logged.length
     let response: RawResponse
@@ -189,7 +192,7 @@ describe('clients that go away before their upload reads the body', () => {
     const c = await streamClient(t)
     // More uploads than the pool has clients (5 in tests), each to a stream of its own.
     const streams = []
-    for (let i = 0; i < 8; i++) streams.push(await c.createStream())
+    for (let i = 0; i < 8; i++) streams.push(await given.stream({ account: c.account }))
     // The uploads wait for the stream table, so their clients are gone before any body is read.
     const locker = new pg.Client({ connectionString: t.database.url })
     await locker.connect()

@@ -1,10 +1,11 @@
 import pg from 'pg'
 import { describe, expect, it } from 'vitest'
-import { useTestApp } from '../helpers/test-app.js'
+import { factories } from '../helpers/factories.js'
+import { HIGH_LIMITS, useTestApp } from '../helpers/test-app.js'
 import { openTransactions, serverSettled, waitUntil } from './raw-http.js'
-import {
-  HIGH_LIMITS, JSON_BODY, NDJSON, expectApiError, expectBatch, expectNothingStored, ndjson, streamClient, type Response,
-} from './stream-fixtures.js'
+import { JSON_BODY, NDJSON, ndjson, streamClient, type Response } from '../helpers/clients.js'
+import { expectApiError, expectBatch } from '../helpers/responses.js'
+import { expectNothingStored } from './stored-rows.js'
 
 // STREAM_REQUEST_TIMEOUT_MS while a write waits for the database rather than for its body: another
 // transaction holds a lock it needs, or the pool has no client left. The answer is the same 503 as
@@ -12,6 +13,7 @@ import {
 
 const TIMEOUT_MS = 300
 const t = useTestApp({ ...HIGH_LIMITS, STREAM_REQUEST_TIMEOUT_MS: String(TIMEOUT_MS) })
+const given = factories(t)
 const TIMEOUT_DETAIL = new RegExp(`longer than ${TIMEOUT_MS} ms`)
 
 /** A transaction of another connection that holds the lock `statement` takes, until `release`. */
@@ -37,11 +39,10 @@ async function onlyTheLockHolderLeft(): Promise<void> {
   await waitUntil('the writes to give up waiting for the lock', async () => (await openTransactions(t)).length === 1)
 }
 
-
 describe('the deadline while a write waits for the database', () => {
   it('answers 503 and commits nothing when the stream row is locked', async () => {
     const c = await streamClient(t)
-    const stream = await c.createStream()
+    const stream = await given.stream({ account: c.account })
     // A first upload claims the stream's content type: it needs the row.
     const lock = await holdLock('SELECT id FROM stream WHERE id = $1 FOR UPDATE', [stream.id])
     try {
@@ -59,9 +60,9 @@ describe('the deadline while a write waits for the database', () => {
   it('answers 503 to every write, more than the pool has clients, while the batch table is locked', async () => {
     const c = await streamClient(t)
     const chunked = []
-    for (let i = 0; i < 5; i++) chunked.push(await c.createStream())
-    const referenced = await c.createStream(undefined, 'referenced')
-    const deletes = await c.createStream()
+    for (let i = 0; i < 5; i++) chunked.push(await given.stream({ account: c.account }))
+    const referenced = await given.stream({ account: c.account, type: 'referenced' })
+    const deletes = await given.stream({ account: c.account })
     const lock = await holdLock('LOCK TABLE batch IN EXCLUSIVE MODE')
     try {
       const responses = await Promise.all([

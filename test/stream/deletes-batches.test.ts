@@ -1,13 +1,14 @@
 import { randomUUID } from 'node:crypto'
 import { describe, expect, it } from 'vitest'
 import { setStreamStatus } from '../../src/streams/streams.js'
-import { useTestApp } from '../helpers/test-app.js'
-import {
-  HIGH_LIMITS, NDJSON, expectApiError, expectBatch, storedCounts, storedRows, streamClient,
-  type BatchJson, type PageLinksJson, type StreamClient,
-} from './stream-fixtures.js'
+import { factories } from '../helpers/factories.js'
+import { HIGH_LIMITS, useTestApp } from '../helpers/test-app.js'
+import { NDJSON, streamClient, type StreamClient } from '../helpers/clients.js'
+import { expectApiError, expectBatch, type BatchJson, type PageLinksJson } from '../helpers/responses.js'
+import { storedCounts, storedRows } from './stored-rows.js'
 
 const t = useTestApp(HIGH_LIMITS)
+const given = factories(t)
 
 async function batchKinds(batchIds: string[]) {
   const rows = await t.db.selectFrom('batch').select(['id', 'kind']).where('id', 'in', batchIds).execute()
@@ -17,20 +18,23 @@ async function batchKinds(batchIds: string[]) {
 describe('product deletes', () => {
   it('DELETE /products with NDJSON ids answers 202 with a batch and records each id', async () => {
     const c = await streamClient(t)
-    const stream = await c.createStream()
+    const stream = await given.stream({ account: c.account })
     const batch = expectBatch(await c.send('DELETE', `/streams/${stream.id}/products`, '{"id":"A"}\n{"id":"B"}\n{"name":"no id"}\n', NDJSON))
     expect(batch.attributes).toMatchObject({ status: 'uploaded', errorCount: 1, stages: { processing: null } })
     expect(batch.attributes.stages.upload).toMatchObject({ status: 'warning', successCount: 2, errorCount: 1 })
     expect(batch.attributes.stages.upload.errors).toEqual([
       { message: 'Missing "id" attribute', occurrences: 1, example: { lineNumber: 3, value: '{"name":"no id"}' } },
     ])
-    expect((await storedRows(t, stream.id)).map((r) => [r.product_id, r.data])).toEqual([['A', null], ['B', null]])
+    expect((await storedRows(t, stream.id)).map((r) => [r.product_id, r.data])).toEqual([
+      ['A', null],
+      ['B', null],
+    ])
     expect(await batchKinds([batch.id])).toEqual({ [batch.id]: 'delete' })
   })
 
   it('DELETE /products?all=true with no body answers 202', async () => {
     const c = await streamClient(t)
-    const stream = await c.createStream()
+    const stream = await given.stream({ account: c.account })
     expectBatch(await c.upload(stream.id, '{"id":"A"}\n'))
     const batch = expectBatch(await c.send('DELETE', `/streams/${stream.id}/products?all=true`))
     expect(batch.attributes).toMatchObject({ status: 'uploaded', errorCount: 0, stages: { processing: null } })
@@ -40,7 +44,7 @@ describe('product deletes', () => {
 
   it('DELETE /products?all=true with a body is refused with 400 and deletes nothing', async () => {
     const c = await streamClient(t)
-    const stream = await c.createStream()
+    const stream = await given.stream({ account: c.account })
     expectBatch(await c.upload(stream.id, '{"id":"A"}\n'))
     expectApiError(await c.send('DELETE', `/streams/${stream.id}/products?all=true`, '{"id":"A"}\n', NDJSON), 400)
     expect(await c.batches(stream.id)).toHaveLength(1)
@@ -48,7 +52,7 @@ describe('product deletes', () => {
 
   it('DELETE /products/{productId} answers 202 and records that one id', async () => {
     const c = await streamClient(t)
-    const stream = await c.createStream()
+    const stream = await given.stream({ account: c.account })
     const one = expectBatch(await c.send('DELETE', `/streams/${stream.id}/products/SKU-1`))
     const encoded = expectBatch(await c.send('DELETE', `/streams/${stream.id}/products/${encodeURIComponent('a b/é')}`))
     expect(one.attributes).toMatchObject({ status: 'uploaded', stages: { processing: null } })
@@ -61,7 +65,7 @@ describe('product deletes', () => {
 
   it('an NDJSON delete needs the NDJSON Content-Type and a body', async () => {
     const c = await streamClient(t)
-    const stream = await c.createStream()
+    const stream = await given.stream({ account: c.account })
     expectApiError(await c.send('DELETE', `/streams/${stream.id}/products`, '{"id":"A"}\n', { 'content-type': 'text/plain' }), 415)
     expectBatch(await c.send('DELETE', `/streams/${stream.id}/products`, '', NDJSON), 422)
     expect(await storedCounts(t, stream.id)).toEqual({ batches: 0, rows: 0, payloadChunks: 0 })
@@ -71,7 +75,7 @@ describe('product deletes', () => {
 describe('batches', () => {
   it('reads a batch by id as the upload answered it, with stages.processing null', async () => {
     const c = await streamClient(t)
-    const stream = await c.createStream()
+    const stream = await given.stream({ account: c.account })
     const uploaded = expectBatch(await c.upload(stream.id, '{"id":"1"}\n{}\n'))
     const response = await c.send('GET', `/streams/${stream.id}/batches/${uploaded.id}`)
     expect(response.statusCode, response.body).toBe(200)
@@ -82,7 +86,7 @@ describe('batches', () => {
 
   it('lists batches newest first with paging links', async () => {
     const c = await streamClient(t)
-    const stream = await c.createStream()
+    const stream = await given.stream({ account: c.account })
     const ids: string[] = []
     for (let i = 0; i < 12; i++) ids.push(expectBatch(await c.upload(stream.id, `{"id":"${i}"}\n`)).id)
     const newestFirst = [...ids].reverse()
@@ -108,8 +112,8 @@ describe('batches', () => {
 
   it('answers 404 for an unknown batch id, a malformed one, and one of another stream', async () => {
     const c = await streamClient(t)
-    const stream = await c.createStream()
-    const other = await c.createStream()
+    const stream = await given.stream({ account: c.account })
+    const other = await given.stream({ account: c.account })
     const batch = expectBatch(await c.upload(other.id, '{"id":"1"}\n'))
     for (const id of [randomUUID(), 'not-a-uuid', '1', batch.id]) {
       expectApiError(await c.send('GET', `/streams/${stream.id}/batches/${id}`), 404)
@@ -131,7 +135,7 @@ describe('stream status (SPEC.md section 3)', () => {
     ['locked_upload', 423],
   ])('a %s stream refuses uploads and deletes with %i and stores nothing', async (status, code) => {
     const c = await streamClient(t)
-    const stream = await c.createStream()
+    const stream = await given.stream({ account: c.account })
     await setStreamStatus(t.db, stream.id, status, new Date())
     await expectRefused(c, stream.id, code)
     expect(await storedCounts(t, stream.id)).toEqual({ batches: 0, rows: 0, payloadChunks: 0 })
@@ -145,7 +149,7 @@ describe('stream status (SPEC.md section 3)', () => {
 
   it('a locked_processing stream still accepts uploads and deletes', async () => {
     const c = await streamClient(t)
-    const stream = await c.createStream()
+    const stream = await given.stream({ account: c.account })
     await setStreamStatus(t.db, stream.id, 'locked_processing', new Date())
     expectBatch(await c.upload(stream.id, '{"id":"1"}\n'))
     expectBatch(await c.send('DELETE', `/streams/${stream.id}/products/1`))
@@ -154,8 +158,8 @@ describe('stream status (SPEC.md section 3)', () => {
 
   it('a stream feeding a disabled site refuses uploads with 403 until the site is active again', async () => {
     const c = await streamClient(t)
-    const stream = await c.createStream()
-    const unrelated = await c.createStream()
+    const stream = await given.stream({ account: c.account })
+    const unrelated = await given.stream({ account: c.account })
     const platform = (method: 'POST' | 'PUT', url: string, payload: object) =>
       t.request({ method, url: `/platform/v2${url}`, headers: c.account.platform, payload })
     const project = await platform('POST', '/projects', { name: 'Shop' })

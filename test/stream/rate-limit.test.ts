@@ -1,7 +1,9 @@
 import { beforeEach, describe, expect, it } from 'vitest'
 import { createToken } from '../../src/accounts/accounts.js'
 import { useTestApp } from '../helpers/test-app.js'
-import { JSON_API, NDJSON, expectBatch, storedCounts, streamClient, type Response, type StreamClient } from './stream-fixtures.js'
+import { JSON_API, NDJSON, streamClient, type Response, type StreamClient, postStream } from '../helpers/clients.js'
+import { expectBatch } from '../helpers/responses.js'
+import { storedCounts } from './stored-rows.js'
 
 const t = useTestApp({ RATE_LIMIT_OTHER: '3', RATE_LIMIT_PRODUCTS: '2', RATE_LIMIT_BATCHES: '4' })
 // Every request of a test falls in one one-second window, whatever the machine's speed.
@@ -35,7 +37,7 @@ function expect429(response: Response, limit: number, observed: number) {
 async function withStreams(count: number): Promise<{ c: StreamClient; ids: string[] }> {
   const c = await streamClient(t)
   const ids: string[] = []
-  for (let i = 0; i < count; i++) ids.push((await c.createStream()).id)
+  for (let i = 0; i < count; i++) ids.push((await postStream(c)).id)
   return { c, ids }
 }
 

@@ -1,11 +1,15 @@
 import type { AddressInfo } from 'node:net'
 import { beforeAll, describe, expect, it } from 'vitest'
-import { useTestApp } from '../helpers/test-app.js'
+import { factories } from '../helpers/factories.js'
+import { HIGH_LIMITS, useTestApp } from '../helpers/test-app.js'
 import { RawConnection, openTransactions, sleep, uploadHead, waitUntil, type RawResponse } from './raw-http.js'
-import { HIGH_LIMITS, expectBatch, expectNothingStored, ndjson, streamClient, type ErrorJson } from './stream-fixtures.js'
+import { expectBatch, type ErrorJson } from '../helpers/responses.js'
+import { expectNothingStored } from './stored-rows.js'
+import { ndjson, streamClient } from '../helpers/clients.js'
 
 const TIMEOUT_MS = 300
 const t = useTestApp({ ...HIGH_LIMITS, STREAM_REQUEST_TIMEOUT_MS: String(TIMEOUT_MS) })
+const given = factories(t)
 let port = 0
 
 beforeAll(async () => {
@@ -31,7 +35,7 @@ describe('STREAM_REQUEST_TIMEOUT_MS', () => {
     ['referenced', 'application/json'],
   ])('answers a slow %s upload with a 503 JSON:API error and stores nothing', async (type, contentType) => {
     const c = await streamClient(t)
-    const stream = await c.createStream(undefined, type)
+    const stream = await given.stream({ account: c.account, type: type })
     const rows = Array.from({ length: 200 }, (_, i) => ({ id: `SKU-${i}`, title: `Product ${i}` }))
     const body = contentType === 'application/json' ? JSON.stringify(rows) : ndjson(rows)
     const connection = await RawConnection.open(port)
@@ -52,8 +56,15 @@ describe('STREAM_REQUEST_TIMEOUT_MS', () => {
   it('answers a slow stream-management request with a 503 JSON:API error and creates nothing', async () => {
     const c = await streamClient(t)
     const body = JSON.stringify({ data: { type: 'stream', attributes: { name: 'Slow stream' } } })
-    const head = ['POST /streams HTTP/1.1', 'Host: 127.0.0.1', `Authorization: Bearer ${c.account.token}`,
-      'Content-Type: application/vnd.api+json', `Content-Length: ${Buffer.byteLength(body)}`, '', ''].join('\r\n')
+    const head = [
+      'POST /streams HTTP/1.1',
+      'Host: 127.0.0.1',
+      `Authorization: Bearer ${c.account.token}`,
+      'Content-Type: application/vnd.api+json',
+      `Content-Length: ${Buffer.byteLength(body)}`,
+      '',
+      '',
+    ].join('\r\n')
     const connection = await RawConnection.open(port)
     try {
       const response = await sendWithPause(connection, head, body)
@@ -68,7 +79,7 @@ describe('STREAM_REQUEST_TIMEOUT_MS', () => {
 
   it('lets an upload that finishes in time through', async () => {
     const c = await streamClient(t)
-    const stream = await c.createStream()
+    const stream = await given.stream({ account: c.account })
     const batch = expectBatch(await c.upload(stream.id, ndjson([{ id: '1' }, { id: '2' }])))
     expect(batch.attributes.stages.upload).toMatchObject({ status: 'success', successCount: 2 })
     expect((await c.batches(stream.id)).map((b) => b.id)).toEqual([batch.id])

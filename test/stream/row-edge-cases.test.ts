@@ -1,16 +1,18 @@
 import { Readable } from 'node:stream'
 import { sql } from 'kysely'
 import { describe, expect, it } from 'vitest'
-import { useTestApp } from '../helpers/test-app.js'
-import {
-  HIGH_LIMITS, expectApiError, expectBatch, storedCounts, storedRows, streamClient, type BatchJson,
-} from './stream-fixtures.js'
+import { factories } from '../helpers/factories.js'
+import { HIGH_LIMITS, useTestApp } from '../helpers/test-app.js'
+import { expectApiError, expectBatch, type BatchJson } from '../helpers/responses.js'
+import { storedCounts, storedRows } from './stored-rows.js'
+import { streamClient } from '../helpers/clients.js'
 
 // Rows and values at the edges of what Postgres can store (NUL, unpaired surrogates), the size
 // limits (a line's length, the distinct attribute names of a stream), and error examples that must
 // stay storable whatever the row held.
 
 const t = useTestApp(HIGH_LIMITS)
+const given = factories(t)
 const MAX_LINE = 2_097_152
 // MAX_ATTRIBUTES_PER_STREAM's default.
 const MAX_COLUMNS = 1000
@@ -21,7 +23,7 @@ const LONE_SURROGATE = /\p{Cs}/u
 /** Uploads `{"id":"ok"}`, then `line`, then `{"id":"after"}`; returns the batch as a later GET reads it. */
 async function uploadAround(line: string | Buffer | Buffer[]): Promise<{ batch: BatchJson; streamId: string }> {
   const c = await streamClient(t)
-  const stream = await c.createStream()
+  const stream = await given.stream({ account: c.account })
   const parts = Array.isArray(line) ? line : [Buffer.isBuffer(line) ? line : Buffer.from(line)]
   const chunks = [Buffer.from('{"id":"ok"}\n'), ...parts, Buffer.from('\n{"id":"after"}\n')]
   const answered = expectBatch(await c.upload(stream.id, chunks.length > 3 ? Readable.from(chunks) : Buffer.concat(chunks)))
@@ -57,11 +59,14 @@ describe('unpaired surrogates (escaped in JSON) cannot be stored', () => {
 
   it('keeps an escaped surrogate pair, which Postgres reads as jsonb', async () => {
     const c = await streamClient(t)
-    const stream = await c.createStream()
+    const stream = await given.stream({ account: c.account })
     expectBatch(await c.upload(stream.id, '{"id":"\\ud83d\\ude00","e":"x\\uD83D\\uDE00y"}\n'))
-    const row = await t.db.selectFrom('batch_row').innerJoin('batch', 'batch.id', 'batch_row.batch_id')
+    const row = await t.db
+      .selectFrom('batch_row')
+      .innerJoin('batch', 'batch.id', 'batch_row.batch_id')
       .select(['batch_row.product_id', sql<Record<string, string>>`batch_row.data::jsonb`.as('json')])
-      .where('batch.stream_id', '=', stream.id).executeTakeFirstOrThrow()
+      .where('batch.stream_id', '=', stream.id)
+      .executeTakeFirstOrThrow()
     expect(row).toEqual({ product_id: '😀', json: { id: '😀', e: 'x😀y' } })
   })
 })
@@ -126,7 +131,7 @@ describe('line length (2,097,152 bytes)', () => {
 describe('distinct attribute names per stream', () => {
   it(`refuses rows that would name more than ${MAX_COLUMNS} attributes, keeping the others`, async () => {
     const c = await streamClient(t)
-    const stream = await c.createStream()
+    const stream = await given.stream({ account: c.account })
     // "id" plus one new name per row: row N brings the count to N + 1.
     const lines = Array.from({ length: MAX_COLUMNS + 2 }, (_, i) => `{"id":"${i + 1}","k${i + 1}":"v"}`)
     lines.push('{"id":"known","k1":"v","k2":"w"}')
@@ -150,9 +155,8 @@ describe('distinct attribute names per stream', () => {
 
   it('counts the names of every upload of the stream, not of one upload', async () => {
     const c = await streamClient(t)
-    const stream = await c.createStream()
-    const wide = (prefix: string, count: number) =>
-      `${Array.from({ length: count }, (_, i) => `{"id":"${prefix}${i}","${prefix}${i}":"v"}`).join('\n')}\n`
+    const stream = await given.stream({ account: c.account })
+    const wide = (prefix: string, count: number) => `${Array.from({ length: count }, (_, i) => `{"id":"${prefix}${i}","${prefix}${i}":"v"}`).join('\n')}\n`
     // 600 + id, then 600 more: the second upload may bring only 399 new names.
     expect(expectBatch(await c.upload(stream.id, wide('a', 600))).attributes.stages.upload).toMatchObject({ successCount: 600, errorCount: 0 })
     const second = expectBatch(await c.upload(stream.id, wide('b', 600))).attributes.stages.upload
@@ -166,13 +170,16 @@ describe('distinct attribute names per stream', () => {
   it('refuses a row bringing a new attribute name over 255 characters', async () => {
     await expectRefused(`{"id":"long","${'n'.repeat(256)}":"v"}`, 'Attribute name too long: at most 255 characters')
     const c = await streamClient(t)
-    const stream = await c.createStream()
-    expect(expectBatch(await c.upload(stream.id, `{"id":"ok","${'ü'.repeat(255)}":"v"}\n`)).attributes.stages.upload).toMatchObject({ successCount: 1, errorCount: 0 })
+    const stream = await given.stream({ account: c.account })
+    expect(expectBatch(await c.upload(stream.id, `{"id":"ok","${'ü'.repeat(255)}":"v"}\n`)).attributes.stages.upload).toMatchObject({
+      successCount: 1,
+      errorCount: 0,
+    })
   })
 
   it('forgets the names once every row is deleted', async () => {
     const c = await streamClient(t)
-    const stream = await c.createStream()
+    const stream = await given.stream({ account: c.account })
     const wide = `{"id":"w",${Array.from({ length: MAX_COLUMNS - 1 }, (_, i) => `"a${i}":"v"`).join(',')}}\n`
     expect(expectBatch(await c.upload(stream.id, wide)).attributes.stages.upload).toMatchObject({ successCount: 1 })
     expect(expectBatch(await c.upload(stream.id, '{"id":"n","other":"1"}\n')).attributes.stages.upload).toMatchObject({ successCount: 0, errorCount: 1 })
@@ -184,7 +191,7 @@ describe('distinct attribute names per stream', () => {
 describe('DELETE /streams/{streamId}/products/{productId}', () => {
   it('refuses a NUL in the product id with a JSON:API error and stores nothing', async () => {
     const c = await streamClient(t)
-    const stream = await c.createStream()
+    const stream = await given.stream({ account: c.account })
     const response = await c.send('DELETE', `/streams/${stream.id}/products/a%00b`)
     expect([400, 422]).toContain(response.statusCode)
     expectApiError(response, response.statusCode, /NUL/)

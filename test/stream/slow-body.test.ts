@@ -1,14 +1,18 @@
 import type { AddressInfo } from 'node:net'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { factories } from '../helpers/factories.js'
 import { useTestApp } from '../helpers/test-app.js'
 import { RawConnection, serverSettled, sleep, uploadHead } from './raw-http.js'
-import { expectBatch, storedCounts, streamClient } from './stream-fixtures.js'
+import { expectBatch } from '../helpers/responses.js'
+import { storedCounts } from './stored-rows.js'
+import { streamClient } from '../helpers/clients.js'
 
 // A body that trickles in holds a database connection for nothing: below UPLOAD_MIN_BYTES_PER_SECOND
 // (judged after a short grace) the upload is cut off with a 408, well before the request deadline,
 // and nothing is written.
 
 const t = useTestApp({ UPLOAD_MIN_BYTES_PER_SECOND: '2000', STREAM_REQUEST_TIMEOUT_MS: '30000', RATE_LIMIT_PRODUCTS: '1000', RATE_LIMIT_OTHER: '1000' })
+const given = factories(t)
 let port = 0
 
 beforeAll(async () => {
@@ -23,7 +27,7 @@ afterAll(async () => {
 describe('UPLOAD_MIN_BYTES_PER_SECOND', () => {
   it('cuts off a body that trickles in with a 408 and stores nothing', async () => {
     const c = await streamClient(t)
-    const stream = await c.createStream()
+    const stream = await given.stream({ account: c.account })
     expectBatch(await c.upload(stream.id, '{"id":"seed"}\n'))
     const connection = await RawConnection.open(port)
     let writing = true
@@ -40,7 +44,9 @@ describe('UPLOAD_MIN_BYTES_PER_SECOND', () => {
       writing = false
       await trickle
       expect(response.statusCode, response.body).toBe(408)
-      expect(JSON.parse(response.body)).toMatchObject({ errors: [{ status: '408', title: 'Request Timeout', detail: expect.stringMatching(/2000 bytes per second/) as unknown }] })
+      expect(JSON.parse(response.body)).toMatchObject({
+        errors: [{ status: '408', title: 'Request Timeout', detail: expect.stringMatching(/2000 bytes per second/) as unknown }],
+      })
     } finally {
       writing = false
       connection.destroy()
@@ -51,7 +57,7 @@ describe('UPLOAD_MIN_BYTES_PER_SECOND', () => {
 
   it('keeps a body that arrives fast, even when the upload itself takes a while', async () => {
     const c = await streamClient(t)
-    const stream = await c.createStream()
+    const stream = await given.stream({ account: c.account })
     const rows = Array.from({ length: 20_000 }, (_, i) => `{"id":"r${i}","title":"${'x'.repeat(100)}"}`).join('\n')
     const batch = expectBatch(await c.upload(stream.id, rows))
     expect(batch.attributes.stages.upload).toMatchObject({ successCount: 20_000, errorCount: 0 })

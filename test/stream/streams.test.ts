@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest'
-import { useTestApp } from '../helpers/test-app.js'
-import { DAY_MS, HIGH_LIMITS, ISO_SECONDS, JSON_API, expectApiError, streamClient, uniqueName, type PageLinksJson, type StreamClient, type StreamJson } from './stream-fixtures.js'
+import { HIGH_LIMITS, useTestApp } from '../helpers/test-app.js'
+import { DAY_MS, expectApiError, ISO_SECONDS, type PageLinksJson, type StreamJson } from '../helpers/responses.js'
+import { JSON_API, streamClient, type StreamClient, postStream, uniqueName } from '../helpers/clients.js'
 
 const t = useTestApp(HIGH_LIMITS)
 const API = { 'content-type': JSON_API }
@@ -80,8 +81,8 @@ describe('creating streams', () => {
 
   it('accepts names of 3 and of 255 characters', async () => {
     const c = await streamClient(t)
-    await c.createStream('abc')
-    await c.createStream('y'.repeat(255))
+    await postStream(c, 'abc')
+    await postStream(c, 'y'.repeat(255))
     expect(await listNames(c)).toEqual(['abc', 'y'.repeat(255)])
   })
 
@@ -93,20 +94,20 @@ describe('creating streams', () => {
 
   it('answers 409 for a duplicate name with meta.duplicate pointing at the existing stream', async () => {
     const c = await streamClient(t)
-    const first = await c.createStream('Products')
+    const first = await postStream(c, 'Products')
     const error = expectApiError(await create(c, streamDoc({ name: 'Products' })), 409)
     expect(error.meta).toEqual({ duplicate: { type: 'stream', id: first.id, links: { self: `/streams/${first.id}` } } })
     expect(await listNames(c)).toEqual(['Products'])
 
     // Names are unique per account: another account may use the same one.
     const other = await streamClient(t, 'Other')
-    await other.createStream('Products')
+    await postStream(other, 'Products')
   })
 
   it('refuses the 101st live stream with 422 and accepts it again once one is deleted', async () => {
     const c = await streamClient(t)
     const ids: string[] = []
-    for (let i = 1; i <= 100; i++) ids.push((await c.createStream(`bulk-${String(i).padStart(3, '0')}`)).id)
+    for (let i = 1; i <= 100; i++) ids.push((await postStream(c, `bulk-${String(i).padStart(3, '0')}`)).id)
     const refused = expectApiError(await create(c, streamDoc({ name: 'one-too-many' })), 422)
     expect(refused.detail).toMatch(/100/)
     const list = await c.send('GET', '/streams')
@@ -122,7 +123,7 @@ describe('listing streams', () => {
   it('pages with page[offset] and page[limit], at most 10 a page, with string links', async () => {
     const c = await streamClient(t)
     const names = Array.from({ length: 25 }, (_, i) => `list-${String(i + 1).padStart(2, '0')}`)
-    for (const name of names) await c.createStream(name)
+    for (const name of names) await postStream(c, name)
 
     const first = await c.send('GET', '/streams')
     expect(first.statusCode, first.body).toBe(200)
@@ -164,20 +165,20 @@ describe('listing streams', () => {
 describe('renaming streams', () => {
   it('renames with PATCH and answers 200 with the stream document', async () => {
     const c = await streamClient(t)
-    const stream = await c.createStream('Old name')
+    const stream = await postStream(c, 'Old name')
     const response = await c.send('PATCH', `/streams/${stream.id}`, { data: { id: stream.id, type: 'stream', attributes: { name: 'New name' } } }, API)
     expect(response.statusCode, response.body).toBe(200)
     expect(response.headers['content-type']).toMatch(/^application\/vnd\.api\+json/)
     expect(streamOf(response)).toMatchObject({ id: stream.id, attributes: { name: 'New name', type: 'chunked' } })
     expect(streamOf(await c.send('GET', `/streams/${stream.id}`)).attributes.name).toBe('New name')
     // The old name is free again at once (the stream was renamed, not deleted).
-    await c.createStream('Old name')
+    await postStream(c, 'Old name')
   })
 
   it('refuses to change the type or move the stream to another account with 422, changing nothing', async () => {
     const c = await streamClient(t)
     const other = await streamClient(t, 'Other')
-    const stream = await c.createStream('Fixed')
+    const stream = await postStream(c, 'Fixed')
     const patch = (attributes: object, extra: object = {}) =>
       c.send('PATCH', `/streams/${stream.id}`, { data: { id: stream.id, type: 'stream', attributes, ...extra } }, API)
 
@@ -190,9 +191,12 @@ describe('renaming streams', () => {
 
   it('refuses a rename to a taken or invalid name', async () => {
     const c = await streamClient(t)
-    const taken = await c.createStream('Taken')
-    const stream = await c.createStream('Mine')
-    const error = expectApiError(await c.send('PATCH', `/streams/${stream.id}`, { data: { id: stream.id, type: 'stream', attributes: { name: 'Taken' } } }, API), 409)
+    const taken = await postStream(c, 'Taken')
+    const stream = await postStream(c, 'Mine')
+    const error = expectApiError(
+      await c.send('PATCH', `/streams/${stream.id}`, { data: { id: stream.id, type: 'stream', attributes: { name: 'Taken' } } }, API),
+      409,
+    )
     expect(error.meta).toMatchObject({ duplicate: { type: 'stream', id: taken.id } })
     expectApiError(await c.send('PATCH', `/streams/${stream.id}`, { data: { id: stream.id, type: 'stream', attributes: { name: 'no' } } }, API), 422, /name/)
     expect(await listNames(c)).toEqual(['Taken', 'Mine'])
@@ -202,8 +206,8 @@ describe('renaming streams', () => {
 describe('deleting streams', () => {
   it('answers 204, also with a JSON:API Content-Type and no body, and the stream is gone everywhere', async () => {
     const c = await streamClient(t)
-    const plain = await c.createStream()
-    const withType = await c.createStream()
+    const plain = await postStream(c)
+    const withType = await postStream(c)
     const deleted = await c.send('DELETE', `/streams/${plain.id}`)
     expect(deleted.statusCode, deleted.body).toBe(204)
     expect(deleted.body).toBe('')
@@ -222,7 +226,7 @@ describe('deleting streams', () => {
 
   it('hides the batches of a deleted stream', async () => {
     const c = await streamClient(t)
-    const stream = await c.createStream()
+    const stream = await postStream(c)
     const upload = await c.upload(stream.id, '{"id":"1"}\n')
     expect(upload.statusCode, upload.body).toBe(202)
     const batchId = upload.json<{ data: { id: string } }>().data.id
@@ -233,11 +237,11 @@ describe('deleting streams', () => {
   it('keeps the name reserved for 7 days after a delete, then frees it', async () => {
     const c = await streamClient(t)
     const name = uniqueName('reserved')
-    const stream = await c.createStream(name)
+    const stream = await postStream(c, name)
     expect((await c.send('DELETE', `/streams/${stream.id}`)).statusCode).toBe(204)
 
     expectApiError(await create(c, streamDoc({ name })), 409)
-    const other = await c.createStream()
+    const other = await postStream(c)
     expectApiError(await c.send('PATCH', `/streams/${other.id}`, { data: { id: other.id, type: 'stream', attributes: { name } } }, API), 409)
 
     t.clock.advance(6 * DAY_MS)

@@ -5,9 +5,12 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { buildApp } from '../../src/app.js'
 import { loadConfig } from '../../src/config.js'
 import { createDb, type Db } from '../../src/db/database.js'
+import { factories } from '../helpers/factories.js'
 import { useTestApp } from '../helpers/test-app.js'
 import { RawConnection, type RawResponse, serverSettled, uploadHead, waitUntil } from './raw-http.js'
-import { expectBatch, storedCounts, streamClient, type StreamClient } from './stream-fixtures.js'
+import { expectBatch } from '../helpers/responses.js'
+import { storedCounts } from './stored-rows.js'
+import { streamClient, type StreamClient } from '../helpers/clients.js'
 
 // One account's slow uploads beside another account's requests (issue 10, finding 3). The app under
 // test has a pool of its own with 5 clients, 3 of which uploads may hold (UPLOAD_CONCURRENCY), and
@@ -26,6 +29,7 @@ const env = {
   RATE_LIMIT_OTHER: '1000',
 }
 const t = useTestApp(env)
+const given = factories(t)
 let app: FastifyInstance
 let appDb: Db
 let port = 0
@@ -47,7 +51,7 @@ afterAll(async () => {
  * stream's row lock while it runs: a second upload would wait for that lock, not for a slot).
  */
 async function usedStream(c: StreamClient): Promise<string> {
-  const stream = await c.createStream()
+  const stream = await given.stream({ account: c.account })
   expectBatch(await c.upload(stream.id, '{"id":"seed"}\n'))
   return stream.id
 }
@@ -63,7 +67,14 @@ async function stalledUpload(streamId: string, token: string): Promise<RawConnec
 async function send(method: string, path: string, headers: Record<string, string>, body = ''): Promise<RawResponse> {
   const connection = await RawConnection.open(port)
   try {
-    const head = [`${method} ${path} HTTP/1.1`, 'Host: 127.0.0.1', ...Object.entries(headers).map(([k, v]) => `${k}: ${v}`), `Content-Length: ${Buffer.byteLength(body)}`, '', '']
+    const head = [
+      `${method} ${path} HTTP/1.1`,
+      'Host: 127.0.0.1',
+      ...Object.entries(headers).map(([k, v]) => `${k}: ${v}`),
+      `Content-Length: ${Buffer.byteLength(body)}`,
+      '',
+      '',
+    ]
     await connection.write(head.join('\r\n') + body)
     return await connection.response(15_000)
   } finally {
@@ -91,16 +102,28 @@ describe('slow uploads of one account', () => {
       await waitUntil('both slow uploads to hold a transaction', async () => (await openUploads()) === 2)
       // More uploads of the same account, however many, are refused at once instead of queueing.
       for (let i = 0; i < 6; i++) {
-        const refused = await send('POST', `/streams/${slowStream}/products`, { Authorization: `Bearer ${slow.account.token}`, 'Content-Type': 'application/x-ndjson' }, '{"id":"x"}\n')
+        const refused = await send(
+          'POST',
+          `/streams/${slowStream}/products`,
+          { Authorization: `Bearer ${slow.account.token}`, 'Content-Type': 'application/x-ndjson' },
+          '{"id":"x"}\n',
+        )
         expect(refused.statusCode, refused.body).toBe(429)
         expect(Number(refused.headers['retry-after'])).toBeGreaterThanOrEqual(1)
-        expect(JSON.parse(refused.body)).toMatchObject({ errors: [{ status: '429', title: 'Too Many Requests', detail: expect.stringMatching(/UPLOADS_PER_ACCOUNT/) as unknown }] })
+        expect(JSON.parse(refused.body)).toMatchObject({
+          errors: [{ status: '429', title: 'Too Many Requests', detail: expect.stringMatching(/UPLOADS_PER_ACCOUNT/) as unknown }],
+        })
       }
       // The other account's reads and uploads are answered while every slow upload is still open.
       for (let i = 0; i < 5; i++) {
         const projects = await send('GET', '/platform/v2/projects', { 'X-Auth-Token': other.account.xAuthToken })
         expect(projects.statusCode, projects.body).toBe(200)
-        const upload = await send('POST', `/streams/${otherStream}/products`, { Authorization: `Bearer ${other.account.token}`, 'Content-Type': 'application/x-ndjson' }, `{"id":"o${i}"}\n`)
+        const upload = await send(
+          'POST',
+          `/streams/${otherStream}/products`,
+          { Authorization: `Bearer ${other.account.token}`, 'Content-Type': 'application/x-ndjson' },
+          `{"id":"o${i}"}\n`,
+        )
         expect(upload.statusCode, upload.body).toBe(202)
       }
       expect(await openUploads()).toBe(2)
@@ -118,11 +141,21 @@ describe('slow uploads of one account', () => {
     const stream = { id: await usedStream(c) }
     const stalled = [await stalledUpload(stream.id, c.account.token), await stalledUpload(stream.id, c.account.token)]
     await waitUntil('both slow uploads to hold a transaction', async () => (await openUploads()) === 2)
-    const refused = await send('POST', `/streams/${stream.id}/products`, { Authorization: `Bearer ${c.account.token}`, 'Content-Type': 'application/x-ndjson' }, '{"id":"x"}\n')
+    const refused = await send(
+      'POST',
+      `/streams/${stream.id}/products`,
+      { Authorization: `Bearer ${c.account.token}`, 'Content-Type': 'application/x-ndjson' },
+      '{"id":"x"}\n',
+    )
     expect(refused.statusCode).toBe(429)
     for (const connection of stalled) connection.destroy()
     await serverSettled(t)
-    const accepted = await send('POST', `/streams/${stream.id}/products`, { Authorization: `Bearer ${c.account.token}`, 'Content-Type': 'application/x-ndjson' }, '{"id":"x"}\n')
+    const accepted = await send(
+      'POST',
+      `/streams/${stream.id}/products`,
+      { Authorization: `Bearer ${c.account.token}`, 'Content-Type': 'application/x-ndjson' },
+      '{"id":"x"}\n',
+    )
     expect(accepted.statusCode, accepted.body).toBe(202)
   })
 })
@@ -135,7 +168,9 @@ describe('GET /healthz', () => {
     // Six statements on a pool of five: every client busy and one waiting.
     const sleepers = Array.from({ length: 6 }, () => sql`SELECT pg_sleep(1.5)`.execute(appDb))
     await waitUntil('the pool to be saturated', async () => {
-      const { rows } = await sql<{ n: string }>`SELECT count(*) AS n FROM pg_stat_activity WHERE query = 'SELECT pg_sleep(1.5)' AND state = 'active'`.execute(t.db)
+      const { rows } = await sql<{ n: string }>`SELECT count(*) AS n FROM pg_stat_activity WHERE query = 'SELECT pg_sleep(1.5)' AND state = 'active'`.execute(
+        t.db,
+      )
       return Number(rows[0]?.n) === 5
     })
     const saturated = await send('GET', '/healthz', {})

@@ -1,12 +1,13 @@
 import { deflateRawSync, deflateSync, gzipSync } from 'node:zlib'
 import { describe, expect, it } from 'vitest'
-import { useTestApp } from '../helpers/test-app.js'
-import {
-  HIGH_LIMITS, JSON_BODY, NDJSON, expectApiError, expectBatch, ndjson, storedCounts, storedRows, streamClient,
-  type Headers,
-} from './stream-fixtures.js'
+import { factories } from '../helpers/factories.js'
+import { HIGH_LIMITS, useTestApp } from '../helpers/test-app.js'
+import { JSON_BODY, NDJSON, ndjson, streamClient, type Headers } from '../helpers/clients.js'
+import { expectApiError, expectBatch } from '../helpers/responses.js'
+import { storedCounts, storedRows } from './stored-rows.js'
 
 const t = useTestApp(HIGH_LIMITS)
+const given = factories(t)
 const GZIP_NDJSON = { ...NDJSON, 'content-encoding': 'gzip' }
 
 /** The payload a referenced batch kept, as received. */
@@ -18,8 +19,11 @@ async function storedPayload(batchId: string): Promise<string> {
 describe('referenced streams', () => {
   it('accept an application/json array of objects and keep the payload as received', async () => {
     const c = await streamClient(t)
-    const stream = await c.createStream(undefined, 'referenced')
-    const body = JSON.stringify([{ id: '1', price: 10.5 }, { id: '2', nested: { not: 'validated here' } }])
+    const stream = await given.stream({ account: c.account, type: 'referenced' })
+    const body = JSON.stringify([
+      { id: '1', price: 10.5 },
+      { id: '2', nested: { not: 'validated here' } },
+    ])
     const batch = expectBatch(await c.upload(stream.id, body, JSON_BODY))
     expect(batch.attributes).toMatchObject({ status: 'uploaded', errorCount: 0, stages: { processing: null } })
     expect(batch.attributes.stages.upload.status).toBe('success')
@@ -29,7 +33,7 @@ describe('referenced streams', () => {
 
   it('accept NDJSON', async () => {
     const c = await streamClient(t)
-    const stream = await c.createStream(undefined, 'referenced')
+    const stream = await given.stream({ account: c.account, type: 'referenced' })
     const body = ndjson([{ id: '1' }, { id: '2' }])
     const batch = expectBatch(await c.upload(stream.id, body, NDJSON))
     expect(batch.attributes.status).toBe('uploaded')
@@ -44,7 +48,7 @@ describe('referenced streams', () => {
     ['NDJSON of empty objects', '{}\n{}\n', NDJSON],
   ])('refuse %s with 422 Empty Payload and store nothing', async (_case, body, headers) => {
     const c = await streamClient(t)
-    const stream = await c.createStream(undefined, 'referenced')
+    const stream = await given.stream({ account: c.account, type: 'referenced' })
     const batch = expectBatch(await c.upload(stream.id, body, headers), 422)
     expect(batch.attributes).toMatchObject({ status: 'failed', errorCount: 1 })
     expect(batch.attributes.stages.upload.errors.map((e) => e.message)).toEqual(['Empty Payload'])
@@ -54,7 +58,7 @@ describe('referenced streams', () => {
 
   it('refuse other content types with 415 naming the accepted ones', async () => {
     const c = await streamClient(t)
-    const stream = await c.createStream(undefined, 'referenced')
+    const stream = await given.stream({ account: c.account, type: 'referenced' })
     const cases: Headers[] = [{ 'content-type': 'text/csv' }, {}]
     for (const headers of cases) {
       const error = expectApiError(await c.upload(stream.id, '[{"id":"1"}]', headers), 415)
@@ -66,7 +70,7 @@ describe('referenced streams', () => {
 
   it('keep the content type of the first upload: JSON first, then NDJSON is refused with 415', async () => {
     const c = await streamClient(t)
-    const stream = await c.createStream(undefined, 'referenced')
+    const stream = await given.stream({ account: c.account, type: 'referenced' })
     expectBatch(await c.upload(stream.id, '[{"id":"1"}]', JSON_BODY))
     expectApiError(await c.upload(stream.id, '{"id":"2"}\n', NDJSON), 415, /application\/json/)
     expectBatch(await c.upload(stream.id, '[{"id":"3"}]', JSON_BODY))
@@ -75,7 +79,7 @@ describe('referenced streams', () => {
 
   it('keep the content type of the first upload: NDJSON first, then JSON is refused with 415', async () => {
     const c = await streamClient(t)
-    const stream = await c.createStream(undefined, 'referenced')
+    const stream = await given.stream({ account: c.account, type: 'referenced' })
     expectBatch(await c.upload(stream.id, '{"id":"1"}\n', NDJSON))
     expectApiError(await c.upload(stream.id, '[{"id":"2"}]', JSON_BODY), 415)
     expect(await c.batches(stream.id)).toHaveLength(1)
@@ -85,14 +89,12 @@ describe('referenced streams', () => {
 describe('gzip bodies', () => {
   it('decompresses a gzip NDJSON body and validates its rows', async () => {
     const c = await streamClient(t)
-    const stream = await c.createStream()
+    const stream = await given.stream({ account: c.account })
     const rows = Array.from({ length: 500 }, (_, i) => ({ id: `SKU-${i}`, title: `Product ${i}`, price: '9.99' }))
     const body = ndjson(rows) + '{}\n'
     const batch = expectBatch(await c.upload(stream.id, gzipSync(body), GZIP_NDJSON))
     expect(batch.attributes.stages.upload).toMatchObject({ status: 'warning', successCount: 500, errorCount: 1 })
-    expect(batch.attributes.stages.upload.errors).toEqual([
-      { message: 'Empty Product Attributes', occurrences: 1, example: { lineNumber: 501, value: '{}' } },
-    ])
+    expect(batch.attributes.stages.upload.errors).toEqual([{ message: 'Empty Product Attributes', occurrences: 1, example: { lineNumber: 501, value: '{}' } }])
     const stored = await storedRows(t, stream.id)
     expect(stored).toHaveLength(500)
     expect(stored[499]).toMatchObject({ line_no: 500, product_id: 'SKU-499' })
@@ -101,7 +103,7 @@ describe('gzip bodies', () => {
 
   it('decompresses a gzip JSON body for a referenced stream', async () => {
     const c = await streamClient(t)
-    const stream = await c.createStream(undefined, 'referenced')
+    const stream = await given.stream({ account: c.account, type: 'referenced' })
     const body = JSON.stringify([{ id: '1' }, { id: '2' }])
     const batch = expectBatch(await c.upload(stream.id, gzipSync(body), { ...JSON_BODY, 'content-encoding': 'gzip' }))
     const chunks = await t.db.selectFrom('batch_payload').select('chunk').where('batch_id', '=', batch.id).orderBy('chunk_no').execute()
@@ -110,9 +112,12 @@ describe('gzip bodies', () => {
 
   it('decompresses deflate bodies, zlib-wrapped or raw (PHP gzdeflate), labelled deflate or gzip', async () => {
     const c = await streamClient(t)
-    const stream = await c.createStream()
+    const stream = await given.stream({ account: c.account })
     const sent: string[] = []
-    for (const [name, compress] of [['zlib', deflateSync], ['raw', deflateRawSync]] as const) {
+    for (const [name, compress] of [
+      ['zlib', deflateSync],
+      ['raw', deflateRawSync],
+    ] as const) {
       for (const encoding of ['deflate', 'gzip']) {
         const id = `${name}-${encoding}`
         sent.push(id)
@@ -125,14 +130,14 @@ describe('gzip bodies', () => {
 
   it('treats an empty body labelled gzip as an empty payload, as an empty uncompressed one', async () => {
     const c = await streamClient(t)
-    const stream = await c.createStream()
+    const stream = await given.stream({ account: c.account })
     const batch = expectBatch(await c.upload(stream.id, '', GZIP_NDJSON), 422)
     expect(batch.attributes.stages.upload.errors.map((e) => e.message)).toEqual(['Empty Payload'])
   })
 
   it('treats a gzip body of nothing as an empty payload', async () => {
     const c = await streamClient(t)
-    const stream = await c.createStream()
+    const stream = await given.stream({ account: c.account })
     const batch = expectBatch(await c.upload(stream.id, gzipSync(''), GZIP_NDJSON), 422)
     expect(batch.attributes.stages.upload.errors.map((e) => e.message)).toEqual(['Empty Payload'])
   })
@@ -140,15 +145,18 @@ describe('gzip bodies', () => {
   it.each([
     ['bytes that are not gzip', () => Buffer.from('{"id":"1"}\n{"id":"2"}\n')],
     ['a truncated gzip body', () => gzipSync(ndjson(Array.from({ length: 2000 }, (_, i) => ({ id: String(i), v: Math.random() })))).subarray(0, 4000)],
-    ['a gzip body with a damaged checksum', () => {
-      const gz = gzipSync('{"id":"1"}\n{"id":"2"}\n')
-      gz.writeUInt32LE((gz.readUInt32LE(gz.length - 8) + 1) >>> 0, gz.length - 8)
-      return gz
-    }],
+    [
+      'a gzip body with a damaged checksum',
+      () => {
+        const gz = gzipSync('{"id":"1"}\n{"id":"2"}\n')
+        gz.writeUInt32LE((gz.readUInt32LE(gz.length - 8) + 1) >>> 0, gz.length - 8)
+        return gz
+      },
+    ],
   ])('answers 400 for %s and stores nothing', async (_case, body) => {
     for (const type of ['chunked', 'referenced']) {
       const c = await streamClient(t)
-      const stream = await c.createStream(undefined, type)
+      const stream = await given.stream({ account: c.account, type: type })
       expectApiError(await c.upload(stream.id, body(), GZIP_NDJSON), 400, /gzip/i)
       expect(await c.batches(stream.id)).toEqual([])
       expect(await storedCounts(t, stream.id)).toEqual({ batches: 0, rows: 0, payloadChunks: 0 })
@@ -157,7 +165,7 @@ describe('gzip bodies', () => {
 
   it('refuses an unknown Content-Encoding with 415', async () => {
     const c = await streamClient(t)
-    const stream = await c.createStream()
+    const stream = await given.stream({ account: c.account })
     expectApiError(await c.upload(stream.id, '{"id":"1"}\n', { ...NDJSON, 'content-encoding': 'br' }), 415)
     expect(await storedCounts(t, stream.id)).toEqual({ batches: 0, rows: 0, payloadChunks: 0 })
   })

@@ -1,13 +1,14 @@
 import { sql } from 'kysely'
 import { Readable } from 'node:stream'
 import { describe, expect, it } from 'vitest'
-import { useTestApp } from '../helpers/test-app.js'
-import {
-  HIGH_LIMITS, ISO_SECONDS, expectApiError, expectBatch, errorsByMessage, ndjson, storedCounts, storedRows, streamClient,
-  type BatchJson,
-} from './stream-fixtures.js'
+import { factories } from '../helpers/factories.js'
+import { HIGH_LIMITS, useTestApp } from '../helpers/test-app.js'
+import { errorsByMessage, expectApiError, expectBatch, ISO_SECONDS, type BatchJson } from '../helpers/responses.js'
+import { ndjson, streamClient } from '../helpers/clients.js'
+import { storedCounts, storedRows } from './stored-rows.js'
 
 const t = useTestApp(HIGH_LIMITS)
+const given = factories(t)
 const MAX_LINE = 2_097_152
 
 const MESSAGES = {
@@ -22,7 +23,7 @@ const MESSAGES = {
 /** Uploads `{"id":"ok"}` followed by one line and returns the batch; the line must be refused with `message`. */
 async function refusedLine(line: string | Buffer, message: string | RegExp): Promise<BatchJson> {
   const c = await streamClient(t)
-  const stream = await c.createStream()
+  const stream = await given.stream({ account: c.account })
   const body = Buffer.concat([Buffer.from('{"id":"ok"}\n'), Buffer.isBuffer(line) ? line : Buffer.from(line), Buffer.from('\n')])
   const batch = expectBatch(await c.upload(stream.id, body))
   const upload = batch.attributes.stages.upload
@@ -57,10 +58,14 @@ describe('chunked validation messages (SPEC.md section 7)', () => {
 
   it('keeps a value that only spells \\u0000 with an escaped backslash, and Postgres can read it as jsonb', async () => {
     const c = await streamClient(t)
-    const stream = await c.createStream()
+    const stream = await given.stream({ account: c.account })
     expectBatch(await c.upload(stream.id, '{"id":"1","path":"C:\\\\u0000x"}\n'))
-    const row = await t.db.selectFrom('batch_row').innerJoin('batch', 'batch.id', 'batch_row.batch_id')
-      .select(sql<Record<string, string>>`batch_row.data::jsonb`.as('json')).where('batch.stream_id', '=', stream.id).executeTakeFirstOrThrow()
+    const row = await t.db
+      .selectFrom('batch_row')
+      .innerJoin('batch', 'batch.id', 'batch_row.batch_id')
+      .select(sql<Record<string, string>>`batch_row.data::jsonb`.as('json'))
+      .where('batch.stream_id', '=', stream.id)
+      .executeTakeFirstOrThrow()
     expect(row.json).toEqual({ id: '1', path: 'C:\\u0000x' })
   })
 
@@ -83,14 +88,14 @@ describe('chunked validation messages (SPEC.md section 7)', () => {
     expect(example.length).toBeLessThan(10_000)
 
     const c = await streamClient(t)
-    const stream = await c.createStream()
+    const stream = await given.stream({ account: c.account })
     const accepted = expectBatch(await c.upload(stream.id, `${exact}\n`))
     expect(accepted.attributes.stages.upload).toMatchObject({ status: 'success', successCount: 1, errorCount: 0 })
   })
 
   it('refuses an oversized line that arrives in many small chunks and keeps the lines around it', async () => {
     const c = await streamClient(t)
-    const stream = await c.createStream()
+    const stream = await given.stream({ account: c.account })
     const chunks = ['{"id":"before"}\n{"id":"huge","d":"']
     for (let sent = 0; sent < MAX_LINE + 100_000; sent += 64 * 1024) chunks.push('y'.repeat(64 * 1024))
     chunks.push('"}\n{"id":"after"}\n')
@@ -98,14 +103,17 @@ describe('chunked validation messages (SPEC.md section 7)', () => {
     expect(errorsByMessage(batch.attributes.stages.upload)).toEqual({
       [MESSAGES.tooLarge]: { occurrences: 1, example: { lineNumber: 2, value: expect.stringMatching(/^\{"id":"huge","d":"yyy/) } },
     })
-    expect((await storedRows(t, stream.id)).map((r) => [r.line_no, r.product_id])).toEqual([[1, 'before'], [3, 'after']])
+    expect((await storedRows(t, stream.id)).map((r) => [r.line_no, r.product_id])).toEqual([
+      [1, 'before'],
+      [3, 'after'],
+    ])
   })
 })
 
 describe('grouping and outcome', () => {
   it('groups errors by message with occurrences and the first example, and keeps the valid rows', async () => {
     const c = await streamClient(t)
-    const stream = await c.createStream()
+    const stream = await given.stream({ account: c.account })
     const lines = [
       '{"id":"1","name":"First"}',
       '{}',
@@ -131,7 +139,11 @@ describe('grouping and outcome', () => {
       [MESSAGES.syntax]: { occurrences: 1, example: { lineNumber: 5, value: '{"id":"3" "name":"x"}' } },
       [MESSAGES.emptyLine]: { occurrences: 1, example: { lineNumber: 6, value: '' } },
     })
-    expect((await storedRows(t, stream.id)).map((r) => [r.line_no, r.product_id])).toEqual([[1, '1'], [4, '2'], [9, '4']])
+    expect((await storedRows(t, stream.id)).map((r) => [r.line_no, r.product_id])).toEqual([
+      [1, '1'],
+      [4, '2'],
+      [9, '4'],
+    ])
 
     // The batch reads back as it was answered.
     const read = await c.send('GET', `/streams/${stream.id}/batches/${batch.id}`)
@@ -141,7 +153,7 @@ describe('grouping and outcome', () => {
 
   it('reports success when every row is valid', async () => {
     const c = await streamClient(t)
-    const stream = await c.createStream()
+    const stream = await given.stream({ account: c.account })
     const batch = expectBatch(await c.upload(stream.id, ndjson([{ id: '1' }, { id: '2' }, { id: '3' }])))
     expect(batch.attributes).toMatchObject({ status: 'uploaded', errorCount: 0 })
     expect(batch.attributes.stages.upload).toMatchObject({ status: 'success', successCount: 3, errorCount: 0, errors: [] })
@@ -149,7 +161,7 @@ describe('grouping and outcome', () => {
 
   it('answers 202 with a failed batch when every row is invalid, storing no row', async () => {
     const c = await streamClient(t)
-    const stream = await c.createStream()
+    const stream = await given.stream({ account: c.account })
     const batch = expectBatch(await c.upload(stream.id, '{}\n{"name":"x"}\n'))
     expect(batch.attributes).toMatchObject({ status: 'failed', errorCount: 2 })
     expect(batch.attributes.stages.upload).toMatchObject({ status: 'failure', successCount: 0, errorCount: 2 })
@@ -159,7 +171,7 @@ describe('grouping and outcome', () => {
 
   it('accepts NDJSON with blanks around each object and a final newline (COMPAT.md)', async () => {
     const c = await streamClient(t)
-    const stream = await c.createStream()
+    const stream = await given.stream({ account: c.account })
     const batch = expectBatch(await c.upload(stream.id, ' {"id":"1"} \n {"id":"2"} \n'))
     expect(batch.attributes.stages.upload).toMatchObject({ status: 'success', successCount: 2, errorCount: 0, errors: [] })
     const last = expectBatch(await c.upload(stream.id, '{"id":"3"}\r\n{"id":"4"}'))
@@ -171,7 +183,7 @@ describe('grouping and outcome', () => {
 describe('row rules (SPEC.md "Product row rules")', () => {
   it('stores every value as text: true → "1", false and null → "", numbers as written', async () => {
     const c = await streamClient(t)
-    const stream = await c.createStream()
+    const stream = await given.stream({ account: c.account })
     const body = [
       '{"id":"A","on":true,"off":false,"none":null,"price":10.50,"qty":3,"neg":-0.0,"exp":1E+3,"text":"true","empty":""}',
       '{"id":12345678901234567890,"price":1.10}',
@@ -192,7 +204,7 @@ describe('row rules (SPEC.md "Product row rules")', () => {
 
   it('records the attribute names of the accepted rows in first-seen order (jsonb does not keep it)', async () => {
     const c = await streamClient(t)
-    const stream = await c.createStream()
+    const stream = await given.stream({ account: c.account })
     const body = ['{"id":"1","zeta":"z","alpha":"a"}', '{"broken":', '{"id":"2","alpha":"b","mid":"m"}', '{"id":"3","zeta":"y"}'].join('\n')
     const batch = expectBatch(await c.upload(stream.id, body))
     const row = await t.db.selectFrom('batch').select('columns').where('id', '=', batch.id).executeTakeFirstOrThrow()
@@ -201,7 +213,7 @@ describe('row rules (SPEC.md "Product row rules")', () => {
 
   it.each(['POST', 'PUT', 'PATCH'] as const)('%s behaves like every other upload method', async (method) => {
     const c = await streamClient(t)
-    const stream = await c.createStream()
+    const stream = await given.stream({ account: c.account })
     const batch = expectBatch(await c.upload(stream.id, '{"id":"1","flag":true}\n{}\n', undefined, method))
     expect(batch.attributes.status).toBe('uploaded')
     expect(errorsByMessage(batch.attributes.stages.upload)).toEqual({
@@ -213,20 +225,21 @@ describe('row rules (SPEC.md "Product row rules")', () => {
 })
 
 describe('empty payloads and content types', () => {
-  it.each([['an empty body', ''], ['only newlines', '\n\n'], ['only blanks', '  \n ']])(
-    'answers 422 with a failed batch document for %s and stores nothing',
-    async (_case, body) => {
-      const c = await streamClient(t)
-      const stream = await c.createStream()
-      const batch = expectBatch(await c.upload(stream.id, body), 422)
-      expect(batch.attributes).toMatchObject({ status: 'failed', errorCount: 1, stages: { processing: null } })
-      expect(batch.attributes.stages.upload).toMatchObject({ status: 'failure', successCount: 0, errorCount: 1 })
-      expect(batch.attributes.stages.upload.errors.map((e) => [e.message, e.occurrences])).toEqual([['Empty Payload', 1]])
-      expect(await c.batches(stream.id)).toEqual([])
-      expect(await storedCounts(t, stream.id)).toEqual({ batches: 0, rows: 0, payloadChunks: 0 })
-      expectApiError(await c.send('GET', `/streams/${stream.id}/batches/${batch.id}`), 404)
-    },
-  )
+  it.each([
+    ['an empty body', ''],
+    ['only newlines', '\n\n'],
+    ['only blanks', '  \n '],
+  ])('answers 422 with a failed batch document for %s and stores nothing', async (_case, body) => {
+    const c = await streamClient(t)
+    const stream = await given.stream({ account: c.account })
+    const batch = expectBatch(await c.upload(stream.id, body), 422)
+    expect(batch.attributes).toMatchObject({ status: 'failed', errorCount: 1, stages: { processing: null } })
+    expect(batch.attributes.stages.upload).toMatchObject({ status: 'failure', successCount: 0, errorCount: 1 })
+    expect(batch.attributes.stages.upload.errors.map((e) => [e.message, e.occurrences])).toEqual([['Empty Payload', 1]])
+    expect(await c.batches(stream.id)).toEqual([])
+    expect(await storedCounts(t, stream.id)).toEqual({ batches: 0, rows: 0, payloadChunks: 0 })
+    expectApiError(await c.send('GET', `/streams/${stream.id}/batches/${batch.id}`), 404)
+  })
 
   it.each([
     ['text/csv', { 'content-type': 'text/csv' }],
@@ -234,14 +247,14 @@ describe('empty payloads and content types', () => {
     ['no Content-Type', {}],
   ])('a chunked stream answers 415 naming the accepted type for %s', async (_case, headers) => {
     const c = await streamClient(t)
-    const stream = await c.createStream()
+    const stream = await given.stream({ account: c.account })
     expectApiError(await c.upload(stream.id, '{"id":"1"}\n', headers), 415, /application\/x-ndjson/)
     expect(await storedCounts(t, stream.id)).toEqual({ batches: 0, rows: 0, payloadChunks: 0 })
   })
 
   it('accepts a Content-Type with parameters and in any case', async () => {
     const c = await streamClient(t)
-    const stream = await c.createStream()
+    const stream = await given.stream({ account: c.account })
     expectBatch(await c.upload(stream.id, '{"id":"1"}\n', { 'content-type': 'Application/X-NDJSON; charset=utf-8' }))
   })
 })

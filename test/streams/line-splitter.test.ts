@@ -19,10 +19,13 @@ function split(chunks: Buffer[]): SplitItem[] {
 function outcomes(items: SplitItem[]): string[] {
   return items.flatMap((item) => {
     if ('oversizedHead' in item) return ['refused']
-    return item.block.toString('latin1').split('\n').map((line) => {
-      const bytes = line.length - (line.endsWith('\r') ? 1 : 0)
-      return bytes > MAX_LINE ? 'refused' : `kept ${line.length}`
-    })
+    return item.block
+      .toString('latin1')
+      .split('\n')
+      .map((line) => {
+        const bytes = line.length - (line.endsWith('\r') ? 1 : 0)
+        return bytes > MAX_LINE ? 'refused' : `kept ${line.length}`
+      })
   })
 }
 

@@ -3,7 +3,9 @@ import os from 'node:os'
 import path from 'node:path'
 import pg from 'pg'
 import type { FeedFormat } from '../../src/db/schema.js'
-import { commitFeedFile, writeFeedFile, type WrittenFeed } from '../../src/feeds/feed-writer.js'
+import type { FeedMeta, FeedRows } from '../../src/feeds/feed-sql.js'
+import { writeFeed, type FeedBudget, type FeedContent } from '../../src/feeds/feed-writer.js'
+import { LocalFeedFile } from '../../src/feeds/local-feed-storage.js'
 import { createTestDatabase, type TestDatabase } from '../helpers/test-database.js'
 
 export interface WriterFixture {
@@ -56,4 +58,25 @@ export async function writeAndRead(
   await commitFeedFile(written, finalPath)
   const bytes = await fs.readFile(finalPath)
   return { text: bytes.toString('utf8'), bytes, written, finalPath }
+}
+
+/** A feed written to a file path of the test's choosing, outside any FeedStorage. */
+export interface WrittenFeed extends FeedContent {
+  tmpPath: string
+}
+
+/** writeFeed into `.tmp-<random>-<name>` beside `finalPath` (LocalFeedFile), left there for the test to inspect. */
+export async function writeFeedFile(client: pg.PoolClient, rows: FeedRows, format: FeedFormat, finalPath: string, meta: FeedMeta, budget?: FeedBudget) {
+  const file = await LocalFeedFile.open(finalPath)
+  const written: WrittenFeed = { ...(await writeFeed(client, rows, format, meta, file, budget)), tmpPath: file.tmpPath }
+  return written
+}
+
+/** Moves the file to its final name, as LocalFeedFile's publish does. */
+export async function commitFeedFile(written: WrittenFeed, finalPath: string): Promise<void> {
+  await fs.rename(written.tmpPath, finalPath)
+}
+
+export async function discardFeedFile(written: WrittenFeed): Promise<void> {
+  await fs.rm(written.tmpPath, { force: true })
 }

@@ -2,14 +2,15 @@ import { setTimeout as sleep } from 'node:timers/promises'
 import { sql } from 'kysely'
 import pg from 'pg'
 import { expect } from 'vitest'
-import { eventually } from '../channels/channel-fixtures.js'
+import { client } from '../helpers/clients.js'
+import { eventually } from '../helpers/eventually.js'
+import { importFixture, type ImportFixture } from '../helpers/factories.js'
+import { NOT_FOUND } from '../helpers/responses.js'
 import type { TestContext } from '../helpers/test-app.js'
-import { importFixture, type ImportFixture } from '../imports/import-fixtures.js'
-import { NOT_FOUND, client } from '../platform/fixtures.js'
 
-// Set-up for the tests of deleting a site while its runs wait or run (issue 11, bug 3).
+// Holds and waits for the tests of deleting a site while its runs wait or run (issue 11, bug 3).
 
-/** A stream with one product, attached to the site; returns the stream id. */
+/** A stream (seeded) with one product (uploaded), attached to the site; returns the stream id. */
 export async function withRows(f: ImportFixture): Promise<string> {
   const stream = await f.createStream()
   await f.attach(stream)
@@ -115,7 +116,15 @@ export async function deleteSite(f: ImportFixture): Promise<void> {
 /** Rows a deleted site still has in the tables without a foreign key to it. */
 export async function leftovers(t: TestContext, siteId: string): Promise<{ stage: number; process: number; errors: number }> {
   const count = async (table: 'stage_product' | 'process' | 'site_error') =>
-    Number((await t.db.selectFrom(table).select((eb) => eb.fn.countAll().as('n')).where('site_id', '=', siteId).executeTakeFirstOrThrow()).n)
+    Number(
+      (
+        await t.db
+          .selectFrom(table)
+          .select((eb) => eb.fn.countAll().as('n'))
+          .where('site_id', '=', siteId)
+          .executeTakeFirstOrThrow()
+      ).n,
+    )
   return { stage: await count('stage_product'), process: await count('process'), errors: await count('site_error') }
 }
 

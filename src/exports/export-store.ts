@@ -1,0 +1,109 @@
+import { sql } from 'kysely'
+import type { DbHandle } from '../db/database.js'
+import type { Channel, Process, Site } from '../db/schema.js'
+
+// Data access of the exports: the channels a run exports, the channel stage's bookkeeping, the
+// feed_file rows that name a channel's current files, and the history of a failed export.
+
+/** A site's channels an export action names (one channel, those of an export template, or all), in id order. */
+export async function channelsOfRun(db: DbHandle, site: Site, run: Pick<Process, 'action' | 'target_id'>): Promise<Channel[]> {
+  let query = db.selectFrom('channel').selectAll().where('account_id', '=', site.account_id).where('site_id', '=', site.id).orderBy('id')
+  if (run.action === 'channel') query = query.where('id', '=', run.target_id ?? '0')
+  else if (run.action === 'export') query = query.where('template_id', '=', run.target_id ?? '0')
+  return query.execute()
+}
+
+/** The ids of every channel of a site. */
+export async function siteChannelIds(db: DbHandle, site: Pick<Site, 'id' | 'account_id'>): Promise<string[]> {
+  const channels = await db.selectFrom('channel').select('id').where('account_id', '=', site.account_id).where('site_id', '=', site.id).execute()
+  return channels.map((channel) => channel.id)
+}
+
+/** The columns of the site's import stage; none before its first import. */
+export async function importStageColumns(db: DbHandle, siteId: string): Promise<string[]> {
+  const stage = await db
+    .selectFrom('site_stage')
+    .select('columns')
+    .where('site_id', '=', siteId)
+    .where('stage', '=', 'import')
+    .where('stage_id', '=', '0')
+    .executeTakeFirst()
+  return stage?.columns ?? []
+}
+
+/** The rows of the channel stage: what the previous export wrote (0 before the first). */
+export async function channelStageRowCount(db: DbHandle, siteId: string, channelId: string): Promise<number> {
+  // The stage rows carry no account filter here: the site id is the account's, and the count is
+  // answered from the stage's primary key alone.
+  const { rows } = await sql<{
+    n: string
+  }>`SELECT count(*) AS n FROM stage_product o WHERE o.site_id = ${siteId} AND o.stage = 'channel' AND o.stage_id = ${channelId}`.execute(db)
+  return Number(rows[0]?.n ?? 0)
+}
+
+/** The channel stage's columns and row count, as this export leaves them. */
+export async function saveChannelStage(db: DbHandle, site: Site, channelId: string, columns: string[], rowCount: number): Promise<void> {
+  await sql`INSERT INTO site_stage (site_id, stage, stage_id, account_id, columns, row_count, recipe)
+      VALUES (${site.id}, 'channel', ${channelId}, ${site.account_id}, ${columns}::text[], ${rowCount}, '')
+      ON CONFLICT (site_id, stage, stage_id) DO UPDATE SET columns = excluded.columns, row_count = excluded.row_count, updated_at = now()`.execute(db)
+}
+
+/** One file an export wrote, as its feed_file row records it. */
+export interface FeedFileRecord {
+  filename: string
+  storageKey: string
+  contentType: string
+  bytes: number
+  etag: string
+}
+
+/**
+ * Makes `files` (in order) the channel's files. Returns the storage keys of the files they replace
+ * that none of them reuses: nothing names those once the transaction commits.
+ */
+export async function replaceFeedFileRows(db: DbHandle, accountId: string, channelId: string, files: FeedFileRecord[], writtenAt: Date): Promise<string[]> {
+  const replaced = await db.deleteFrom('feed_file').where('account_id', '=', accountId).where('channel_id', '=', channelId).returning('storage_key').execute()
+  if (files.length > 0) {
+    await db
+      .insertInto('feed_file')
+      .values(
+        files.map((file, position) => ({
+          account_id: accountId,
+          channel_id: channelId,
+          position,
+          filename: file.filename,
+          storage_key: file.storageKey,
+          content_type: file.contentType,
+          bytes: file.bytes,
+          etag: file.etag,
+          written_at: writtenAt,
+        })),
+      )
+      .execute()
+  }
+  const kept = new Set(files.map((file) => file.storageKey))
+  return replaced.map((row) => row.storage_key).filter((key) => !kept.has(key))
+}
+
+/** The history entry of an export that failed: no counts, nothing uploaded. */
+export async function recordFailedExport(
+  db: DbHandle,
+  entry: { account_id: string; site_id: string; channel_id: string; pid: string; export_start: Date; export_time: Date },
+): Promise<void> {
+  await db
+    .insertInto('channel_export')
+    .values({
+      ...entry,
+      process_status: 'failed',
+      product_count: 0,
+      product_count_now: 0,
+      product_count_previous: 0,
+      product_count_new: 0,
+      product_count_modified: 0,
+      product_count_deleted: 0,
+      product_count_unchanged: 0,
+      product_count_skipped: 0,
+      uploaded: 0,
+    })
+    .execute()
+}

@@ -1,0 +1,109 @@
+import fp from 'fastify-plugin'
+import type { Config } from '../config.js'
+import type { Db } from '../db/database.js'
+import type { FeedStorage } from '../feeds/feed-storage.js'
+import type { OutboundGuard } from '../net/outbound-guard.js'
+import { runCleanup } from './cleanup.js'
+import { PushWorker } from './push-worker.js'
+import { Repeating } from './repeating.js'
+import { RunWorker } from './run-worker.js'
+import { runSchedulerTick, type SchedulerSettings } from './scheduler.js'
+
+declare module 'fastify' {
+  interface FastifyInstance {
+    /** Executes this process's share of site runs; the graceful close stops it, tests reach the queue and the sweep through it. */
+    runWorker: RunWorker
+  }
+}
+
+export interface JobsOptions {
+  db: Db
+  config: Config
+  /** The time as the app sees it: a run's `now`, the scheduler's. */
+  clock: () => Date
+  /** Where exported feed files are kept. */
+  feedStorage: FeedStorage
+  /** The guard of outbound requests, for pushes to http destinations. */
+  outbound: OutboundGuard
+}
+
+// Hourly cleanup, by any server process (every step is idempotent): streams deleted 7 days ago, the
+// rows of applied batches, and the stage rows of deleted sites.
+export const CLEANUP_INTERVAL_MS = 60 * 60 * 1000
+
+/**
+ * All background work of a server process: the run worker (with its stale-run sweep), the push
+ * worker, the scheduler and the hourly cleanup. Each coordinates through Postgres, so every process
+ * runs all of them. They start once the app is ready and stop when it closes. Wrapped with
+ * fastify-plugin so that `app.runWorker` is decorated on the app itself, not in a child scope.
+ */
+export const jobsPlugin = fp<JobsOptions>(
+  async (app, { db, config, clock, feedStorage, outbound }) => {
+    // Runs execute in every server process (RUN_CONCURRENCY at a time); pg-boss and the run table in
+    // Postgres make sure each run executes once, whichever process takes it.
+    const worker = new RunWorker(
+      db,
+      {
+        concurrency: config.RUN_CONCURRENCY,
+        pollingSeconds: config.RUN_POLL_SECONDS,
+        heartbeatSeconds: config.RUN_HEARTBEAT_SECONDS,
+        staleSeconds: config.RUN_STALE_SECONDS,
+        expireSeconds: config.RUN_TIMEOUT_SECONDS,
+        now: clock,
+        feedStorage,
+        limits: { attributesPerStream: config.MAX_ATTRIBUTES_PER_STREAM, stageColumns: config.MAX_STAGE_COLUMNS, feedMaxBytes: config.FEED_MAX_BYTES },
+        accountConcurrency: config.RUN_ACCOUNT_CONCURRENCY,
+      },
+      app.log,
+    )
+    app.decorate('runWorker', worker)
+    // Exported files reach http destinations through a worker of their own, after the run: a slow
+    // destination holds a push slot of its account, never a run slot.
+    const pushes = new PushWorker(
+      db,
+      {
+        concurrency: config.PUSH_CONCURRENCY,
+        accountConcurrency: config.PUSH_ACCOUNT_CONCURRENCY,
+        timeoutSeconds: config.PUSH_TIMEOUT_SECONDS,
+        budgetSeconds: config.PUSH_BUDGET_SECONDS,
+        pollingSeconds: config.RUN_POLL_SECONDS,
+        feedStorage,
+        guard: outbound,
+      },
+      app.log,
+    )
+    const settings: SchedulerSettings = {
+      defaultTimeZone: config.DEFAULT_TZ,
+      limits: { maxLines: config.MAX_SCHEDULE_LINES, maxChars: config.MAX_SCHEDULE_CHARS },
+      log: app.log,
+    }
+    const scheduler =
+      config.SCHEDULER_INTERVAL_SECONDS > 0
+        ? new Repeating(
+            config.SCHEDULER_INTERVAL_SECONDS * 1000,
+            () => runSchedulerTick(db, worker.queue, settings, clock()),
+            (error) => app.log.warn({ err: error }, 'scheduler tick failed'),
+          )
+        : undefined
+    const cleanup = new Repeating(
+      CLEANUP_INTERVAL_MS,
+      () => runCleanup(db, new Date()),
+      (error) => app.log.warn({ err: error }, 'hourly cleanup failed'),
+    )
+
+    app.addHook('onReady', async () => {
+      // Never throws: with the database out of reach the app still comes up (its health check says
+      // 503), and the queue keeps trying to start.
+      await worker.startWhenReachable()
+      pushes.start()
+      scheduler?.start()
+      cleanup.start()
+    })
+    app.addHook('onClose', async () => {
+      await Promise.all([scheduler?.stop(), cleanup.stop()])
+      await pushes.stop()
+      await worker.stop()
+    })
+  },
+  { name: 'jobs', fastify: '5.x' },
+)

@@ -1,0 +1,94 @@
+import { sql } from 'kysely'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { inTransaction } from '../../src/db/transaction.js'
+import { createTestDatabase, type TestDatabase } from '../helpers/test-database.js'
+
+let database: TestDatabase
+beforeAll(async () => {
+  database = await createTestDatabase()
+  await sql`CREATE TABLE tx_probe (id int PRIMARY KEY, note text NOT NULL)`.execute(database.db)
+})
+afterAll(() => database.drop())
+
+const notes = async () => (await sql<{ note: string }>`SELECT note FROM tx_probe ORDER BY id`.execute(database.db)).rows.map((row) => row.note)
+
+describe('inTransaction', () => {
+  it('gives Kysely and the raw client one connection, commits both, then runs the commit hooks in order', async () => {
+    const ran: string[] = []
+    await inTransaction(database.db, async (tx) => {
+      await sql`INSERT INTO tx_probe VALUES (1, 'kysely')`.execute(tx.db)
+      // The raw client sees the Kysely write before the commit: the same session.
+      const { rows } = await tx.client.query<{ n: string }>('SELECT count(*) AS n FROM tx_probe')
+      expect(rows[0]?.n).toBe('1')
+      await tx.client.query("INSERT INTO tx_probe VALUES (2, 'raw')")
+      tx.onCommit(() => {
+        ran.push('first')
+      })
+      tx.onCommit(async () => {
+        ran.push(`second saw ${(await notes()).length}`)
+      })
+      expect(ran).toEqual([])
+    })
+    expect(await notes()).toEqual(['kysely', 'raw'])
+    expect(ran).toEqual(['first', 'second saw 2'])
+  })
+
+  it('rolls back every write of a failed transaction and never runs its hooks', async () => {
+    let hookRan = false
+    await expect(
+      inTransaction(database.db, async (tx) => {
+        await sql`INSERT INTO tx_probe VALUES (3, 'lost')`.execute(tx.db)
+        await tx.client.query("INSERT INTO tx_probe VALUES (4, 'lost too')")
+        tx.onCommit(() => {
+          hookRan = true
+        })
+        throw new Error('boom')
+      }),
+    ).rejects.toThrow('boom')
+    expect(await notes()).toEqual(['kysely', 'raw'])
+    expect(hookRan).toBe(false)
+  })
+
+  it('keeps the commit when a hook fails, and reports the hook error', async () => {
+    const reported: unknown[] = []
+    const result = await inTransaction(
+      database.db,
+      async (tx) => {
+        await sql`INSERT INTO tx_probe VALUES (5, 'kept')`.execute(tx.db)
+        tx.onCommit(() => {
+          throw new Error('hook failed')
+        })
+        return 'done'
+      },
+      { onHookError: (error) => reported.push(error) },
+    )
+    expect(result).toBe('done')
+    expect(await notes()).toEqual(['kysely', 'raw', 'kept'])
+    expect(reported).toHaveLength(1)
+  })
+
+  it('reads one snapshot throughout when asked for repeatable read', async () => {
+    const seen = await inTransaction(
+      database.db,
+      async (tx) => {
+        const count = async () => (await sql<{ n: string }>`SELECT count(*) AS n FROM tx_probe`.execute(tx.db)).rows[0]?.n
+        const before = await count()
+        // Committed by another connection meanwhile: invisible to this snapshot.
+        await sql`INSERT INTO tx_probe VALUES (7, 'outside')`.execute(database.db)
+        return [before, await count()]
+      },
+      { isolation: 'repeatable read' },
+    )
+    expect(seen[0]).toBe(seen[1])
+    await sql`DELETE FROM tx_probe WHERE id = 7`.execute(database.db)
+  })
+
+  it('refuses a nested transaction on the handle instead of committing the outer one early', async () => {
+    await expect(inTransaction(database.db, async (tx) => tx.db.transaction().execute(async () => 'nested'))).rejects.toThrow()
+    // The pool still works afterwards: the client went back clean.
+    await inTransaction(database.db, async (tx) => {
+      await sql`INSERT INTO tx_probe VALUES (6, 'after')`.execute(tx.db)
+    })
+    expect((await notes()).at(-1)).toBe('after')
+  })
+})
