@@ -31,18 +31,23 @@ export async function exportChannel(
   pid: string,
   now: Date,
   limits: ExportLimits,
+  onHookError?: (error: unknown) => void,
 ): Promise<ChannelExportResult> {
   const plan = await planExport(db, site, channel, pid, now, limits)
   const files = new ChannelFiles(storage, plan)
   try {
-    const counts = await inTransaction(db, async (tx) => {
-      const previous = await channelStageRowCount(tx.db, site.id, channel.id)
-      // A first export has nothing to compare with, unless a delta file asks for its rows by kind.
-      const first = previous === 0 && plan.files.every(({ entry }) => entry.type === null)
-      const counts = first ? await firstExport(db, tx, plan, files) : await laterExport(tx, plan, files, previous)
-      await recordFiles(tx, storage, plan, files, counts)
-      return counts
-    })
+    const counts = await inTransaction(
+      db,
+      async (tx) => {
+        const previous = await channelStageRowCount(tx.db, site.id, channel.id)
+        // A first export has nothing to compare with, unless a delta file asks for its rows by kind.
+        const first = previous === 0 && plan.files.every(({ entry }) => entry.type === null)
+        const counts = first ? await firstExport(db, tx, plan, files) : await laterExport(tx, plan, files, previous)
+        await recordFiles(tx, storage, plan, files, counts)
+        return counts
+      },
+      { onHookError },
+    )
     return { counts, files: files.exported() }
   } catch (error) {
     await files.abandon()

@@ -25,7 +25,15 @@ async function channelsFor(db: Db, site: Site, run: Process): Promise<Channel[]>
  * keeps its previous files and stage, leaves a failed history entry and a site error, and fails the
  * run once every other channel had its turn.
  */
-export async function exportSite(db: Db, storage: FeedStorage, site: Site, run: Process, now: () => Date, limits: ExportLimits): Promise<string> {
+export async function exportSite(
+  db: Db,
+  storage: FeedStorage,
+  site: Site,
+  run: Process,
+  now: () => Date,
+  limits: ExportLimits,
+  onHookError?: (error: unknown) => void,
+): Promise<string> {
   const report = siteErrorReporter(db, site, run.pid)
   const channels = await channelsFor(db, site, run)
   const active = channels.filter((channel) => channel.active)
@@ -41,7 +49,7 @@ export async function exportSite(db: Db, storage: FeedStorage, site: Site, run: 
     const start = now()
     try {
       // The files this export replaced are removed when its transaction commits (exportChannel).
-      const result = await exportChannel(db, storage, site, channel, run.pid, start, limits)
+      const result = await exportChannel(db, storage, site, channel, run.pid, start, limits, onHookError)
       queued += await recordChannelExport(db, { site, channel, pid: run.pid, start, end: now(), result })
       exported += result.counts.now
     } catch (error) {

@@ -22,11 +22,19 @@ type RunLimits = CatalogLimits & ExportLimits
  * What a run does, by action. Returns the run's closing message; throws RunFailure for a failure
  * the site's owner can act on, anything else for a failure worth a retry.
  */
-export async function performRun(db: Db, storage: FeedStorage, run: Process, now: () => Date, limits: RunLimits, trace?: RunTrace): Promise<string> {
+export async function performRun(
+  db: Db,
+  storage: FeedStorage,
+  run: Process,
+  now: () => Date,
+  limits: RunLimits,
+  trace?: RunTrace,
+  onHookError?: (error: unknown) => void,
+): Promise<string> {
   const site = await runnableSite(db, run)
   const messages: string[] = []
   if (run.action === 'import' || run.action === 'all') messages.push(await runImport(db, site, run, now, limits))
-  if (run.action !== 'import') messages.push(await runExport(db, storage, site, run, now, limits, trace))
+  if (run.action !== 'import') messages.push(await runExport(db, storage, site, run, now, limits, trace, onHookError))
   return messages.join('; ')
 }
 
@@ -45,10 +53,19 @@ async function runImport(db: Db, site: Site, run: Process, now: () => Date, limi
   return `Imported ${productCount} products`
 }
 
-async function runExport(db: Db, storage: FeedStorage, site: Site, run: Process, now: () => Date, limits: RunLimits, trace?: RunTrace): Promise<string> {
+async function runExport(
+  db: Db,
+  storage: FeedStorage,
+  site: Site,
+  run: Process,
+  now: () => Date,
+  limits: RunLimits,
+  trace?: RunTrace,
+  onHookError?: (error: unknown) => void,
+): Promise<string> {
   if (site.status === 'paused_upload') return 'Not exported: the site is paused_upload'
   if (trace) trace.channelIds = await siteChannelIds(db, site)
-  return exportSite(db, storage, site, run, now, limits)
+  return exportSite(db, storage, site, run, now, limits, onHookError)
 }
 
 /**

@@ -131,7 +131,9 @@ export class RunWorker {
     }, this.options.heartbeatSeconds * 1000)
     const trace: RunTrace = { channelIds: [] }
     try {
-      const message = await performRun(this.db, this.options.feedStorage, run, this.options.now, this.options.limits, trace)
+      // A replaced feed file that could not be removed after its export committed is only logged: the export succeeded.
+      const onHookError = (error: unknown) => this.log.warn({ err: error, pid }, 'removing replaced feed files failed')
+      const message = await performRun(this.db, this.options.feedStorage, run, this.options.now, this.options.limits, trace, onHookError)
       // Not ended here: another attempt owns the run now, or the site was deleted as the run ended.
       if (!(await this.end(run, run.attempt, 'success', message)) && !(await siteExists(this.db, run.site_id).catch(() => true))) {
         await this.siteDeleted(run, trace)
