@@ -1,7 +1,6 @@
 import js from '@eslint/js'
 import tseslint from 'typescript-eslint'
-import { importX } from 'eslint-plugin-import-x'
-import { createTypeScriptImportResolver } from 'eslint-import-resolver-typescript'
+import importX from 'eslint-plugin-import-x'
 
 // The layout rule (DESIGN.md section 3), as import directions. Each layer may import the ones
 // below it, never one above: interfaces → jobs → imports/exports → domain → shared layers → db.
@@ -34,7 +33,8 @@ export default tseslint.config(
     plugins: { 'import-x': importX },
     settings: {
       ...importX.flatConfigs.typescript.settings,
-      'import-x/resolver-next': [createTypeScriptImportResolver({ project: './tsconfig.json' })],
+      // Resolves the `.js` of relative imports to the `.ts` sources.
+      'import-x/resolver': { typescript: { project: './tsconfig.json' } },
     },
     rules: {
       '@typescript-eslint/no-explicit-any': 'error',
