@@ -1,6 +1,6 @@
 import type { DbHandle } from '../db/database.js'
 import { NotFoundError } from '../errors.js'
-import type { FeedStorage, StoredFeed } from './feed-storage.js'
+import type { FeedEncoding, FeedStorage, StoredFeed } from './feed-storage.js'
 
 // The files of the built-in destination as its public route serves them: the row that names a
 // file's current key, and its content from the storage.
@@ -47,16 +47,22 @@ export class FeedContentMissingError extends FeedFileNotFoundError {
   }
 }
 
-/** The file a feed URL names, opened; the caller reads or closes `content`. */
+/**
+ * The file a feed URL names, opened in the representation asked for if the storage has it, else as
+ * exported (`encoding` says which was opened); the caller reads or closes `content`.
+ */
 export async function openPublicFeed(
   db: DbHandle,
   storage: FeedStorage,
   token: string,
   filename: string,
-): Promise<{ file: PublicFeedFile; content: StoredFeed }> {
+  wanted: FeedEncoding = 'identity',
+): Promise<{ file: PublicFeedFile; content: StoredFeed; encoding: FeedEncoding }> {
   const file = await findPublicFeedFile(db, token, filename)
   if (!file) throw new FeedFileNotFoundError(filename)
+  const preferred = wanted === 'gzip' ? await storage.open(file.storageKey, 'gzip') : undefined
+  if (preferred) return { file, content: preferred, encoding: 'gzip' }
   const content = await storage.open(file.storageKey)
   if (!content) throw new FeedContentMissingError(filename, file.storageKey)
-  return { file, content }
+  return { file, content, encoding: 'identity' }
 }

@@ -4,15 +4,19 @@ import { Type } from '@sinclair/typebox'
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import type { FastifyReply } from 'fastify'
 import type { Db } from '../db/database.js'
+import { AppError } from '../errors.js'
 import '../http/fastify-types.js'
 import { sendPlatformError } from '../http/error-funnels.js'
 import { refuseNulParameters } from '../http/nul-guard.js'
+import { rangeOf } from './byte-range.js'
 import { notModified } from './conditional.js'
 import { FeedContentMissingError, openPublicFeed } from './feed-files.js'
-import type { FeedStorage, StoredFeed } from './feed-storage.js'
+import type { ByteRange, FeedStorage, StoredFeed } from './feed-storage.js'
 
 // The built-in destination: every exported file at /feeds/<token>/<filename>, without credentials
-// (the token is the secret), with validators for conditional GETs and gzip on the fly.
+// (the token is the secret), with validators for conditional GETs, single byte ranges, and the
+// gzip representation the export stored (compressed on the fly only for files exported before
+// gzip representations were stored).
 
 const FeedError = Type.Object({ success: Type.Literal(false), message: Type.String() })
 const FeedParams = Type.Object({ token: Type.String(), filename: Type.String() })
@@ -42,39 +46,58 @@ export const feedRoutes: FastifyPluginAsyncTypebox<{ db: Db; feedStorage: FeedSt
           description: 'The feed file as the last export wrote it (gzip when accepted)',
           content: Object.fromEntries(FEED_MEDIA_TYPES.map((type) => [type, { schema: { type: 'string' } }])),
         },
+        206: {
+          description: 'One byte range (Range: bytes=first-last, first-, or -suffix) of the representation served',
+          content: Object.fromEntries(FEED_MEDIA_TYPES.map((type) => [type, { schema: { type: 'string' } }])),
+        },
         304: { description: 'Not modified since the ETag or date the client has', type: 'null' },
         400: FeedError,
         404: FeedError,
+        416: FeedError,
         500: FeedError,
       },
     },
     handler: async (request, reply) => {
-      const { file, content } = await openPublicFeed(db, feedStorage, request.params.token, request.params.filename)
+      const gzip = acceptsGzip(request.headers['accept-encoding'])
+      const { file, content, encoding } = await openPublicFeed(db, feedStorage, request.params.token, request.params.filename, gzip ? 'gzip' : 'identity')
       // What is sent below is not JSON, so it bypasses the typed (error-only) response schema.
       const raw = reply as FastifyReply
       try {
-        const gzip = acceptsGzip(request.headers['accept-encoding'])
-        // The gzip representation gets its own tag: weak (zlib may not produce the same bytes
-        // forever) and suffixed, so it never matches the plain file's strong tag.
-        const etag = gzip ? `W/${file.etag.replace(/"$/, '-gzip"')}` : file.etag
+        // Each representation has its own tag, so a cache never takes one for the other. The stored
+        // gzip file is the same bytes on every download: a strong tag. Compressed on the fly (a file
+        // exported before gzip files were stored), zlib may not give the same bytes forever: a weak one.
+        const compressOnTheFly = gzip && encoding === 'identity'
+        const etag = gzip ? `${compressOnTheFly ? 'W/' : ''}${file.etag.replace(/"$/, '-gzip"')}` : file.etag
         reply
           .header('etag', etag)
           .header('last-modified', file.writtenAt.toUTCString())
           .header('cache-control', 'no-cache')
           .header('vary', 'Accept-Encoding')
           .header('x-content-type-options', 'nosniff')
+          .header('accept-ranges', compressOnTheFly ? 'none' : 'bytes')
         if (notModified(request.headers, [file.etag, etag], file.writtenAt)) {
           await content.close()
           return raw.code(304).send()
         }
         reply.header('content-type', file.contentType)
         if (gzip) reply.header('content-encoding', 'gzip')
-        else reply.header('content-length', content.size)
-        if (request.method === 'HEAD') {
+        if (compressOnTheFly) return await sendBody(raw, request.method, content, { compress: true })
+        const wanted = rangeOf(request.headers, content.size, [etag], file.writtenAt)
+        if (wanted.kind === 'unsatisfiable') {
           await content.close()
-          return raw.send()
+          reply.header('content-range', `bytes */${content.size}`).removeHeader('content-encoding').removeHeader('content-type')
+          throw new AppError(416, `The range ${request.headers.range} is outside the file's ${content.size} bytes`, 'range_not_satisfiable')
         }
-        return sendContent(raw, content, gzip)
+        if (wanted.kind === 'whole') {
+          reply.header('content-length', content.size)
+          return await sendBody(raw, request.method, content, {})
+        }
+        const { start, end } = wanted.range
+        raw
+          .code(206)
+          .header('content-range', `bytes ${start}-${end}/${content.size}`)
+          .header('content-length', end - start + 1)
+        return await sendBody(raw, request.method, content, { range: wanted.range })
       } catch (error) {
         await content.close().catch(() => {})
         throw error
@@ -83,10 +106,15 @@ export const feedRoutes: FastifyPluginAsyncTypebox<{ db: Db; feedStorage: FeedSt
   })
 }
 
-function sendContent(reply: FastifyReply, content: StoredFeed, gzip: boolean) {
+/** The body of a GET (whole, a range, or compressed on the fly); a HEAD gets the same headers and none. */
+async function sendBody(reply: FastifyReply, method: string, content: StoredFeed, { compress = false, range }: { compress?: boolean; range?: ByteRange }) {
+  if (method === 'HEAD') {
+    await content.close()
+    return reply.send()
+  }
   // The stream owns the opened file from here and releases it when it ends or is destroyed.
-  const source = content.stream()
-  if (!gzip) return reply.send(source)
+  const source = content.stream(range)
+  if (!compress) return reply.send(source)
   // pipeline destroys both streams when one fails or the client goes away.
   const compressed = pipeline(source, createGzip(), (error) => {
     if (error && error.code !== 'ERR_STREAM_PREMATURE_CLOSE') reply.log.warn({ err: error }, 'feed gzip stream failed')

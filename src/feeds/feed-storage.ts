@@ -42,15 +42,24 @@ export interface FeedWriteContext {
   tx?: Tx
 }
 
+/** A file's two representations: as exported, and gzip-compressed once when it was written. */
+export type FeedEncoding = 'identity' | 'gzip'
+
+/** Bytes `start` to `end` of a file, both included (HTTP's byte ranges). */
+export interface ByteRange {
+  start: number
+  end: number
+}
+
 /** A stored file opened for reading. */
 export interface StoredFeed {
   /** Its size in bytes. */
   readonly size: number
   /**
-   * Its content, once. The stream owns the opened file from here and releases it when it ends or is
-   * destroyed.
+   * Its content, or the bytes of `range`, once. The stream owns the opened file from here and
+   * releases it when it ends or is destroyed.
    */
-  stream(): Readable
+  stream(range?: ByteRange): Readable
   /** Releases the opened file without reading it. */
   close(): Promise<void>
 }
@@ -58,8 +67,11 @@ export interface StoredFeed {
 export interface FeedStorage {
   /** Starts a new file at `key`. Fails before any chunk is written when the file cannot be created. */
   create(key: string, context?: FeedWriteContext): Promise<FeedFileWriter>
-  /** Opens the file at `key`, or undefined when there is none. */
-  open(key: string): Promise<StoredFeed | undefined>
+  /**
+   * Opens the file at `key` in one representation, or undefined when there is none (a file exported
+   * before gzip representations were stored has none in gzip).
+   */
+  open(key: string, encoding?: FeedEncoding): Promise<StoredFeed | undefined>
   /** Removes the files at these keys; a key that has no file is fine. */
   remove(keys: readonly string[]): Promise<void>
   /** Removes every file whose key starts with `prefix` (an export's leftovers: `channel/pid/`). */

@@ -3,12 +3,20 @@ import { once } from 'node:events'
 import { createWriteStream, type WriteStream } from 'node:fs'
 import fs from 'node:fs/promises'
 import path from 'node:path'
-import type { FeedFileWriter, FeedStorage, StoredFeed } from './feed-storage.js'
+import type { Writable } from 'node:stream'
+import { constants as zlibConstants, createGzip } from 'node:zlib'
+import type { FeedEncoding, FeedFileWriter, FeedStorage, StoredFeed } from './feed-storage.js'
+
+// The gzip representation of <dir>/<channel>/<pid>/<name> is <dir>/<channel>/<pid>/.gzip/<name>:
+// no file name of a channel starts with a dot, so the two never meet.
+const GZIP_DIR = '.gzip'
 
 /**
  * Feed files in a directory of this host (DATA_DIR/feeds), one file per key at <dir>/<key>: keys
  * are `channel/pid/filename`, so every export has a directory of its own. A file is written beside
- * its final name and renamed into place, so a reader sees a whole file or none.
+ * its final name and renamed into place, so a reader sees a whole file or none. Its gzip
+ * representation is compressed as it is written (zlib on libuv's thread pool, beside the export's
+ * COPY), once per export: downloads never compress.
  */
 export class LocalFeedStorage implements FeedStorage {
   private readonly root: string
@@ -21,19 +29,24 @@ export class LocalFeedStorage implements FeedStorage {
     const finalPath = this.pathOf(key)
     if (finalPath === undefined) throw new Error(`not a feed storage key: ${JSON.stringify(key)}`)
     const dir = path.dirname(finalPath)
-    await fs.mkdir(dir, { recursive: true })
+    await fs.mkdir(path.join(dir, GZIP_DIR), { recursive: true })
+    let gzip: LocalFeedFile | undefined
     try {
-      return await LocalFeedFile.open(finalPath, { inExportDirectory: true })
+      gzip = await LocalFeedFile.open(gzipPathOf(finalPath), { inExportDirectory: true, gzip: true })
+      return new RepresentedFeedFile(await LocalFeedFile.open(finalPath, { inExportDirectory: true }), gzip)
     } catch (error) {
+      await gzip?.abandon()
       // The export's directory may have been made for this file alone; rmdir leaves it while it holds others.
+      await fs.rmdir(path.join(dir, GZIP_DIR)).catch(() => {})
       await fs.rmdir(dir).catch(() => {})
       throw error
     }
   }
 
-  async open(key: string): Promise<StoredFeed | undefined> {
-    const filePath = this.pathOf(key)
-    if (filePath === undefined) return undefined
+  async open(key: string, encoding: FeedEncoding = 'identity'): Promise<StoredFeed | undefined> {
+    const keyPath = this.pathOf(key)
+    if (keyPath === undefined) return undefined
+    const filePath = encoding === 'gzip' ? gzipPathOf(keyPath) : keyPath
     let handle: fs.FileHandle
     try {
       handle = await fs.open(filePath, 'r')
@@ -43,7 +56,7 @@ export class LocalFeedStorage implements FeedStorage {
     }
     try {
       const { size } = await handle.stat()
-      return { size, stream: () => handle.createReadStream(), close: () => handle.close() }
+      return { size, stream: (range) => handle.createReadStream(range ?? {}), close: () => handle.close() }
     } catch (error) {
       await handle.close().catch(() => {})
       throw error
@@ -55,11 +68,15 @@ export class LocalFeedStorage implements FeedStorage {
     for (const key of keys) {
       const filePath = this.pathOf(key)
       if (filePath === undefined) continue
+      await fs.rm(gzipPathOf(filePath), { force: true })
       await fs.rm(filePath, { force: true })
       dirs.add(path.dirname(filePath))
     }
     // An export's directory holds only its own files; rmdir fails harmlessly while one is left.
-    for (const dir of dirs) await fs.rmdir(dir).catch(() => {})
+    for (const dir of dirs) {
+      await fs.rmdir(path.join(dir, GZIP_DIR)).catch(() => {})
+      await fs.rmdir(dir).catch(() => {})
+    }
   }
 
   async removePrefix(prefix: string): Promise<void> {
@@ -88,12 +105,46 @@ export class LocalFeedStorage implements FeedStorage {
   }
 }
 
+function gzipPathOf(filePath: string): string {
+  return path.join(path.dirname(filePath), GZIP_DIR, path.basename(filePath))
+}
+
+/** Both representations of one file, written from the same chunks and published together. */
+class RepresentedFeedFile implements FeedFileWriter {
+  constructor(
+    private readonly identity: LocalFeedFile,
+    private readonly gzip: LocalFeedFile,
+  ) {}
+
+  async write(chunk: Buffer): Promise<void> {
+    await Promise.all([this.identity.write(chunk), this.gzip.write(chunk)])
+  }
+
+  async close(): Promise<void> {
+    await Promise.all([this.identity.close(), this.gzip.close()])
+  }
+
+  /** The gzip file first: once the plain one is at its key, so is its compressed twin. */
+  async publish(): Promise<void> {
+    await this.gzip.publish()
+    await this.identity.publish()
+  }
+
+  async abandon(): Promise<void> {
+    // The gzip directory first, so that the export's directory can go with the plain file.
+    await this.gzip.abandon()
+    await this.identity.abandon()
+  }
+}
+
 /**
  * One file being written at `.tmp-<random>-<name>` beside its final path (the name cut short, so
  * that any final name the file system takes has a temporary one), renamed into place by publish.
  */
 export class LocalFeedFile implements FeedFileWriter {
   private readonly stream: WriteStream
+  /** Where chunks go: the file itself, or a gzip stream piped into it. */
+  private readonly input: Writable
   private failure: Error | undefined
   private closed = false
 
@@ -101,21 +152,33 @@ export class LocalFeedFile implements FeedFileWriter {
     readonly finalPath: string,
     readonly tmpPath: string,
     private readonly inExportDirectory: boolean,
+    gzip: boolean,
   ) {
     // `wx`: never write into a file someone else has; `flush`: data on disk before the rename.
     this.stream = createWriteStream(tmpPath, { flags: 'wx', flush: true })
     this.stream.on('error', (error) => {
       this.failure ??= error
+      // A gzip stream whose file failed would wait for a drain that never comes.
+      if (this.input !== this.stream) this.input.destroy(error)
     })
+    // The fastest level: a feed is compressed once per export, and most of what gzip saves on a
+    // feed's repetitive text it saves at any level.
+    const compressor = gzip ? createGzip({ level: zlibConstants.Z_BEST_SPEED }) : undefined
+    compressor?.on('error', (error) => {
+      this.failure ??= error
+      this.stream.destroy(error)
+    })
+    compressor?.pipe(this.stream)
+    this.input = compressor ?? this.stream
   }
 
   /**
    * Creates the temporary file; fails (leaving nothing) when it cannot be created. `inExportDirectory`:
    * the directory holds one export's files only, and goes when its last file is abandoned.
    */
-  static async open(finalPath: string, { inExportDirectory = false } = {}): Promise<LocalFeedFile> {
+  static async open(finalPath: string, { inExportDirectory = false, gzip = false } = {}): Promise<LocalFeedFile> {
     const tmpPath = path.join(path.dirname(finalPath), `.tmp-${randomBytes(8).toString('hex')}-${path.basename(finalPath).slice(0, 200)}`)
-    const file = new LocalFeedFile(finalPath, tmpPath, inExportDirectory)
+    const file = new LocalFeedFile(finalPath, tmpPath, inExportDirectory, gzip)
     try {
       if (file.stream.pending) await once(file.stream, 'open')
     } catch (error) {
@@ -129,13 +192,14 @@ export class LocalFeedFile implements FeedFileWriter {
     if (this.failure) throw this.failure
     if (chunk.length === 0) return
     // `once` rejects on 'error', so a failing disk ends the wait.
-    if (!this.stream.write(chunk)) await once(this.stream, 'drain')
+    if (!this.input.write(chunk)) await once(this.input, 'drain')
   }
 
   async close(): Promise<void> {
     if (this.failure) throw this.failure
     const closed = once(this.stream, 'close')
-    this.stream.end()
+    // Ending the gzip stream flushes it and, through the pipe, ends the file.
+    this.input.end()
     await closed
     if (this.failure) throw this.failure
     this.closed = true
@@ -149,6 +213,7 @@ export class LocalFeedFile implements FeedFileWriter {
   async abandon(): Promise<void> {
     if (!this.stream.closed) {
       const closed = once(this.stream, 'close').catch(() => {})
+      if (this.input !== this.stream) this.input.destroy()
       this.stream.destroy()
       await closed
     }

@@ -1,7 +1,8 @@
 import fs from 'node:fs/promises'
 import os from 'node:os'
 import path from 'node:path'
-import { text } from 'node:stream/consumers'
+import { buffer, text } from 'node:stream/consumers'
+import { gunzipSync } from 'node:zlib'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { exportKeyPrefix, storageKeyOf } from '../../src/feeds/feed-storage.js'
 import { LocalFeedStorage } from '../../src/feeds/local-feed-storage.js'
@@ -37,15 +38,24 @@ describe('LocalFeedStorage', () => {
     await writer.write(Buffer.from('id,title\n'))
     await writer.write(Buffer.from('1,a\n'))
     await writer.close()
-    // Complete, but only a temporary file beside the final name so far.
+    // Complete, but only temporary files beside the final names so far (the gzip twin in .gzip/).
     expect(await storage.open(key)).toBeUndefined()
-    expect(await fs.readdir(path.join(dir, '7', 'run-1'))).toEqual([expect.stringMatching(/^\.tmp-[0-9a-f]{16}-feed\.csv$/)])
+    expect(await storage.open(key, 'gzip')).toBeUndefined()
+    const tmp = expect.stringMatching(/^\.tmp-[0-9a-f]{16}-feed\.csv$/)
+    expect((await fs.readdir(path.join(dir, '7', 'run-1'))).sort()).toEqual(['.gzip', tmp])
+    expect(await fs.readdir(path.join(dir, '7', 'run-1', '.gzip'))).toEqual([tmp])
     await writer.publish()
-    expect(await fs.readdir(path.join(dir, '7', 'run-1'))).toEqual(['feed.csv'])
+    expect((await fs.readdir(path.join(dir, '7', 'run-1'))).sort()).toEqual(['.gzip', 'feed.csv'])
+    expect(await fs.readdir(path.join(dir, '7', 'run-1', '.gzip'))).toEqual(['feed.csv'])
     const stored = await storage.open(key)
     expect(stored?.size).toBe(13)
     await stored?.close()
     expect(await read(key)).toBe('id,title\n1,a\n')
+    // The gzip representation holds the same bytes, compressed once when they were written.
+    const gzip = await storage.open(key, 'gzip')
+    expect(gunzipSync(await buffer(gzip!.stream())).toString()).toBe('id,title\n1,a\n')
+    // A byte range of either representation.
+    expect(await text((await storage.open(key))!.stream({ start: 3, end: 7 }))).toBe('title')
   })
 
   it('replaces a published file whole (a rename), and closes an opened file without reading it', async () => {

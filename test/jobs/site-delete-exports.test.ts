@@ -46,7 +46,8 @@ describe('deleting a site whose export has just committed', () => {
       const jobId = await jobIdOf(t, pid)
       await eventually(async () => ((await lockWaits(t, 'channel_export')) > 0 ? true : undefined), 'the run to wait for the history table')
       const runDir = path.join(dataDir, 'feeds', channel.id, pid)
-      expect(readdirSync(runDir)).toEqual(['feed.csv'])
+      expect(readdirSync(runDir).sort()).toEqual(['.gzip', 'feed.csv'])
+      expect(readdirSync(path.join(runDir, '.gzip'))).toEqual(['feed.csv'])
 
       // The delete's cascade waits for the table too; both go on once it is released.
       released = true
