@@ -57,7 +57,7 @@ describe('feed files of an export', () => {
   })
 
   it('answers HEAD with the headers of GET and no body, plain and gzip', async () => {
-    for (const headers of [{}, GZIP, { range: 'bytes=5-9' }]) {
+    for (const headers of [{}, GZIP, { range: 'bytes=5-9' }] as Record<string, string>[]) {
       const got = await get(headers)
       const head = await get(headers, 'HEAD')
       expect(head.statusCode).toBe(got.statusCode)
