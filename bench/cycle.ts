@@ -1,0 +1,216 @@
+// npm run bench:cycle [-- --rows 5000000] — see README "Benchmarks". The full cycle of a catalog
+// (upload in parts of 200,000 rows, about 118 MB each; import; first export of a CSV channel of
+// every column), then the small-update cycle (1% of the rows, spread at random over the whole id
+// range, changed, uploaded, then `action: all` until success), the feed downloads after it, and an
+// incremental import of another 1%. In the same run the baselines: a bare COPY of the same file into
+// a text column, a bare INSERT … SELECT into a keyed jsonb table, a bare COPY (SELECT the columns) TO
+// a CSV file. Peak server RSS over the whole run.
+import { createWriteStream } from 'node:fs'
+import fs from 'node:fs/promises'
+import http from 'node:http'
+import os from 'node:os'
+import path from 'node:path'
+import { pipeline } from 'node:stream/promises'
+import pg from 'pg'
+import { from as copyFrom, to as copyTo } from 'pg-copy-streams'
+import { productRow, writeNdjson } from './product-rows.js'
+import { benchDatabase, createBenchSite, machineLine, ROWS_PER_UPLOAD, sampleRss, startServerProcess, writeResult } from './support.js'
+
+const rowsArg = process.argv.indexOf('--rows')
+const ROWS = Number(rowsArg > 0 ? process.argv[rowsArg + 1] : (process.env.BENCH_ROWS ?? 1_000_000))
+const CHANGED = Math.max(1, Math.round(ROWS / 100))
+const COLUMNS = [
+  'id',
+  'gtin',
+  'title',
+  'description',
+  'brand',
+  'color',
+  'size',
+  'price',
+  'sale_price',
+  'availability',
+  'stock',
+  'link',
+  'image_link',
+  'category',
+  'on_sale',
+]
+
+const dir = await fs.mkdtemp(path.join(os.tmpdir(), 'catalog-cycle-bench-'))
+const database = await benchDatabase()
+const server = await startServerProcess(database.url, { RUN_CONCURRENCY: '1', RUN_POLL_SECONDS: '0.5' })
+const rss = sampleRss(server.pid)
+const site = await createBenchSite(database, server, dir)
+const seconds = (started: number) => (performance.now() - started) / 1000
+
+async function withClient<T>(work: (client: pg.Client) => Promise<T>): Promise<T> {
+  const client = new pg.Client({ connectionString: database.url })
+  await client.connect()
+  try {
+    return await work(client)
+  } finally {
+    await client.end()
+  }
+}
+
+/** Baselines 1 and 2: the upload's bytes into a text column, then those rows into a keyed jsonb table. */
+async function bareLoad(files: string[]): Promise<{ copy: number; insert: number }> {
+  return withClient(async (client) => {
+    await client.query('DROP TABLE IF EXISTS bench_lines, bench_keyed')
+    await client.query('CREATE TABLE bench_lines (line text)')
+    await client.query('CREATE TABLE bench_keyed (id text PRIMARY KEY, data jsonb NOT NULL)')
+    let started = performance.now()
+    for (const file of files) await pipeline((await fs.open(file)).createReadStream(), client.query(copyFrom('COPY bench_lines (line) FROM STDIN')))
+    const copy = seconds(started)
+    started = performance.now()
+    await client.query("INSERT INTO bench_keyed SELECT line::jsonb ->> 'id', line::jsonb FROM bench_lines")
+    const insert = seconds(started)
+    await client.query('DROP TABLE bench_lines, bench_keyed')
+    return { copy, insert }
+  })
+}
+
+/** Baseline 3: the same rows, the same columns, written by Postgres as CSV into a file. */
+async function bareCopyTo(): Promise<number> {
+  return withClient(async (client) => {
+    const columns = COLUMNS.map((c) => `data->>${client.escapeLiteral(c)}`).join(', ')
+    const query = `COPY (SELECT ${columns} FROM stage_product WHERE site_id = ${Number(site.siteId)} AND stage = 'import' AND stage_id = 0 ORDER BY product_id)
+      TO STDOUT WITH (FORMAT csv, HEADER)`
+    const started = performance.now()
+    await pipeline(client.query(copyTo(query)), createWriteStream(path.join(dir, 'bare.csv')))
+    return seconds(started)
+  })
+}
+
+/** A deterministic random 1% of the id range (xorshift), as NDJSON rows of a new version. */
+async function writeChange(file: string, version: number, seed: number): Promise<void> {
+  const picked = new Set<number>()
+  let x = seed
+  while (picked.size < CHANGED) {
+    x ^= x << 13
+    x ^= x >>> 17
+    x ^= x << 5
+    picked.add((x >>> 0) % ROWS)
+  }
+  await fs.writeFile(file, [...picked].map((i) => `${productRow(i, version)}\n`).join(''))
+}
+
+/** A download as a client sees it: the bytes on the wire (node:http does not decompress, fetch would). */
+async function download(url: string, gzip: boolean): Promise<{ seconds: number; bytes: number }> {
+  const started = performance.now()
+  const response = await new Promise<http.IncomingMessage>((resolve, reject) =>
+    http.get(url, { headers: { 'accept-encoding': gzip ? 'gzip' : 'identity' } }, resolve).on('error', reject),
+  )
+  if (response.statusCode !== 200) throw new Error(`download ${url}: ${response.statusCode}`)
+  if (gzip !== (response.headers['content-encoding'] === 'gzip')) throw new Error(`download ${url}: content-encoding ${response.headers['content-encoding']}`)
+  let bytes = 0
+  for await (const chunk of response as AsyncIterable<Buffer>) bytes += chunk.length
+  return { seconds: seconds(started), bytes }
+}
+
+// The full cycle, through the API.
+const files: string[] = []
+for (let from = 0; from < ROWS; from += ROWS_PER_UPLOAD) {
+  const file = path.join(dir, `part-${from}.ndjson`)
+  await writeNdjson(file, Math.min(ROWS_PER_UPLOAD, ROWS - from), 0, from)
+  files.push(file)
+}
+let started = performance.now()
+for (const file of files) await site.uploadFile(file)
+const upload = seconds(started)
+const fullImport = await site.importRun()
+const channel = (await site.call(
+  'POST',
+  `/platform/v2/sites/${site.siteId}/channels`,
+  site.platform,
+  JSON.stringify({ name: 'cycle', export_name: 'cycle', format: 'csv', mapping: COLUMNS.map((c) => ({ column: c, source: c })) }),
+)) as { Channels: { id: string }[] }
+const channelId = channel.Channels[0]?.id ?? ''
+const firstExport = await site.runAction('channel', channelId)
+const full = upload + fullImport.seconds + firstExport.seconds
+console.log(`full cycle: upload ${upload.toFixed(1)} s, import ${fullImport.seconds.toFixed(1)} s, export ${firstExport.seconds.toFixed(1)} s`)
+
+// Baselines, in the same run.
+const load = await bareLoad(files)
+const copyOut = await bareCopyTo()
+for (const file of files) await fs.rm(file)
+console.log(`baselines: COPY in ${load.copy.toFixed(1)} s, INSERT…SELECT ${load.insert.toFixed(1)} s, COPY TO ${copyOut.toFixed(1)} s`)
+
+// The small update: 1% changed, uploaded, `all` until success.
+const change = path.join(dir, 'change-1.ndjson')
+await writeChange(change, 1, 2463534242)
+started = performance.now()
+await site.uploadFile(change)
+const smallUpload = seconds(started)
+const smallRun = await site.runAction('all')
+const small = smallUpload + smallRun.seconds
+console.log(`small update: upload ${smallUpload.toFixed(2)} s, all ${smallRun.seconds.toFixed(2)} s`)
+
+// Its feed: the first download after the update, then the same unchanged feed again.
+const read = (await site.call('GET', `/platform/v2/sites/${site.siteId}/channels/${channelId}`, site.platform)) as {
+  Channels: { feed_destinations: Record<string, { destination_id: number; urls?: string[] }> }[]
+}
+const feed = Object.values(read.Channels[0]?.feed_destinations ?? {}).find((d) => d.destination_id === 1)
+const url = (feed?.urls?.[0] ?? '').replace(/^https?:\/\/[^/]+/, server.baseUrl)
+const firstDownload = await download(url, false)
+const repeated = await download(url, false)
+const firstGzip = await download(url, true)
+const repeatedGzip = await download(url, true)
+console.log(
+  `downloads: first ${firstDownload.seconds.toFixed(2)} s, again ${repeated.seconds.toFixed(2)} s, gzip ${firstGzip.seconds.toFixed(2)} / ${repeatedGzip.seconds.toFixed(2)} s`,
+)
+
+// An incremental import on its own: another 1%.
+const change2 = path.join(dir, 'change-2.ndjson')
+await writeChange(change2, 2, 88172645)
+await site.uploadFile(change2)
+const smallImport = await site.importRun()
+console.log(`incremental import (1%): ${smallImport.seconds.toFixed(2)} s`)
+
+const peak = rss.stop()
+await server.stop()
+await database.close()
+await fs.rm(dir, { recursive: true, force: true })
+
+const f = (n: number, digits = 2) => n.toFixed(digits)
+const verdict = (value: number, target: number) => (value <= target ? 'met' : '**not met**')
+const ratios = {
+  cycle: small / full,
+  download: firstDownload.seconds / repeated.seconds,
+  gzipDownload: repeatedGzip.seconds / repeated.seconds,
+  importShare: smallImport.seconds / fullImport.seconds,
+  exportRatio: firstExport.seconds / copyOut,
+  importRatio: fullImport.seconds / load.insert,
+}
+const rowsText = ROWS.toLocaleString('en')
+const lines = [
+  `# Cycle benchmark (${rowsText} rows)`,
+  '',
+  `Run with \`npm run bench:cycle -- --rows ${ROWS}\` on ${new Date().toISOString().slice(0, 10)}: ${machineLine()}.`,
+  `Embedded Postgres (durable settings), the compiled server as a child process; 15 attributes, ~500 bytes per row; ${CHANGED.toLocaleString('en')} rows (1%) per update.`,
+  '',
+  '| measure | seconds |',
+  '|---|---:|',
+  `| full cycle: upload (${files.length} parts) + import + first export of a CSV channel of every column | ${f(full, 1)} (${f(upload, 1)} + ${f(fullImport.seconds, 1)} + ${f(firstExport.seconds, 1)}) |`,
+  `| small-update cycle: upload of 1% + \`all\` until success | ${f(small)} (${f(smallUpload)} + ${f(smallRun.seconds)}) |`,
+  `| incremental import of another 1% | ${f(smallImport.seconds)} |`,
+  `| feed download after the update, identity: first / repeated | ${f(firstDownload.seconds)} / ${f(repeated.seconds)} (${(firstDownload.bytes / 1e6).toFixed(0)} MB) |`,
+  `| feed download, gzip: first / repeated | ${f(firstGzip.seconds)} / ${f(repeatedGzip.seconds)} (${(repeatedGzip.bytes / 1e6).toFixed(0)} MB) |`,
+  `| baseline: bare COPY of the upload files into a text column | ${f(load.copy)} |`,
+  `| baseline: bare INSERT … SELECT into a keyed jsonb table | ${f(load.insert)} |`,
+  `| baseline: bare COPY (SELECT the 15 columns) TO a CSV file | ${f(copyOut)} |`,
+  '',
+  '| ratio | value | target | |',
+  '|---|---:|---:|---|',
+  `| small-update cycle / full cycle | ${f(ratios.cycle, 3)} | ≤ 0.05 (stretch 0.02) | ${verdict(ratios.cycle, 0.05)} |`,
+  `| first download after a small update / repeated download | ${f(ratios.download)} | ≤ 2.0 | ${verdict(ratios.download, 2)} |`,
+  `| incremental import (1%) / full import | ${f(ratios.importShare, 3)} | ≤ 0.05 | ${verdict(ratios.importShare, 0.05)} |`,
+  `| full export / bare COPY … TO CSV | ${f(ratios.exportRatio)} | ≤ 2.0 | ${verdict(ratios.exportRatio, 2)} |`,
+  `| full import / bare INSERT … SELECT | ${f(ratios.importRatio)} | ≤ 1.5 | ${verdict(ratios.importRatio, 1.5)} |`,
+  `| repeated download, gzip / identity time | ${f(ratios.gzipDownload)} | ≤ 1.5 | ${verdict(ratios.gzipDownload, 1.5)} |`,
+  `| peak server RSS | ${Math.round(peak)} MB | < 300 MB | ${verdict(peak, 300)} |`,
+  '',
+]
+console.log(lines.join('\n'))
+await writeResult(ROWS === 1_000_000 ? 'cycle.md' : `cycle-${ROWS}.md`, lines.join('\n'))
