@@ -4,6 +4,7 @@ import * as m0002 from './0002-streams-batches.js'
 import * as m0003 from './0003-imports-runs.js'
 import * as m0004 from './0004-channels-exports.js'
 import * as m0005 from './0005-channel-pushes.js'
+import * as m0006 from './0006-stream-change-index.js'
 
 // A static list instead of a directory scan: it works the same from TypeScript sources (tsx, vitest)
 // and from the compiled build, and a migration cannot be forgotten by the bundler.
@@ -13,4 +14,5 @@ export const migrations: Record<string, Migration> = {
   '0003-imports-runs': m0003,
   '0004-channels-exports': m0004,
   '0005-channel-pushes': m0005,
+  '0006-stream-change-index': m0006,
 }
