@@ -16,25 +16,24 @@ export interface RunTrace {
   channelIds: string[]
 }
 
-type RunLimits = CatalogLimits & ExportLimits
+/** What a run works with besides its database and its row: the same for every run of a worker. */
+export interface RunContext {
+  storage: FeedStorage
+  now: () => Date
+  limits: CatalogLimits & ExportLimits
+  /** Hears of replaced feed files that could not be removed once their export committed (the export succeeded). */
+  onHookError?: (error: unknown) => void
+}
 
 /**
  * What a run does, by action. Returns the run's closing message; throws RunFailure for a failure
  * the site's owner can act on, anything else for a failure worth a retry.
  */
-export async function performRun(
-  db: Db,
-  storage: FeedStorage,
-  run: Process,
-  now: () => Date,
-  limits: RunLimits,
-  trace?: RunTrace,
-  onHookError?: (error: unknown) => void,
-): Promise<string> {
+export async function performRun(db: Db, run: Process, context: RunContext, trace?: RunTrace): Promise<string> {
   const site = await runnableSite(db, run)
   const messages: string[] = []
-  if (run.action === 'import' || run.action === 'all') messages.push(await runImport(db, site, run, now, limits))
-  if (run.action !== 'import') messages.push(await runExport(db, storage, site, run, now, limits, trace, onHookError))
+  if (run.action === 'import' || run.action === 'all') messages.push(await runImport(db, site, run, context))
+  if (run.action !== 'import') messages.push(await runExport(db, site, run, context, trace))
   return messages.join('; ')
 }
 
@@ -47,22 +46,13 @@ async function runnableSite(db: Db, run: Process): Promise<Site> {
   return site
 }
 
-async function runImport(db: Db, site: Site, run: Process, now: () => Date, limits: RunLimits): Promise<string> {
+async function runImport(db: Db, site: Site, run: Process, { now, limits }: RunContext): Promise<string> {
   const upToSeq = await latestBatchSeq(db)
   const { productCount } = await importSite(db, site, { pid: run.pid, upToSeq, now, limits })
   return `Imported ${productCount} products`
 }
 
-async function runExport(
-  db: Db,
-  storage: FeedStorage,
-  site: Site,
-  run: Process,
-  now: () => Date,
-  limits: RunLimits,
-  trace?: RunTrace,
-  onHookError?: (error: unknown) => void,
-): Promise<string> {
+async function runExport(db: Db, site: Site, run: Process, { storage, now, limits, onHookError }: RunContext, trace?: RunTrace): Promise<string> {
   if (site.status === 'paused_upload') return 'Not exported: the site is paused_upload'
   if (trace) trace.channelIds = await siteChannelIds(db, site)
   return exportSite(db, storage, site, run, now, limits, onHookError)

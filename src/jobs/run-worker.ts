@@ -18,7 +18,7 @@ import {
 } from './process-store.js'
 import type { ExportLimits } from '../exports/export-channel.js'
 import type { CatalogLimits } from '../imports/build-stage.js'
-import { performRun, removeRunFeeds, type RunTrace } from './run-actions.js'
+import { performRun, removeRunFeeds, type RunContext, type RunTrace } from './run-actions.js'
 import { RunFailure, SiteErrorCode } from '../sites/run-failure.js'
 import { Repeating } from './repeating.js'
 import { RunQueue, type RunHandlers, type RunJobData } from './run-queue.js'
@@ -131,9 +131,7 @@ export class RunWorker {
     }, this.options.heartbeatSeconds * 1000)
     const trace: RunTrace = { channelIds: [] }
     try {
-      // A replaced feed file that could not be removed after its export committed is only logged: the export succeeded.
-      const onHookError = (error: unknown) => this.log.warn({ err: error, pid }, 'removing replaced feed files failed')
-      const message = await performRun(this.db, this.options.feedStorage, run, this.options.now, this.options.limits, trace, onHookError)
+      const message = await performRun(this.db, run, this.runContext(pid), trace)
       // Not ended here: another attempt owns the run now, or the site was deleted as the run ended.
       if (!(await this.end(run, run.attempt, 'success', message)) && !(await siteExists(this.db, run.site_id).catch(() => true))) {
         await this.siteDeleted(run, trace)
@@ -157,6 +155,12 @@ export class RunWorker {
     } finally {
       clearInterval(heartbeat)
     }
+  }
+
+  /** What a run of this worker works with; a replaced feed file that cannot be removed after its export committed is only logged. */
+  private runContext(pid: string): RunContext {
+    const { feedStorage: storage, now, limits } = this.options
+    return { storage, now, limits, onHookError: (error) => this.log.warn({ err: error, pid }, 'removing replaced feed files failed') }
   }
 
   /**
