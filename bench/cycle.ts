@@ -5,37 +5,19 @@
 // incremental import of another 1%. In the same run the baselines: a bare COPY of the same file into
 // a text column, a bare INSERT … SELECT into a keyed jsonb table, a bare COPY (SELECT the columns) TO
 // a CSV file. Peak server RSS over the whole run.
-import { createWriteStream } from 'node:fs'
 import fs from 'node:fs/promises'
 import http from 'node:http'
 import os from 'node:os'
 import path from 'node:path'
 import { pipeline } from 'node:stream/promises'
 import pg from 'pg'
-import { from as copyFrom, to as copyTo } from 'pg-copy-streams'
-import { productRow, writeNdjson } from './product-rows.js'
-import { benchDatabase, createBenchSite, machineLine, ROWS_PER_UPLOAD, sampleRss, startServerProcess, writeResult } from './support.js'
+import { from as copyFrom } from 'pg-copy-streams'
+import { PRODUCT_COLUMNS, productRow, writeNdjson } from './product-rows.js'
+import { bareCopyToCsv, benchDatabase, createBenchSite, machineLine, ROWS_PER_UPLOAD, sampleRss, startServerProcess, writeResult } from './support.js'
 
 const rowsArg = process.argv.indexOf('--rows')
 const ROWS = Number(rowsArg > 0 ? process.argv[rowsArg + 1] : (process.env.BENCH_ROWS ?? 1_000_000))
 const CHANGED = Math.max(1, Math.round(ROWS / 100))
-const COLUMNS = [
-  'id',
-  'gtin',
-  'title',
-  'description',
-  'brand',
-  'color',
-  'size',
-  'price',
-  'sale_price',
-  'availability',
-  'stock',
-  'link',
-  'image_link',
-  'category',
-  'on_sale',
-]
 
 const dir = await fs.mkdtemp(path.join(os.tmpdir(), 'catalog-cycle-bench-'))
 const database = await benchDatabase()
@@ -68,18 +50,6 @@ async function bareLoad(files: string[]): Promise<{ copy: number; insert: number
     const insert = seconds(started)
     await client.query('DROP TABLE bench_lines, bench_keyed')
     return { copy, insert }
-  })
-}
-
-/** Baseline 3: the same rows, the same columns, written by Postgres as CSV into a file. */
-async function bareCopyTo(): Promise<number> {
-  return withClient(async (client) => {
-    const columns = COLUMNS.map((c) => `data->>${client.escapeLiteral(c)}`).join(', ')
-    const query = `COPY (SELECT ${columns} FROM stage_product WHERE site_id = ${Number(site.siteId)} AND stage = 'import' AND stage_id = 0 ORDER BY product_id)
-      TO STDOUT WITH (FORMAT csv, HEADER)`
-    const started = performance.now()
-    await pipeline(client.query(copyTo(query)), createWriteStream(path.join(dir, 'bare.csv')))
-    return seconds(started)
   })
 }
 
@@ -124,7 +94,7 @@ const channel = (await site.call(
   'POST',
   `/platform/v2/sites/${site.siteId}/channels`,
   site.platform,
-  JSON.stringify({ name: 'cycle', export_name: 'cycle', format: 'csv', mapping: COLUMNS.map((c) => ({ column: c, source: c })) }),
+  JSON.stringify({ name: 'cycle', export_name: 'cycle', format: 'csv', mapping: PRODUCT_COLUMNS.map((c) => ({ column: c, source: c })) }),
 )) as { Channels: { id: string }[] }
 const channelId = channel.Channels[0]?.id ?? ''
 const firstExport = await site.runAction('channel', channelId)
@@ -133,7 +103,7 @@ console.log(`full cycle: upload ${upload.toFixed(1)} s, import ${fullImport.seco
 
 // Baselines, in the same run.
 const load = await bareLoad(files)
-const copyOut = await bareCopyTo()
+const copyOut = await bareCopyToCsv(database.url, site.siteId, path.join(dir, 'bare.csv'))
 for (const file of files) await fs.rm(file)
 console.log(`baselines: COPY in ${load.copy.toFixed(1)} s, INSERT…SELECT ${load.insert.toFixed(1)} s, COPY TO ${copyOut.toFixed(1)} s`)
 

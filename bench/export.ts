@@ -3,61 +3,21 @@
 // changed. In the same run: a bare `COPY (SELECT ...) TO STDOUT WITH CSV` of the same rows into a
 // file, the physical limit the export is measured against. Peak server memory is sampled at two
 // sizes, to show it stays flat with the size of the feed.
-import { createWriteStream } from 'node:fs'
 import fs from 'node:fs/promises'
 import os from 'node:os'
 import path from 'node:path'
-import { pipeline } from 'node:stream/promises'
-import pg from 'pg'
-import { to as copyTo } from 'pg-copy-streams'
-import { writeNdjson } from './product-rows.js'
-import { benchDatabase, createBenchSite, machineLine, median, startServerProcess, writeResult } from './support.js'
+import { PRODUCT_COLUMNS, writeNdjson } from './product-rows.js'
+import { bareCopyToCsv, benchDatabase, createBenchSite, machineLine, median, startServerProcess, writeResult } from './support.js'
 
 const ROWS = Number(process.env.BENCH_ROWS ?? 1_000_000)
 const CHANGED = Number(process.env.BENCH_CHANGED ?? 10_000)
-const COLUMNS = [
-  'id',
-  'gtin',
-  'title',
-  'description',
-  'brand',
-  'color',
-  'size',
-  'price',
-  'sale_price',
-  'availability',
-  'stock',
-  'link',
-  'image_link',
-  'category',
-  'on_sale',
-]
 
 const dir = await fs.mkdtemp(path.join(os.tmpdir(), 'catalog-export-bench-'))
 const database = await benchDatabase()
 const server = await startServerProcess(database.url, { RUN_CONCURRENCY: '1', RUN_POLL_SECONDS: '0.5' })
 const site = await createBenchSite(database, server, dir)
 
-/** The same rows, the same columns, written by Postgres as CSV into a file: no export logic at all. */
-async function bareCopy(): Promise<number> {
-  const client = new pg.Client({ connectionString: database.url })
-  await client.connect()
-  try {
-    const columns = COLUMNS.map((c) => `data->>${client.escapeLiteral(c)}`).join(', ')
-    const started = performance.now()
-    await pipeline(
-      client.query(
-        copyTo(
-          `COPY (SELECT ${columns} FROM stage_product WHERE site_id = ${Number(site.siteId)} AND stage = 'import' AND stage_id = 0 ORDER BY product_id) TO STDOUT WITH (FORMAT csv, HEADER)`,
-        ),
-      ),
-      createWriteStream(path.join(dir, 'bare.csv')),
-    )
-    return (performance.now() - started) / 1000
-  } finally {
-    await client.end()
-  }
-}
+const bareCopy = () => bareCopyToCsv(database.url, site.siteId, path.join(dir, 'bare.csv'))
 
 async function createChannel(): Promise<string> {
   const created = (await site.call(
@@ -68,7 +28,7 @@ async function createChannel(): Promise<string> {
       name: 'bench',
       export_name: 'bench',
       format: 'csv',
-      mapping: COLUMNS.map((c) => ({ column: c, source: c })),
+      mapping: PRODUCT_COLUMNS.map((c) => ({ column: c, source: c })),
       filenames: [{ type: null, filename: 'feed.csv' }],
     }),
   )) as { Channels: { id: string }[] }
@@ -129,7 +89,7 @@ const lines = [
   '# Export benchmark',
   '',
   `Run with \`npm run bench:export\` on ${new Date().toISOString().slice(0, 10)}: ${machineLine()}.`,
-  `Embedded Postgres (durable settings), the compiled server as a child process. A CSV channel of ${COLUMNS.length} columns over a site of ${ROWS.toLocaleString('en')} imported rows; the feed file is ${(bytes / 1e6).toFixed(0)} MB.`,
+  `Embedded Postgres (durable settings), the compiled server as a child process. A CSV channel of ${PRODUCT_COLUMNS.length} columns over a site of ${ROWS.toLocaleString('en')} imported rows; the feed file is ${(bytes / 1e6).toFixed(0)} MB.`,
   'Export times are what a client waits: from `POST /process` (action `channel`) until the polled status says `success`. They include building the channel stage (the rows the export read, kept for the delta and for `stage/channel` reads) and the delta against the previous export.',
   '',
   '| step | seconds | rows/s | ratio |',

@@ -37,6 +37,9 @@ export function productRow(i: number, version = 0): string {
   return JSON.stringify(row)
 }
 
+/** The attributes of every productRow, in its order: the columns a channel of every column exports. */
+export const PRODUCT_COLUMNS = Object.keys(JSON.parse(productRow(0)) as Record<string, unknown>)
+
 /** Rows `from` .. `from + rows - 1`; with `step`, every step-th of them (a spread-out change set). */
 export async function writeNdjson(file: string, rows: number, version = 0, from = 0, step = 1): Promise<number> {
   const out = createWriteStream(file)

@@ -1,15 +1,18 @@
 import { spawn, type ChildProcess } from 'node:child_process'
-import { createReadStream, readFileSync } from 'node:fs'
+import { createReadStream, createWriteStream, readFileSync } from 'node:fs'
 import fs from 'node:fs/promises'
 import os from 'node:os'
 import path from 'node:path'
+import { pipeline } from 'node:stream/promises'
 import { sql } from 'kysely'
+import pg from 'pg'
+import { to as copyTo } from 'pg-copy-streams'
 import { createAccount } from '../src/accounts/accounts.js'
 import { createDb, type Db } from '../src/db/database.js'
 import { ensureDatabase, startEmbeddedCluster, type EmbeddedCluster } from '../src/db/embedded.js'
 import { migrateToLatest } from '../src/db/migrate.js'
 import { freePort } from '../src/db/free-port.js'
-import { writeNdjson } from './product-rows.js'
+import { PRODUCT_COLUMNS, writeNdjson } from './product-rows.js'
 
 export interface BenchDatabase {
   db: Db
@@ -219,4 +222,23 @@ export async function createBenchSite(database: BenchDatabase, server: ServerPro
   }
 
   return { siteId, streamId, platform, call, uploadFile, uploadRows, importRun: () => runAction('import'), runAction }
+}
+
+/**
+ * The physical limit an export is measured against: the site's import stage, every product column,
+ * written by Postgres as CSV into `file`, with no export logic at all. Returns the seconds it took.
+ */
+export async function bareCopyToCsv(databaseUrl: string, siteId: string, file: string): Promise<number> {
+  const client = new pg.Client({ connectionString: databaseUrl })
+  await client.connect()
+  try {
+    const columns = PRODUCT_COLUMNS.map((c) => `data->>${client.escapeLiteral(c)}`).join(', ')
+    const query = `COPY (SELECT ${columns} FROM stage_product WHERE site_id = ${Number(siteId)} AND stage = 'import' AND stage_id = 0 ORDER BY product_id)
+      TO STDOUT WITH (FORMAT csv, HEADER)`
+    const started = performance.now()
+    await pipeline(client.query(copyTo(query)), createWriteStream(file))
+    return (performance.now() - started) / 1000
+  } finally {
+    await client.end()
+  }
 }
