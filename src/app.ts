@@ -104,7 +104,7 @@ export async function buildApp({
   const readSlots = new ConnectionSlots(config.READ_CONCURRENCY, config.READS_PER_ACCOUNT, { noun: 'product reads', variable: 'READS_PER_ACCOUNT' })
   await app.register(healthRoutes, { db, uploadSlots, readSlots })
   // Feed files of the built-in destination: public, at unguessable URLs.
-  await app.register(feedRoutes, { db, feedStorage: feeds })
+  await app.register(feedRoutes, { db, feedStorage: feeds, readSlots })
   const authLimit = new FailedAuthLimit(new MemoryFailedAuthStore(), config.AUTH_FAILURES_PER_MINUTE, clock)
   await app.register(platformPlugin, { db, config, runs: app.runWorker.queue, authLimit, outbound, readSlots, feedStorage: feeds })
   await app.register(streamPlugin, { prefix: config.STREAM_PREFIX, db, config, clock, rateLimits, authLimit, uploadSlots })

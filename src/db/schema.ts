@@ -160,6 +160,15 @@ export interface StageProductTable {
   product_id: string
   account_id: string
   data: ColumnType<Record<string, string>, string, string>
+  /** A channel stage row's feed line as rendered; null in the import stage. */
+  line: ColumnType<string | null, string | null | undefined, string | null>
+}
+
+/** The ids an incremental build of a site's import stage touched, by build. */
+export interface StageChangeTable {
+  site_id: string
+  build: string
+  product_id: string
 }
 
 export interface SiteStageTable {
@@ -171,6 +180,14 @@ export interface SiteStageTable {
   row_count: ColumnType<string, string | number, string | number>
   recipe: string
   stream_seqs: ColumnType<Record<string, string>, string, string>
+  /** Import stage: this build's number. Channel stage: the import build it was exported from. */
+  build: ColumnType<string, string | number | undefined, string | number>
+  /** Import stage: stage_change holds every id touched by the builds after this one. */
+  changes_from: ColumnType<string, string | number | undefined, string | number>
+  /** Channel stage: what its rows and lines were made with (filter, mapping, columns, format). */
+  signature: ColumnType<string | null, string | null | undefined, string | null>
+  /** Channel stage: the bytes of its lines, a newline each. */
+  line_bytes: ColumnType<string, string | number | undefined, string | number>
   updated_at: Generated<Date>
 }
 
@@ -277,6 +294,12 @@ export interface FeedFileTable {
   bytes: ColumnType<string, string | number, string | number>
   etag: string
   written_at: Date
+  /** A full file not written yet: written from the channel stage's lines on its first download. */
+  pending: Generated<boolean>
+  /** The site whose channel stage a pending file is written from. */
+  site_id: ColumnType<string | null, string | null | undefined, string | null>
+  header: Generated<string>
+  footer: Generated<string>
 }
 
 export interface ChannelExportTable {
@@ -336,6 +359,7 @@ export interface Database {
   data_source: DataSourceTable
   stream_product: StreamProductTable
   stage_product: StageProductTable
+  stage_change: StageChangeTable
   site_stage: SiteStageTable
   process: ProcessTable
   import_history: ImportHistoryTable

@@ -2,11 +2,21 @@ import type { Db } from '../db/database.js'
 import type { Channel, Site } from '../db/schema.js'
 import { inTransaction, type Tx } from '../db/transaction.js'
 import type { FeedStorage } from '../feeds/feed-storage.js'
-import { classifyRows, firstExportCounts, replaceStage, storeFirstExport, type ExportCounts } from './export-delta.js'
+import {
+  classifyAll,
+  classifyChanged,
+  deltaCounts,
+  firstExportCounts,
+  replaceStage,
+  stageLineBytes,
+  storeFirstExport,
+  type ExportCounts,
+  type StageTotals,
+} from './export-delta.js'
 import { exportFailure } from './export-failures.js'
 import { ChannelFiles, type ExportedFile } from './export-files.js'
 import { planExport, type ExportLimits, type ExportPlan } from './export-plan.js'
-import { channelStageRowCount, replaceFeedFileRows, saveChannelStage } from './export-store.js'
+import { channelStageState, importStageBuild, replaceFeedFileRows, saveChannelStage, type ChannelStageState } from './export-store.js'
 
 export type { ExportCounts } from './export-delta.js'
 export type { ExportedFile } from './export-files.js'
@@ -39,11 +49,14 @@ export async function exportChannel(
     const counts = await inTransaction(
       db,
       async (tx) => {
-        const previous = await channelStageRowCount(tx.db, site.id, channel.id)
+        const previous = await channelStageState(tx.db, site.id, channel.id)
+        const build = (await importStageBuild(tx.db, site.id))?.build ?? '0'
         // A first export has nothing to compare with, unless a delta file asks for its rows by kind.
-        const first = previous === 0 && plan.files.every(({ entry }) => entry.type === null)
-        const counts = first ? await firstExport(db, tx, plan, files) : await laterExport(tx, plan, files, previous)
-        await recordFiles(tx, storage, plan, files, counts)
+        const first = (previous?.rows ?? 0) === 0 && plan.files.every(({ entry }) => entry.type === null)
+        const { counts, totals } = first ? await firstExport(tx, plan) : await laterExport(tx, plan, files, previous)
+        files.recordFull(totals.lineBytes)
+        await saveChannelStage(tx.db, plan.site, plan.channel.id, { columns: plan.columns, ...totals, build, signature: plan.signature })
+        await recordFiles(tx, storage, plan, files)
         return counts
       },
       { onHookError },
@@ -55,32 +68,35 @@ export async function exportChannel(
   }
 }
 
-/**
- * The rows go straight into the channel stage. When they are the import stage's as they are, the
- * files are written from the import stage on a second connection while the stage is filled,
- * instead of after it: the import stage cannot change meanwhile (one run per site at a time).
- */
-async function firstExport(db: Db, tx: Tx, plan: ExportPlan, files: ChannelFiles): Promise<ExportCounts> {
-  const stored = storeFirstExport(tx, plan)
-  const written = plan.passThrough ? inTransaction(db, (reader) => files.write(tx, ['all'], reader.client, plan.importRowsSql)) : Promise.resolve()
-  const [inserted, wrote] = await Promise.allSettled([stored, written])
-  if (inserted.status === 'rejected') throw inserted.reason
-  if (wrote.status === 'rejected') throw wrote.reason
-  // Otherwise from the new stage, in its index order (no sort).
-  if (!plan.passThrough) await files.write(tx, ['all'], tx.client)
-  return firstExportCounts(inserted.value)
+interface Exported {
+  counts: ExportCounts
+  totals: StageTotals
+}
+
+/** The rows and their lines go straight into the channel stage. */
+async function firstExport(tx: Tx, plan: ExportPlan): Promise<Exported> {
+  const totals = await storeFirstExport(tx, plan)
+  return { counts: firstExportCounts(totals.rows), totals }
 }
 
 /**
- * Each row is classified against the previous export; delta files need the previous rows, so they
- * are written before the stage changes, full files after, from the new stage in its index order.
+ * The rows the import changed since the stage's build are classified when the stage was made the
+ * way this export makes it and stage_change still holds every change since; otherwise every row.
+ * Delta files need export_rows and the previous rows, so they are written before the stage changes.
  */
-async function laterExport(tx: Tx, plan: ExportPlan, files: ChannelFiles, previous: number): Promise<ExportCounts> {
-  const counts = await classifyRows(tx, plan, previous)
-  await files.write(tx, ['new', 'modified', 'unchanged', 'deleted'], tx.client)
-  await replaceStage(tx, plan, counts)
-  await files.write(tx, ['all'], tx.client)
-  return counts
+async function laterExport(tx: Tx, plan: ExportPlan, files: ChannelFiles, previous: ChannelStageState | undefined): Promise<Exported> {
+  const importBuild = await importStageBuild(tx.db, plan.site.id)
+  const sameMaking = previous !== undefined && previous.signature === plan.signature
+  const incremental = sameMaking && importBuild !== undefined && BigInt(previous.build) >= BigInt(importBuild.changesFrom)
+  const classified = incremental && (await classifyChanged(tx, plan, previous.build, previous.rows))
+  if (!classified) await classifyAll(tx, plan, !sameMaking)
+  const previousRows = previous?.rows ?? 0
+  const { lineBytesChange, ...counts } = await deltaCounts(tx, previousRows)
+  await files.writeDeltas(tx, ['new', 'modified', 'deleted'])
+  await replaceStage(tx, plan, counts, { rewrite: !sameMaking, fewRows: classified })
+  await files.writeDeltas(tx, ['unchanged'])
+  const lineBytes = sameMaking ? previous.lineBytes + lineBytesChange : await stageLineBytes(tx, plan)
+  return { counts, totals: { rows: counts.now, lineBytes } }
 }
 
 /**
@@ -88,8 +104,7 @@ async function laterExport(tx: Tx, plan: ExportPlan, files: ChannelFiles, previo
  * The files take their final keys before the commit that points at them; the files they replace go
  * after it, never before (a rollback keeps them the channel's).
  */
-async function recordFiles(tx: Tx, storage: FeedStorage, plan: ExportPlan, files: ChannelFiles, counts: ExportCounts): Promise<void> {
-  await saveChannelStage(tx.db, plan.site, plan.channel.id, plan.columns, counts.now)
+async function recordFiles(tx: Tx, storage: FeedStorage, plan: ExportPlan, files: ChannelFiles): Promise<void> {
   const replaced = await replaceFeedFileRows(tx.db, plan.site.account_id, plan.channel.id, files.records(), plan.now)
   await files.publish()
   // A removal that fails leaves files no row names: never served, and the export itself succeeded.

@@ -1,9 +1,10 @@
-import type pg from 'pg'
+import { createHash } from 'node:crypto'
 import type { ChannelFilename } from '../db/schema.js'
 import type { Tx } from '../db/transaction.js'
 import { storageKeyOf, type FeedFileWriter, type FeedStorage } from '../feeds/feed-storage.js'
-import { contentTypeOf, writeFeed } from '../feeds/feed-writer.js'
-import { fileRowsSql } from './export-delta.js'
+import { linesPlan } from '../feeds/feed-sql.js'
+import { contentTypeOf, FeedTooLargeError, writeFeedPlan } from '../feeds/feed-writer.js'
+import { deltaLinesSql } from './export-delta.js'
 import { exportFailure } from './export-failures.js'
 import type { ExportPlan } from './export-plan.js'
 import type { FeedFileRecord } from './export-store.js'
@@ -16,65 +17,79 @@ export interface ExportedFile {
   contentType: string
 }
 
-type FileKind = NonNullable<ChannelFilename['type']> | 'all'
+type DeltaKind = NonNullable<ChannelFilename['type']>
 
-interface WrittenFile extends FeedFileRecord {
+interface ChannelFile extends FeedFileRecord {
   entry: ChannelFilename
-  writer: FeedFileWriter
+  /** The writer of a file written now (a delta file); none for a full file, written on its first download. */
+  writer?: FeedFileWriter
 }
 
 /**
- * The files of one channel's export. Each is written under a key of this export's own and stays
- * invisible until it is published, just before the commit that makes it the channel's; a failed
- * export abandons every one it wrote, and the channel keeps its previous files.
+ * The files of one channel's export. A delta file is written now, under a key of this export's
+ * own, and stays invisible until it is published, just before the commit that makes it the
+ * channel's; a failed export abandons every one it wrote, and the channel keeps its previous files.
+ * A full file is only recorded: its size is known from the stage's lines, and it is written from
+ * them on its first download (feed-materialiser.ts), so an export costs what changed.
  */
 export class ChannelFiles {
-  private readonly written: WrittenFile[] = []
+  private readonly files: ChannelFile[] = []
 
   constructor(
     private readonly storage: FeedStorage,
     private readonly plan: ExportPlan,
   ) {}
 
-  /**
-   * Writes the plan's files of these kinds, one after the other, with COPY on `client`, which need
-   * not be the transaction's own (a first export writes on a second connection while it fills the
-   * stage). Full files read `fullSql`, by default the channel stage.
-   */
-  async write(tx: Tx, kinds: FileKind[], client: pg.PoolClient, fullSql = fileRowsSql(null, this.plan)): Promise<void> {
-    const { site, channel, pid, columns, budget } = this.plan
-    const meta = { title: `${site.title}: ${channel.name}`, link: '', description: `Channel ${channel.id} of site ${site.id}` }
+  /** Writes the plan's delta files of these kinds from export_rows (or, unchanged ones, the stage), with COPY on the transaction's client. */
+  async writeDeltas(tx: Tx, kinds: DeltaKind[]): Promise<void> {
+    const { channel, pid, budget, frame } = this.plan
     for (const { entry, filename } of this.plan.files) {
-      if (!kinds.includes(entry.type ?? 'all')) continue
+      if (entry.type === null || !kinds.includes(entry.type)) continue
       const storageKey = storageKeyOf(channel.id, pid, filename)
-      const selectSql = entry.type === null ? fullSql : fileRowsSql(entry.type, this.plan)
       try {
         // The export's transaction goes along: a storage that keeps files in the database writes them in it.
         const writer = await this.storage.create(storageKey, { tx })
-        const content = await writeFeed(client, { selectSql, columns }, channel.format, meta, writer, budget)
-        this.written.push({ entry, filename, storageKey, contentType: contentTypeOf(channel.format), writer, ...content })
+        const content = await writeFeedPlan(tx.client, linesPlan(deltaLinesSql(entry.type, this.plan), frame), writer, budget)
+        this.files.push({ entry, filename, storageKey, contentType: contentTypeOf(channel.format), writer, ...content })
       } catch (error) {
         throw exportFailure(error, channel, { filename })
       }
     }
   }
 
+  /**
+   * Records the plan's full files, to be written from the channel stage's lines (`lineBytes` of
+   * them) when first asked for. Each export gets its own ETag, so a client's cached copy of the
+   * previous export is never taken for this one. Throws when a file would pass FEED_MAX_BYTES.
+   */
+  recordFull(lineBytes: number): void {
+    const { site, channel, pid, budget, frame } = this.plan
+    const bytes = Buffer.byteLength(frame.header) + lineBytes + Buffer.byteLength(frame.footer)
+    for (const { entry, filename } of this.plan.files) {
+      if (entry.type !== null) continue
+      if (bytes > budget.maxBytes) throw exportFailure(new FeedTooLargeError(budget.maxBytes), channel, { filename })
+      const storageKey = storageKeyOf(channel.id, pid, filename)
+      const etag = `"${createHash('sha256').update(`${site.id}/${storageKey}`).digest('hex').slice(0, 32)}"`
+      this.files.push({ entry, filename, storageKey, contentType: contentTypeOf(channel.format), bytes, etag, pending: { siteId: site.id, ...frame } })
+    }
+  }
+
   /** The written files in the order of the channel's filenames (a first export may write them out of it). */
-  records(): WrittenFile[] {
+  records(): ChannelFile[] {
     const order = this.plan.files.map(({ entry }) => entry)
-    return [...this.written].sort((a, b) => order.indexOf(a.entry) - order.indexOf(b.entry))
+    return [...this.files].sort((a, b) => order.indexOf(a.entry) - order.indexOf(b.entry))
   }
 
   exported(): ExportedFile[] {
     return this.records().map(({ filename, storageKey, contentType }) => ({ filename, storageKey, contentType }))
   }
 
-  /** Makes every written file visible at its key: before the commit that names them. */
+  /** Makes every delta file visible at its key: before the commit that names them. */
   async publish(): Promise<void> {
-    for (const file of this.records()) await file.writer.publish()
+    for (const file of this.records()) await file.writer?.publish()
   }
 
   async abandon(): Promise<void> {
-    for (const file of this.written) await file.writer.abandon()
+    for (const file of this.files) await file.writer?.abandon()
   }
 }

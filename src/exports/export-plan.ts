@@ -1,9 +1,12 @@
+import { createHash } from 'node:crypto'
 import { sql, type RawBuilder } from 'kysely'
+import pg from 'pg'
 import { filterToSql, parseFilter } from '../catalog/filter.js'
 import type { Db } from '../db/database.js'
 import { jsonbObject } from '../db/json-object.js'
 import type { Channel, ChannelFilename, ColumnMapping, Site } from '../db/schema.js'
 import { AppError } from '../errors.js'
+import { feedFrame, lineSql, type FeedFrame } from '../feeds/feed-sql.js'
 import type { FeedBudget } from '../feeds/feed-writer.js'
 import { RunFailure, SiteErrorCode } from '../sites/run-failure.js'
 import { exportSettings } from './export-failures.js'
@@ -29,18 +32,24 @@ export interface ExportPlan {
   /** Each filename template with its name for this export. */
   files: { entry: ChannelFilename; filename: string }[]
   budget: FeedBudget
+  /** The text of a file around its lines (header, footer). */
+  frame: FeedFrame
   /** The export's rows (product_id, data): the import stage through the channel's filter and mapping. */
   rows: RawBuilder<unknown>
-  /** The rows are the import stage's as they are (no filter, identity mapping). */
-  passThrough: boolean
+  /** The export's rows among those whose product_id satisfies `condition` (a changed subset). */
+  rowsWhere(condition: RawBuilder<unknown>): RawBuilder<unknown>
+  /** The feed line of the row whose data is the SQL expression `data`. */
+  line(data: string): RawBuilder<unknown>
   /**
-   * The previous export's rows, `stage_product o WHERE …`, as text: COPY statements take no
-   * parameters, so the ids are written in (digits only).
+   * What the channel stage's rows and lines are made with (filter, mapping, columns, format, the
+   * import stage's columns): a stage made with another one is compared and rendered again whole.
    */
-  previousRows: string
-  /** The import stage's rows as a complete SELECT, as text for COPY. */
-  importRowsSql: string
+  signature: string
+  /** The channel stage's rows, `stage_product o WHERE …`, as text for COPY (ids written in, digits only). */
+  stageRows: string
 }
+
+const quoter = { escapeLiteral: pg.escapeLiteral, escapeIdentifier: pg.escapeIdentifier }
 
 /**
  * Reads the import stage's columns, checks the channel's settings against them and compiles its
@@ -57,21 +66,31 @@ export async function planExport(db: Db, site: Site, channel: Channel, pid: stri
     },
   }
   const condition = filterCondition(channel, stageColumns)
-  const rows = sql`SELECT product_id, ${rowObject(mapping, stageColumns)} AS data FROM stage_product
-        WHERE site_id = ${site.id} AND stage = 'import' AND stage_id = 0 AND ${condition}`
-  const ids = { site: integer(site.id), channel: integer(channel.id) }
+  const object = rowObject(mapping, stageColumns)
+  const rowsWhere = (also: RawBuilder<unknown>) => sql`SELECT product_id, ${object} AS data FROM stage_product
+        WHERE site_id = ${site.id} AND stage = 'import' AND stage_id = 0 AND ${condition} AND ${also}`
+  const rows = rowsWhere(sql`true`)
+  const columns = mapping.map((m) => m.column)
+  const lineOf = (data: string) => lineSql(quoter, columns, channel.format, data)
+  const compiled = rows.compile(db)
+  const signature = createHash('sha256')
+    .update(JSON.stringify([channel.format, columns, stageColumns, compiled.sql, compiled.parameters, lineOf('data')]))
+    .digest('hex')
+  const meta = { title: `${site.title}: ${channel.name}`, link: '', description: `Channel ${channel.id} of site ${site.id}` }
   return {
     site,
     channel,
     pid,
     now,
-    columns: mapping.map((m) => m.column),
+    columns,
     files,
     budget,
+    frame: feedFrame(columns, channel.format, meta),
     rows,
-    passThrough: channel.filter.trim() === '' && isIdentity(mapping, stageColumns),
-    previousRows: `stage_product o WHERE o.site_id = ${ids.site} AND o.stage = 'channel' AND o.stage_id = ${ids.channel}`,
-    importRowsSql: `SELECT product_id, data FROM stage_product WHERE site_id = ${ids.site} AND stage = 'import' AND stage_id = 0`,
+    rowsWhere,
+    line: (data) => sql.raw(lineOf(data)),
+    signature,
+    stageRows: `stage_product o WHERE o.site_id = ${integer(site.id)} AND o.stage = 'channel' AND o.stage_id = ${integer(channel.id)}`,
   }
 }
 

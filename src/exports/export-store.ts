@@ -31,21 +31,50 @@ export async function importStageColumns(db: DbHandle, siteId: string): Promise<
   return stage?.columns ?? []
 }
 
-/** The rows of the channel stage: what the previous export wrote (0 before the first). */
-export async function channelStageRowCount(db: DbHandle, siteId: string, channelId: string): Promise<number> {
-  // The stage rows carry no account filter here: the site id is the account's, and the count is
-  // answered from the stage's primary key alone.
-  const { rows } = await sql<{
-    n: string
-  }>`SELECT count(*) AS n FROM stage_product o WHERE o.site_id = ${siteId} AND o.stage = 'channel' AND o.stage_id = ${channelId}`.execute(db)
-  return Number(rows[0]?.n ?? 0)
+/** What the previous export left in the channel stage; none before the first. */
+export interface ChannelStageState {
+  rows: number
+  lineBytes: number
+  /** The import build it was exported from. */
+  build: string
+  signature: string | null
 }
 
-/** The channel stage's columns and row count, as this export leaves them. */
-export async function saveChannelStage(db: DbHandle, site: Site, channelId: string, columns: string[], rowCount: number): Promise<void> {
-  await sql`INSERT INTO site_stage (site_id, stage, stage_id, account_id, columns, row_count, recipe)
-      VALUES (${site.id}, 'channel', ${channelId}, ${site.account_id}, ${columns}::text[], ${rowCount}, '')
-      ON CONFLICT (site_id, stage, stage_id) DO UPDATE SET columns = excluded.columns, row_count = excluded.row_count, updated_at = now()`.execute(db)
+export async function channelStageState(db: DbHandle, siteId: string, channelId: string): Promise<ChannelStageState | undefined> {
+  const stage = await db
+    .selectFrom('site_stage')
+    .select(['row_count', 'line_bytes', 'build', 'signature'])
+    .where('site_id', '=', siteId)
+    .where('stage', '=', 'channel')
+    .where('stage_id', '=', channelId)
+    .executeTakeFirst()
+  return stage && { rows: Number(stage.row_count), lineBytes: Number(stage.line_bytes), build: stage.build, signature: stage.signature }
+}
+
+/** The import stage's build, and the first build stage_change has every change after (see build-stage.ts). */
+export async function importStageBuild(db: DbHandle, siteId: string): Promise<{ build: string; changesFrom: string } | undefined> {
+  const stage = await db
+    .selectFrom('site_stage')
+    .select(['build', 'changes_from'])
+    .where('site_id', '=', siteId)
+    .where('stage', '=', 'import')
+    .where('stage_id', '=', '0')
+    .executeTakeFirst()
+  return stage && { build: stage.build, changesFrom: stage.changes_from }
+}
+
+/** The channel stage's columns, size and provenance, as this export leaves them. */
+export async function saveChannelStage(
+  db: DbHandle,
+  site: Site,
+  channelId: string,
+  stage: { columns: string[]; rows: number; lineBytes: number; build: string; signature: string },
+): Promise<void> {
+  const { columns, rows, lineBytes, build, signature } = stage
+  await sql`INSERT INTO site_stage (site_id, stage, stage_id, account_id, columns, row_count, recipe, line_bytes, build, signature)
+      VALUES (${site.id}, 'channel', ${channelId}, ${site.account_id}, ${columns}::text[], ${rows}, '', ${lineBytes}, ${build}, ${signature})
+      ON CONFLICT (site_id, stage, stage_id) DO UPDATE SET columns = excluded.columns, row_count = excluded.row_count,
+        line_bytes = excluded.line_bytes, build = excluded.build, signature = excluded.signature, updated_at = now()`.execute(db)
 }
 
 /** One file an export wrote, as its feed_file row records it. */
@@ -55,6 +84,8 @@ export interface FeedFileRecord {
   contentType: string
   bytes: number
   etag: string
+  /** A full file not written yet: the channel stage's lines between this header and footer. */
+  pending?: { siteId: string; header: string; footer: string }
 }
 
 /**
@@ -77,6 +108,10 @@ export async function replaceFeedFileRows(db: DbHandle, accountId: string, chann
           bytes: file.bytes,
           etag: file.etag,
           written_at: writtenAt,
+          pending: file.pending !== undefined,
+          site_id: file.pending?.siteId ?? null,
+          header: file.pending?.header ?? '',
+          footer: file.pending?.footer ?? '',
         })),
       )
       .execute()

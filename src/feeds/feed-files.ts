@@ -1,5 +1,6 @@
-import type { DbHandle } from '../db/database.js'
+import type { Db, DbHandle } from '../db/database.js'
 import { NotFoundError } from '../errors.js'
+import { materialiseFeedFile, type MaterialiseGate } from './feed-materialiser.js'
 import type { FeedEncoding, FeedStorage, StoredFeed } from './feed-storage.js'
 
 // The files of the built-in destination as its public route serves them: the row that names a
@@ -7,10 +8,13 @@ import type { FeedEncoding, FeedStorage, StoredFeed } from './feed-storage.js'
 
 /** What a feed URL's file is served with. */
 export interface PublicFeedFile {
+  accountId: string
   storageKey: string
   contentType: string
   etag: string
   writtenAt: Date
+  /** Recorded by its export, written on its first download (feed-materialiser.ts). */
+  pending: boolean
 }
 
 /**
@@ -21,13 +25,22 @@ export async function findPublicFeedFile(db: DbHandle, token: string, filename: 
   const file = await db
     .selectFrom('channel_destination as d')
     .innerJoin('feed_file as f', (join) => join.onRef('f.channel_id', '=', 'd.channel_id').onRef('f.account_id', '=', 'd.account_id'))
-    .select(['f.storage_key', 'f.content_type', 'f.etag', 'f.written_at'])
+    .select(['f.account_id', 'f.storage_key', 'f.content_type', 'f.etag', 'f.written_at', 'f.pending'])
     .where('d.token', '=', token)
     .where('d.kind', '=', 'feed')
     .where('d.active', '=', true)
     .where('f.filename', '=', filename)
     .executeTakeFirst()
-  return file && { storageKey: file.storage_key, contentType: file.content_type, etag: file.etag, writtenAt: file.written_at }
+  return (
+    file && {
+      accountId: file.account_id,
+      storageKey: file.storage_key,
+      contentType: file.content_type,
+      etag: file.etag,
+      writtenAt: file.written_at,
+      pending: file.pending,
+    }
+  )
 }
 
 /** A feed URL that names no file; the client just has no file, whichever of the reasons below. */
@@ -49,20 +62,29 @@ export class FeedContentMissingError extends FeedFileNotFoundError {
 
 /**
  * The file a feed URL names, opened in the representation asked for if the storage has it, else as
- * exported (`encoding` says which was opened); the caller reads or closes `content`.
+ * exported (`encoding` says which was opened); the caller reads or closes `content`. A full file
+ * not written yet is written first; should a newer export replace it meanwhile, the newer one is
+ * served (written in turn).
  */
 export async function openPublicFeed(
-  db: DbHandle,
+  db: Db,
   storage: FeedStorage,
   token: string,
   filename: string,
   wanted: FeedEncoding = 'identity',
+  gate?: MaterialiseGate,
 ): Promise<{ file: PublicFeedFile; content: StoredFeed; encoding: FeedEncoding }> {
-  const file = await findPublicFeedFile(db, token, filename)
-  if (!file) throw new FeedFileNotFoundError(filename)
-  const preferred = wanted === 'gzip' ? await storage.open(file.storageKey, 'gzip') : undefined
-  if (preferred) return { file, content: preferred, encoding: 'gzip' }
-  const content = await storage.open(file.storageKey)
-  if (!content) throw new FeedContentMissingError(filename, file.storageKey)
-  return { file, content, encoding: 'identity' }
+  for (let attempt = 1; ; attempt++) {
+    const file = await findPublicFeedFile(db, token, filename)
+    if (!file) throw new FeedFileNotFoundError(filename)
+    if (file.pending) await materialiseFeedFile(db, storage, file, gate)
+    const preferred = wanted === 'gzip' ? await storage.open(file.storageKey, 'gzip') : undefined
+    if (preferred) return { file, content: preferred, encoding: 'gzip' }
+    const content = await storage.open(file.storageKey)
+    if (content) return { file, content, encoding: 'identity' }
+    // Replaced by a newer export between reading the row and opening the file: read the row again.
+    // A full file the storage lost is written again from the stage; a delta file cannot be.
+    if (attempt === 3) throw new FeedContentMissingError(filename, file.storageKey)
+    if (attempt === 2) await materialiseFeedFile(db, storage, file, gate, { rewrite: true })
+  }
 }

@@ -3,6 +3,7 @@ import { createGzip } from 'node:zlib'
 import { Type } from '@sinclair/typebox'
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import type { FastifyReply } from 'fastify'
+import type { ConnectionSlots } from '../db/connection-slots.js'
 import type { Db } from '../db/database.js'
 import { AppError } from '../errors.js'
 import '../http/fastify-types.js'
@@ -11,6 +12,7 @@ import { refuseNulParameters } from '../http/nul-guard.js'
 import { rangeOf } from './byte-range.js'
 import { notModified } from './conditional.js'
 import { FeedContentMissingError, openPublicFeed } from './feed-files.js'
+import { accountQueueGate } from './feed-materialiser.js'
 import type { ByteRange, FeedStorage, StoredFeed } from './feed-storage.js'
 
 // The built-in destination: every exported file at /feeds/<token>/<filename>, without credentials
@@ -24,7 +26,15 @@ const FeedParams = Type.Object({ token: Type.String(), filename: Type.String() }
 // The media types of the feed formats, for the OpenAPI document.
 const FEED_MEDIA_TYPES = ['text/csv', 'text/tab-separated-values', 'application/x-ndjson', 'application/xml']
 
-export const feedRoutes: FastifyPluginAsyncTypebox<{ db: Db; feedStorage: FeedStorage }> = async (app, { db, feedStorage }) => {
+// How long a first download waits for a read slot before it is answered 429.
+const SLOT_WAIT_MS = 30_000
+
+export const feedRoutes: FastifyPluginAsyncTypebox<{ db: Db; feedStorage: FeedStorage; readSlots: ConnectionSlots }> = async (
+  app,
+  { db, feedStorage, readSlots },
+) => {
+  // Writing a full file on its first download holds a connection: it takes one of the account's read slots.
+  const gate = accountQueueGate(readSlots, SLOT_WAIT_MS)
   app.setErrorHandler((error, request, reply) => {
     // The row says the file exists: worth a look, but the client just has no file (a 404).
     if (error instanceof FeedContentMissingError) request.log.warn({ storageKey: error.storageKey }, 'feed file missing in storage')
@@ -54,12 +64,13 @@ export const feedRoutes: FastifyPluginAsyncTypebox<{ db: Db; feedStorage: FeedSt
         400: FeedError,
         404: FeedError,
         416: FeedError,
+        429: FeedError,
         500: FeedError,
       },
     },
     handler: async (request, reply) => {
       const gzip = acceptsGzip(request.headers['accept-encoding'])
-      const { file, content, encoding } = await openPublicFeed(db, feedStorage, request.params.token, request.params.filename, gzip ? 'gzip' : 'identity')
+      const { file, content, encoding } = await openPublicFeed(db, feedStorage, request.params.token, request.params.filename, gzip ? 'gzip' : 'identity', gate)
       // What is sent below is not JSON, so it bypasses the typed (error-only) response schema.
       const raw = reply as FastifyReply
       try {

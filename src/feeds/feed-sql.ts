@@ -127,41 +127,80 @@ export function contentTypeOf(format: FeedFormat): string {
   }
 }
 
-export function planFeed(q: SqlQuoter, rows: FeedRows, format: FeedFormat, meta: FeedMeta): FeedPlan {
-  const problem = unwritableColumns(rows.columns, format)
-  if (problem) throw new UnwritableColumnsError(problem)
-  const from = `FROM (${rows.selectSql}) r ORDER BY r.product_id`
-  const value = (column: string) => `r.data->>${q.escapeLiteral(column)}`
+/** What a file has around its lines: the CSV/TSV header line, the XML document's head and tail. */
+export interface FeedFrame {
+  header: string
+  footer: string
+}
+
+export function feedFrame(columns: string[], format: FeedFormat, meta: FeedMeta): FeedFrame {
   switch (format) {
     case 'csv':
     case 'tsv': {
       const delimiter = format === 'csv' ? ',' : '\t'
-      // NULL prints as an unquoted empty field; Postgres quotes everything else that needs it.
-      const list = rows.columns.map((c) => `NULLIF(${value(c)}, '')`).join(', ')
-      const options = format === 'csv' ? 'FORMAT csv' : `FORMAT csv, DELIMITER ${q.escapeLiteral('\t')}`
-      // The header is ours: COPY's HEADER would print column aliases, which Postgres cuts at 63 bytes.
-      const header = rows.columns.map((c) => csvField(c, delimiter)).join(delimiter) + '\n'
-      return { copySql: `COPY (SELECT ${list} ${from}) TO STDOUT WITH (${options})`, header, footer: '', textFormat: false }
+      // Ours, not COPY's HEADER, which would print column aliases that Postgres cuts at 63 bytes.
+      return { header: columns.map((c) => csvField(c, delimiter)).join(delimiter) + '\n', footer: '' }
     }
-    case 'ndjson': {
-      // Built as text rather than json_build_object: no 100-argument limit, and keys stay in order.
-      const pairs = rows.columns.map((c) => `${q.escapeLiteral(JSON.stringify(c) + ':')} || to_json(coalesce(${value(c)}, ''))::text`)
-      const line = pairs.length === 0 ? `'{}'` : `'{' || array_to_string(ARRAY[${pairs.join(', ')}], ',') || '}'`
-      return { copySql: `COPY (SELECT ${line} ${from}) TO STDOUT`, header: '', footer: '', textFormat: true }
-    }
+    case 'ndjson':
+      return { header: '', footer: '' }
     case 'xml': {
-      const forbidden = q.escapeLiteral(XML_FORBIDDEN)
-      const elements = rows.columns.map((c) => `xmlelement(name ${q.escapeIdentifier(c)}, translate(coalesce(${value(c)}, ''), ${forbidden}, ''))`)
-      const item = `xmlelement(name item${elements.map((e) => `, ${e}`).join('')})::text`
       const namespaces = Object.entries(XML_NAMESPACES)
         .map(([prefix, uri]) => ` xmlns:${prefix}="${xmlEscape(uri)}"`)
         .join('')
       const header =
         `<?xml version="1.0" encoding="UTF-8"?>\n<rss version="2.0"${namespaces}><channel>` +
         `<title>${xmlEscape(meta.title)}</title><link>${xmlEscape(meta.link)}</link><description>${xmlEscape(meta.description ?? '')}</description>\n`
-      return { copySql: `COPY (SELECT ${item} ${from}) TO STDOUT`, header, footer: '</channel></rss>\n', textFormat: true }
+      return { header, footer: '</channel></rss>\n' }
     }
   }
+}
+
+/**
+ * The SQL expression (text) of one row's line, without its newline, from the jsonb expression
+ * `data`: a CSV/TSV record quoted by the rules of Postgres' own CSV output, an NDJSON object, an XML
+ * item. Lines are rendered once, when a row is new or changed, and kept (DESIGN.md 6.4).
+ */
+export function lineSql(q: SqlQuoter, columns: string[], format: FeedFormat, data: string): string {
+  const problem = unwritableColumns(columns, format)
+  if (problem) throw new UnwritableColumnsError(problem)
+  const value = (column: string) => `(${data})->>${q.escapeLiteral(column)}`
+  switch (format) {
+    case 'csv':
+    case 'tsv': {
+      const delimiter = format === 'csv' ? ',' : '\t'
+      // Quoted when it holds the delimiter, a quote, CR or LF, or is the end-of-data marker \. alone:
+      // the rules of Postgres' CSV output. One regular expression per value (measured: a scalar
+      // subquery per value, to read the value once, costs twice as much).
+      const special = q.escapeLiteral(`["${format === 'csv' ? ',' : '\t'}\r\n]|` + String.raw`^\\\.$`)
+      const field = (c: string) => `CASE WHEN ${value(c)} ~ ${special} THEN '"' || replace(${value(c)}, '"', '""') || '"' ELSE coalesce(${value(c)}, '') END`
+      if (columns.length === 0) return `''`
+      return columns.map(field).join(` || ${q.escapeLiteral(delimiter)} || `)
+    }
+    case 'ndjson': {
+      // Built as text rather than json_build_object: no 100-argument limit, and keys stay in order.
+      const pairs = columns.map((c) => `${q.escapeLiteral(JSON.stringify(c) + ':')} || to_json(coalesce(${value(c)}, ''))::text`)
+      return pairs.length === 0 ? `'{}'` : `'{' || array_to_string(ARRAY[${pairs.join(', ')}], ',') || '}'`
+    }
+    case 'xml': {
+      const forbidden = q.escapeLiteral(XML_FORBIDDEN)
+      const elements = columns.map((c) => `xmlelement(name ${q.escapeIdentifier(c)}, translate(coalesce(${value(c)}, ''), ${forbidden}, ''))`)
+      return `xmlelement(name item${elements.map((e) => `, ${e}`).join('')})::text`
+    }
+  }
+}
+
+/**
+ * A file of lines as COPY writes it: `linesSql` is a complete SELECT of (product_id, line), in
+ * text format (lines may hold newlines, which COPY escapes and the writer decodes).
+ */
+export function linesPlan(linesSql: string, frame: FeedFrame): FeedPlan {
+  return { copySql: `COPY (SELECT s.line FROM (${linesSql}) s ORDER BY s.product_id) TO STDOUT`, ...frame, textFormat: true }
+}
+
+/** A file rendered from rows of (product_id, data), for a file that is written once from rows. */
+export function planFeed(q: SqlQuoter, rows: FeedRows, format: FeedFormat, meta: FeedMeta): FeedPlan {
+  const line = lineSql(q, rows.columns, format, 'r.data')
+  return linesPlan(`SELECT r.product_id, ${line} AS line FROM (${rows.selectSql}) r`, feedFrame(rows.columns, format, meta))
 }
 
 /** A field quoted the way Postgres's CSV output quotes one, for the header line. */

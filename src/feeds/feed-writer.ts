@@ -3,7 +3,7 @@ import type pg from 'pg'
 import { to as copyTo } from 'pg-copy-streams'
 import type { FeedFormat } from '../db/schema.js'
 import { CopyTextDecoder } from './copy-text-decoder.js'
-import { planFeed, type FeedMeta, type FeedRows } from './feed-sql.js'
+import { planFeed, type FeedMeta, type FeedPlan, type FeedRows } from './feed-sql.js'
 import type { FeedFileWriter } from './feed-storage.js'
 
 export { contentTypeOf, isXmlName, unwritableColumns, UnwritableColumnsError, type FeedRows, type UnwritableColumns } from './feed-sql.js'
@@ -49,19 +49,54 @@ export async function writeFeed(
   out: FeedFileWriter,
   budget: FeedBudget = { maxBytes: Infinity },
 ): Promise<FeedContent> {
+  let plan: FeedPlan
+  try {
+    plan = planFeed(client, rows, format, meta)
+  } catch (error) {
+    await out.abandon()
+    throw error
+  }
+  return writeFeedPlan(client, plan, out, budget)
+}
+
+// Chunks are passed on in batches of about this size: COPY hands over one chunk per row, and a
+// write (and a compression step) per row of a million costs more than the rows themselves.
+const BATCH_BYTES = 256 * 1024
+
+/**
+ * writeFeed for a planned file: its COPY statement and the text around its output. Without
+ * `etag`, no content hash is computed (a file whose ETag its export gave it).
+ */
+export async function writeFeedPlan(
+  client: pg.PoolClient,
+  plan: FeedPlan,
+  out: FeedFileWriter,
+  budget: FeedBudget = { maxBytes: Infinity },
+  { etag = true } = {},
+): Promise<FeedContent> {
   let bytes = 0
-  const hash = createHash('sha256')
-  // Not async: COPY hands over one chunk per row, and a second promise per row is measurable. Throws
-  // (FeedTooLargeError) synchronously, inside the caller's try.
+  const hash = etag ? createHash('sha256') : undefined
+  let batch: Buffer[] = []
+  let batched = 0
+  const flush = (): Promise<void> | undefined => {
+    if (batched === 0) return undefined
+    const chunk = batch.length === 1 ? batch[0] : Buffer.concat(batch, batched)
+    batch = []
+    batched = 0
+    return chunk && out.write(chunk)
+  }
+  // Not async: a second promise per row is measurable. Throws (FeedTooLargeError) synchronously,
+  // inside the caller's try.
   const put = (chunk: Buffer): Promise<void> | undefined => {
     if (chunk.length === 0) return undefined
     if (bytes + chunk.length > budget.maxBytes) throw new FeedTooLargeError(budget.maxBytes)
-    hash.update(chunk)
+    hash?.update(chunk)
     bytes += chunk.length
-    return out.write(chunk)
+    batch.push(chunk)
+    batched += chunk.length
+    return batched >= BATCH_BYTES ? flush() : undefined
   }
   try {
-    const plan = planFeed(client, rows, format, meta)
     await put(Buffer.from(plan.header))
     const decoder = plan.textFormat ? new CopyTextDecoder() : null
     const backendPid = budget.cancel ? await backendPidOf(client) : undefined
@@ -70,16 +105,35 @@ export async function writeFeed(
     // until then is read and dropped: the connection comes back usable and the caller's ROLLBACK can run.
     let failure: unknown
     let cancelling: Promise<void> | undefined
+    const fail = (error: unknown) => {
+      failure ??= error
+      if (backendPid !== undefined) cancelling ??= budget.cancel?.(backendPid).catch(() => {})
+    }
     try {
-      for await (const chunk of client.query(copyTo(plan.copySql)) as AsyncIterable<Buffer>) {
-        if (failure !== undefined) continue
-        try {
-          await put(decoder ? decoder.decode(chunk) : chunk)
-        } catch (error) {
-          failure = error
-          if (backendPid !== undefined) cancelling = budget.cancel?.(backendPid).catch(() => {})
-        }
-      }
+      // Events rather than `for await`: a promise per row of a million is measurable. The stream
+      // pauses while a batch is being written, and reads on (dropping) after a failure.
+      const copy = client.query(copyTo(plan.copySql))
+      await new Promise<void>((resolve, reject) => {
+        copy.on('data', (chunk: Buffer) => {
+          if (failure !== undefined) return
+          try {
+            const written = put(decoder ? decoder.decode(chunk) : chunk)
+            if (!written) return
+            copy.pause()
+            written.then(
+              () => copy.resume(),
+              (error: unknown) => {
+                fail(error)
+                copy.resume()
+              },
+            )
+          } catch (error) {
+            fail(error)
+          }
+        })
+        copy.on('end', resolve)
+        copy.on('error', reject)
+      })
     } catch (error) {
       // After our own failure, the COPY's error is the cancel we asked for: ours says why.
       if (failure === undefined) throw error
@@ -90,9 +144,10 @@ export async function writeFeed(
     if (failure !== undefined) throw failure
     decoder?.end()
     await put(Buffer.from(plan.footer))
+    await flush()
     await out.close()
     // A strong ETag: the first 128 bits of the content's SHA-256.
-    return { bytes, etag: `"${hash.digest('hex').slice(0, 32)}"` }
+    return { bytes, etag: hash ? `"${hash.digest('hex').slice(0, 32)}"` : '' }
   } catch (error) {
     await out.abandon()
     throw error

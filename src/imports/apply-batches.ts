@@ -126,6 +126,13 @@ async function applyGroup(trx: Transaction<Database>, streamId: string, accountI
     SELECT ${streamId}::bigint, product_id, ${accountId}::bigint, data::jsonb, ${seq}::bigint FROM (${rows}) AS incoming
     ON CONFLICT (stream_id, product_id) DO UPDATE SET data = excluded.data, changed_seq = excluded.changed_seq
       WHERE stream_product.data IS DISTINCT FROM excluded.data`
+  // The group's rows are found by batch id, unless they are most of the table (a full load): one
+  // sequential read is then cheaper than a walk of the index.
+  const { rows } = await sql<{ kept: string }>`
+    SELECT greatest(reltuples, pg_relation_size(oid) / 600)::bigint AS kept FROM pg_class WHERE oid = 'batch_row'::regclass`.execute(trx)
+  const groupRows = group.reduce((sum, batch) => sum + batch.row_count, 0)
+  const wholeTable = groupRows * 4 > Number(rows[0]?.kept ?? 0)
+  if (wholeTable) await sql`SET LOCAL enable_indexscan = off; SET LOCAL enable_bitmapscan = off`.execute(trx)
   await sql`SAVEPOINT plain_upsert`.execute(trx)
   try {
     await upsert(sql`SELECT product_id, data FROM batch_row WHERE batch_id = ANY(${ids}::uuid[])`).execute(trx)
@@ -139,6 +146,7 @@ async function applyGroup(trx: Transaction<Database>, streamId: string, accountI
       WHERE br.batch_id = ANY(${ids}::uuid[])
       ORDER BY br.product_id, b.seq DESC, br.line_no DESC`).execute(trx)
   }
+  if (wholeTable) await sql`RESET enable_indexscan; RESET enable_bitmapscan`.execute(trx)
 }
 
 function doneStage(successCount: number, now: Date): BatchStage {

@@ -88,10 +88,17 @@ export async function buildImportStage(db: Db, site: StageSite, sources: StageSo
       const onlyMain = mains.length === 1 && additions.length === 0 ? mains[0] : undefined
       const previousSeq = onlyMain ? previous?.stream_seqs[onlyMain.streamId] : undefined
       let rowCount: number
+      const build = String(BigInt(previous?.build ?? '0') + 1n)
+      let changesFrom = previous?.changes_from ?? '0'
       if (previous && previous.recipe === recipe && onlyMain && previousSeq !== undefined) {
-        rowCount = Number(previous.row_count) + (await applyChanges(trx, site, onlyMain.streamId, previousSeq))
+        rowCount = Number(previous.row_count) + (await applyChanges(trx, site, onlyMain.streamId, previousSeq, build))
+        changesFrom = await boundChangeLog(trx, site.id, rowCount, changesFrom, build)
       } else {
         rowCount = liveMains === 0 ? await clearStage(trx, site) : await rebuild(trx, site, mains, additions)
+        // Every row may have changed, and nothing was recorded: a channel exported from an earlier
+        // build compares every row once.
+        changesFrom = build
+        await trx.deleteFrom('stage_change').where('site_id', '=', site.id).execute()
       }
       const candidates = new Set<string>()
       for (const source of [...mains, ...additions]) {
@@ -124,6 +131,8 @@ export async function buildImportStage(db: Db, site: StageSite, sources: StageSo
           row_count: rowCount,
           recipe,
           stream_seqs: JSON.stringify(streamSeqs),
+          build,
+          changes_from: changesFrom,
         })
         .onConflict((oc) =>
           oc.columns(['site_id', 'stage', 'stage_id']).doUpdateSet({
@@ -131,6 +140,8 @@ export async function buildImportStage(db: Db, site: StageSite, sources: StageSo
             row_count: rowCount,
             recipe,
             stream_seqs: JSON.stringify(streamSeqs),
+            build,
+            changes_from: changesFrom,
             updated_at: sql`now()`,
           }),
         )
@@ -141,25 +152,51 @@ export async function buildImportStage(db: Db, site: StageSite, sources: StageSo
   )
 }
 
-/** Only the products changed since the last build: `changed_seq` orders a stream's applied changes. */
-async function applyChanges(trx: Trx, site: StageSite, streamId: string, sinceSeq: string): Promise<number> {
+/**
+ * Only the products changed since the last build: `changed_seq` orders a stream's applied changes.
+ * Each id touched is recorded in stage_change under this build, for the channels' exports.
+ */
+async function applyChanges(trx: Trx, site: StageSite, streamId: string, sinceSeq: string, build: string): Promise<number> {
   // Driven by the changed ids (an index lookup each), whatever the planner believes about the
   // stage's size right after a bulk build.
   const removed = await sql`
-    DELETE FROM stage_product
-    WHERE site_id = ${site.id} AND stage = ${IMPORT_STAGE} AND stage_id = 0 AND product_id = ANY(ARRAY(
-      SELECT product_id FROM stream_product WHERE stream_id = ${streamId} AND changed_seq > ${sinceSeq} AND data IS NULL
-    ))`.execute(trx)
+    WITH removed AS (
+      DELETE FROM stage_product
+      WHERE site_id = ${site.id} AND stage = ${IMPORT_STAGE} AND stage_id = 0 AND product_id = ANY(ARRAY(
+        SELECT product_id FROM stream_product WHERE stream_id = ${streamId} AND changed_seq > ${sinceSeq} AND data IS NULL
+      ))
+      RETURNING product_id
+    )
+    INSERT INTO stage_change (site_id, build, product_id) SELECT ${site.id}, ${build}, product_id FROM removed`.execute(trx)
   const { rows } = await sql<{ added: string }>`
     WITH upserted AS (
       INSERT INTO stage_product (site_id, stage, stage_id, product_id, account_id, data)
       SELECT ${site.id}, ${IMPORT_STAGE}, 0, product_id, ${site.account_id}, data
       FROM stream_product WHERE stream_id = ${streamId} AND changed_seq > ${sinceSeq} AND data IS NOT NULL
+      -- In key order: the stage rows each one meets are neighbours, not random pages.
+      ORDER BY product_id
       ON CONFLICT (site_id, stage, stage_id, product_id) DO UPDATE SET data = excluded.data
-      RETURNING (xmax = 0) AS inserted
+      RETURNING product_id, (xmax = 0) AS inserted
+    ), recorded AS (
+      INSERT INTO stage_change (site_id, build, product_id) SELECT ${site.id}, ${build}, product_id FROM upserted
     )
     SELECT count(*) FILTER (WHERE inserted) AS added FROM upserted`.execute(trx)
   return Number(rows[0]?.added ?? 0) - Number(removed.numAffectedRows ?? 0)
+}
+
+/**
+ * Keeps stage_change to what an export may still ask for: the changes after the oldest build a
+ * channel stage of the site was exported from. A channel whose exports keep failing would hold it
+ * back forever, so once the log passes the stage's size (a full comparison is then as cheap) it is
+ * dropped, and such a channel compares every row once. Returns the new changes_from.
+ */
+async function boundChangeLog(trx: Trx, siteId: string, stageRows: number, changesFrom: string, build: string): Promise<string> {
+  await sql`DELETE FROM stage_change WHERE site_id = ${siteId} AND build <= coalesce(
+      (SELECT min(build) FROM site_stage WHERE site_id = ${siteId} AND stage = 'channel'), ${build})`.execute(trx)
+  const { rows } = await sql<{ n: string }>`SELECT count(*) AS n FROM stage_change WHERE site_id = ${siteId}`.execute(trx)
+  if (Number(rows[0]?.n ?? 0) <= Math.max(stageRows, 1000)) return changesFrom
+  await trx.deleteFrom('stage_change').where('site_id', '=', siteId).execute()
+  return build
 }
 
 async function clearStage(trx: Trx, site: StageSite): Promise<number> {

@@ -36,6 +36,7 @@ export async function purgeDeletedSiteStages(db: Db): Promise<number> {
   for (const { site_id } of sites) {
     await inTransaction(db, async ({ db: trx }) => {
       await trx.deleteFrom('stage_product').where('site_id', '=', site_id).execute()
+      await trx.deleteFrom('stage_change').where('site_id', '=', site_id).execute()
       await trx.deleteFrom('site_purge').where('site_id', '=', site_id).execute()
     })
   }

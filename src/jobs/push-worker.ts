@@ -1,5 +1,6 @@
 import type { FastifyBaseLogger } from 'fastify'
 import type { Db } from '../db/database.js'
+import { materialiseFeedFile } from '../feeds/feed-materialiser.js'
 import { claimPush, finishPush, isFileCurrent, releasePush, retryPush, type ClaimedPush } from '../exports/channel-pushes.js'
 import type { FeedStorage } from '../feeds/feed-storage.js'
 import { sendFile } from '../feeds/http-push.js'
@@ -121,6 +122,8 @@ export class PushWorker {
       await finishPush(this.db, push, 'skipped', replaced)
       return
     }
+    // A full file is written on its first download or push after its export.
+    await materialiseFeedFile(this.db, this.options.feedStorage, { accountId: push.account_id, storageKey: push.storage_key })
     const started = Date.now()
     const file = { storage: this.options.feedStorage, key: push.storage_key, filename: push.filename, contentType: push.content_type }
     const timeoutMs = Math.max(1, Math.min(this.options.timeoutSeconds * 1000, push.budget_left_ms))

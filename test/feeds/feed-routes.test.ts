@@ -1,3 +1,4 @@
+import { ConnectionSlots } from '../../src/db/connection-slots.js'
 import { randomBytes } from 'node:crypto'
 import fs from 'node:fs/promises'
 import os from 'node:os'
@@ -69,7 +70,8 @@ beforeAll(async () => {
   await fs.writeFile(path.join(dir, main, 'run-1', 'feed.csv'), content)
   await fs.writeFile(path.join(dir, main, 'run-1', 'my feed ü.csv'), content)
   app = Fastify()
-  await app.register(feedRoutes, { db, feedStorage: new LocalFeedStorage(dir) })
+  const readSlots = new ConnectionSlots(2, 2, { noun: 'product reads', variable: 'READS_PER_ACCOUNT' })
+  await app.register(feedRoutes, { db, feedStorage: new LocalFeedStorage(dir), readSlots })
 })
 
 afterAll(async () => {

@@ -5,7 +5,8 @@ import { setTimeout as sleep } from 'node:timers/promises'
 import { afterEach, describe, expect, it, vi } from 'vitest'
 import { HIGH_LIMITS, useTestApp } from '../helpers/test-app.js'
 import { deleteWhileHeld, expectDeleted, holdTable, jobIdOf, leftovers, lockWaits, release, settledJob, withRows } from './site-delete-holds.js'
-import { client, createChannel } from '../helpers/clients.js'
+import { client, createChannel, download, readChannel } from '../helpers/clients.js'
+import { feedPaths } from '../helpers/responses.js'
 import { eventually } from '../helpers/eventually.js'
 import { importFixture } from '../helpers/factories.js'
 
@@ -33,7 +34,13 @@ describe('deleting a site whose export has just committed', () => {
     const next = await importFixture(t, {}, c)
     await withRows(doomed)
     await withRows(next)
-    const channel = await createChannel(doomed, { format: 'csv', filenames: [{ type: null, filename: 'feed.csv' }] })
+    const channel = await createChannel(doomed, {
+      format: 'csv',
+      filenames: [
+        { type: null, filename: 'feed.csv' },
+        { type: 'new', filename: 'new.csv' },
+      ],
+    })
     const errors = vi.spyOn(t.app.log, 'error')
 
     // The history entry is written after the export's commit: holding its table stops the run there.
@@ -46,8 +53,12 @@ describe('deleting a site whose export has just committed', () => {
       const jobId = await jobIdOf(t, pid)
       await eventually(async () => ((await lockWaits(t, 'channel_export')) > 0 ? true : undefined), 'the run to wait for the history table')
       const runDir = path.join(dataDir, 'feeds', channel.id, pid)
-      expect(readdirSync(runDir).sort()).toEqual(['.gzip', 'feed.csv'])
-      expect(readdirSync(path.join(runDir, '.gzip'))).toEqual(['feed.csv'])
+      // The delta file is written by the export; the full one on its first download, here while the run is held.
+      expect(readdirSync(runDir).sort()).toEqual(['.gzip', 'new.csv'])
+      const [full] = feedPaths(await readChannel(doomed, channel.id))
+      expect((await download(t, full ?? '')).statusCode).toBe(200)
+      expect(readdirSync(runDir).sort()).toEqual(['.gzip', 'feed.csv', 'new.csv'])
+      expect(readdirSync(path.join(runDir, '.gzip')).sort()).toEqual(['feed.csv', 'new.csv'])
 
       // The delete's cascade waits for the table too; both go on once it is released.
       released = true

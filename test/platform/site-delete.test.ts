@@ -43,8 +43,10 @@ describe('deleting a site', () => {
     const rows = await t.db.selectFrom('feed_file').select('storage_key').where('channel_id', '=', channel.id).execute()
     expect(rows).toHaveLength(1)
     const file = path.join(dataDir, 'feeds', rows[0]?.storage_key ?? '')
-    expect(existsSync(file)).toBe(true)
     const [url] = feedPaths(await readChannel(f, channel.id))
+    // A full file is written on its first download after the export.
+    expect((await t.request({ method: 'GET', url: url ?? '/feeds/x/feed.csv' })).statusCode).toBe(200)
+    expect(existsSync(file)).toBe(true)
 
     expect((await f.platform('DELETE', `/sites/${f.site.id}`)).json()).toEqual({ success: true })
     expect(existsSync(file)).toBe(false)

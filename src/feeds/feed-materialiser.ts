@@ -1,0 +1,117 @@
+import { sql } from 'kysely'
+import type { ConnectionSlots } from '../db/connection-slots.js'
+import type { Db } from '../db/database.js'
+import { inTransaction } from '../db/transaction.js'
+import type { FeedStorage } from './feed-storage.js'
+import { linesPlan } from './feed-sql.js'
+import { writeFeedPlan } from './feed-writer.js'
+
+// A full feed file is not written by the export that makes it: the export records it (size, ETag,
+// the text around its lines) and keeps every row's rendered line in the channel stage, so that a
+// small change costs a small export. The file is written here, once, on its first download or push
+// after the export: a sequential read of the stage's lines in key order into the storage, which
+// also stores its gzip representation as it goes.
+
+/** The row of a full file, as the materialiser needs it. */
+export interface RecordedFeedFile {
+  accountId: string
+  storageKey: string
+}
+
+/**
+ * What a writing waits for before it starts: writing a file holds a database connection for as
+ * long as it takes, so the feed route takes one of the account's read slots for it (a tenant's
+ * first downloads cannot take every connection).
+ */
+export type MaterialiseGate = (accountId: string, work: () => Promise<void>) => Promise<void>
+
+/**
+ * A gate through `slots` (the read slots) that takes one file of an account at a time: a consumer
+ * fetching all of an account's feeds at once waits its turn instead of being refused for the
+ * account's read cap. Waiting for a slot ends after `waitMs` with a 429.
+ */
+export function accountQueueGate(slots: ConnectionSlots, waitMs: number): MaterialiseGate {
+  const queues = new Map<string, Promise<void>>()
+  return (accountId, work) => {
+    const turn = (queues.get(accountId) ?? Promise.resolve()).then(() => slots.run(accountId, AbortSignal.timeout(waitMs), work))
+    const settled = turn.catch(() => {})
+    queues.set(accountId, settled)
+    void settled.then(() => {
+      if (queues.get(accountId) === settled) queues.delete(accountId)
+    })
+    return turn
+  }
+}
+
+// One writing per file at a time in this process: concurrent first downloads wait for the same
+// one. (Two processes may both write a file; the storage's atomic publish keeps either whole.)
+const writing = new WeakMap<FeedStorage, Map<string, Promise<void>>>()
+
+/**
+ * Writes the full file `file` names from its channel stage, unless it is written already. The row
+ * and the stage are read in one snapshot, so the file holds exactly the rows of the export that
+ * recorded it, even when the next export commits meanwhile; a file whose row such an export
+ * replaced is removed again (its reader already has it open). `rewrite`: write it although its row
+ * says it is written (the storage lost it).
+ */
+export function materialiseFeedFile(db: Db, storage: FeedStorage, file: RecordedFeedFile, gate?: MaterialiseGate, { rewrite = false } = {}): Promise<void> {
+  let files = writing.get(storage)
+  if (!files) writing.set(storage, (files = new Map()))
+  const running = files.get(file.storageKey)
+  if (running) return running
+  const work = () => materialise(db, storage, file, rewrite)
+  const started = (gate ? gate(file.accountId, work) : work()).finally(() => files.delete(file.storageKey))
+  files.set(file.storageKey, started)
+  return started
+}
+
+async function materialise(db: Db, storage: FeedStorage, file: RecordedFeedFile, rewrite: boolean): Promise<void> {
+  const wrote = await inTransaction(
+    db,
+    async (tx) => {
+      const row = await tx.db
+        .selectFrom('feed_file')
+        .select(['channel_id', 'site_id', 'pending', 'bytes', 'header', 'footer'])
+        .where('account_id', '=', file.accountId)
+        .where('storage_key', '=', file.storageKey)
+        .executeTakeFirst()
+      // Written already, unless it went missing (`rewrite`: lost with a disk); a delta file cannot be written again.
+      if (!row || (!row.pending && !rewrite) || row.site_id === null) return false
+      const lines = `SELECT o.product_id, o.line FROM stage_product o
+        WHERE o.site_id = ${integer(row.site_id)} AND o.stage = 'channel' AND o.stage_id = ${integer(row.channel_id)}`
+      const writer = await storage.create(file.storageKey, { tx })
+      // The export measured the file; a larger one would be a bug, and is not served.
+      await writeFeedPlan(
+        tx.client,
+        linesPlan(lines, { header: row.header, footer: row.footer }),
+        writer,
+        {
+          maxBytes: Number(row.bytes),
+          cancel: async (backendPid) => {
+            await sql`SELECT pg_cancel_backend(${backendPid})`.execute(db)
+          },
+        },
+        { etag: false },
+      )
+      await writer.publish()
+      return true
+    },
+    { isolation: 'repeatable read' },
+  )
+  if (!wrote) return
+  const current = await db
+    .updateTable('feed_file')
+    .set({ pending: false })
+    .where('account_id', '=', file.accountId)
+    .where('storage_key', '=', file.storageKey)
+    .returning('id')
+    .executeTakeFirst()
+  // A newer export replaced the row while the file was written: nothing names it any more.
+  if (!current) await storage.remove([file.storageKey])
+}
+
+// Ids go into a COPY statement, which takes no parameters: only digits can pass.
+function integer(id: string): string {
+  if (!/^\d+$/.test(id)) throw new Error(`not an integer id: ${id}`)
+  return id
+}
