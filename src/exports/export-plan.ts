@@ -66,7 +66,7 @@ export async function planExport(db: Db, site: Site, channel: Channel, pid: stri
     },
   }
   const condition = filterCondition(channel, stageColumns)
-  const object = rowObject(mapping, stageColumns)
+  const object = rowObject(channel, mapping)
   const rowsWhere = (also: RawBuilder<unknown>) => sql`SELECT product_id, ${object} AS data FROM stage_product
         WHERE site_id = ${site.id} AND stage = 'import' AND stage_id = 0 AND ${condition} AND ${also}`
   const rows = rowsWhere(sql`true`)
@@ -105,17 +105,15 @@ function filterCondition(channel: Channel, stageColumns: string[]): RawBuilder<u
   }
 }
 
-/** A mapping that passes every stage column through, in stage order. */
-function isIdentity(mapping: ColumnMapping[], stageColumns: string[]): boolean {
-  return mapping.length === stageColumns.length && mapping.every((m, i) => 'source' in m && m.source === m.column && m.column === stageColumns[i])
-}
-
 /**
- * The mapped row as jsonb. A mapping that passes every stage column through unchanged keeps the row
- * as it is, which saves rebuilding every row's object (the larger part of an export's time).
+ * The mapped row as jsonb. A channel without a mapping exports the stage's rows as they are, which
+ * saves rebuilding every row's object (the larger part of rendering it). An explicit mapping always
+ * builds its object (every mapped column, '' where the row has none), even one that happens to
+ * name every stage column in order: its rows must not change shape when an unrelated column comes
+ * or goes, or an export would count rows as modified that were not.
  */
-function rowObject(mapping: ColumnMapping[], stageColumns: string[]): RawBuilder<unknown> {
-  if (isIdentity(mapping, stageColumns)) return sql`data`
+function rowObject(channel: Channel, mapping: ColumnMapping[]): RawBuilder<unknown> {
+  if (channel.mapping.length === 0) return sql`data`
   return jsonbObject(mapping.map((m) => [sql`${m.column}::text`, 'source' in m ? sql`coalesce(data ->> ${m.source}, '')` : sql`${m.value}::text`]))
 }
 

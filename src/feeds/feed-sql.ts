@@ -27,8 +27,6 @@ export interface FeedPlan {
   copySql: string
   header: string
   footer: string
-  /** COPY's text format escapes backslashes and control characters; CSV output needs no decoding. */
-  textFormat: boolean
 }
 
 // Characters XML 1.0 does not allow: C0 controls other than tab, LF and CR, and U+FFFE/U+FFFF.
@@ -190,11 +188,11 @@ export function lineSql(q: SqlQuoter, columns: string[], format: FeedFormat, dat
 }
 
 /**
- * A file of lines as COPY writes it: `linesSql` is a complete SELECT of (product_id, line), in
- * text format (lines may hold newlines, which COPY escapes and the writer decodes).
+ * A file of lines, in key order: `linesSql` is a complete SELECT of (product_id, line). Binary
+ * format: each line comes as it is stored (see copy-binary-lines.ts).
  */
 export function linesPlan(linesSql: string, frame: FeedFrame): FeedPlan {
-  return { copySql: `COPY (SELECT s.line FROM (${linesSql}) s ORDER BY s.product_id) TO STDOUT`, ...frame, textFormat: true }
+  return { copySql: `COPY (SELECT s.line FROM (${linesSql}) s ORDER BY s.product_id) TO STDOUT (FORMAT binary)`, ...frame }
 }
 
 /** A file rendered from rows of (product_id, data), for a file that is written once from rows. */

@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto'
 import type pg from 'pg'
 import { to as copyTo } from 'pg-copy-streams'
 import type { FeedFormat } from '../db/schema.js'
-import { CopyTextDecoder } from './copy-text-decoder.js'
+import { CopyBinaryLines } from './copy-binary-lines.js'
 import { planFeed, type FeedMeta, type FeedPlan, type FeedRows } from './feed-sql.js'
 import type { FeedFileWriter } from './feed-storage.js'
 
@@ -86,19 +86,21 @@ export async function writeFeedPlan(
     return chunk && out.write(chunk)
   }
   // Not async: a second promise per row is measurable. Throws (FeedTooLargeError) synchronously,
-  // inside the caller's try.
-  const put = (chunk: Buffer): Promise<void> | undefined => {
-    if (chunk.length === 0) return undefined
-    if (bytes + chunk.length > budget.maxBytes) throw new FeedTooLargeError(budget.maxBytes)
-    hash?.update(chunk)
-    bytes += chunk.length
-    batch.push(chunk)
-    batched += chunk.length
+  // inside the caller's try. Resolves, when it writes a batch, once the batch is taken.
+  const put = (...chunks: Buffer[]): Promise<void> | undefined => {
+    for (const chunk of chunks) {
+      if (chunk.length === 0) continue
+      if (bytes + chunk.length > budget.maxBytes) throw new FeedTooLargeError(budget.maxBytes)
+      hash?.update(chunk)
+      bytes += chunk.length
+      batch.push(chunk)
+      batched += chunk.length
+    }
     return batched >= BATCH_BYTES ? flush() : undefined
   }
   try {
     await put(Buffer.from(plan.header))
-    const decoder = plan.textFormat ? new CopyTextDecoder() : null
+    const lines = new CopyBinaryLines()
     const backendPid = budget.cancel ? await backendPidOf(client) : undefined
     // A COPY stream that is destroyed half-read leaves the connection waiting forever (pg-copy-streams
     // stops reading it), so after a failure on our side the COPY is cancelled and what Postgres sent
@@ -117,7 +119,7 @@ export async function writeFeedPlan(
         copy.on('data', (chunk: Buffer) => {
           if (failure !== undefined) return
           try {
-            const written = put(decoder ? decoder.decode(chunk) : chunk)
+            const written = put(...lines.decode(chunk))
             if (!written) return
             copy.pause()
             written.then(
@@ -142,7 +144,7 @@ export async function writeFeedPlan(
       await cancelling
     }
     if (failure !== undefined) throw failure
-    decoder?.end()
+    lines.end()
     await put(Buffer.from(plan.footer))
     await flush()
     await out.close()
