@@ -156,7 +156,7 @@ const ratios = {
 }
 const rowsText = ROWS.toLocaleString('en')
 const lines = [
-  `# Cycle benchmark (${rowsText} rows)`,
+  `## ${rowsText} rows`,
   '',
   `Run with \`npm run bench:cycle -- --rows ${ROWS}\` on ${new Date().toISOString().slice(0, 10)}: ${machineLine()}.`,
   `Embedded Postgres (durable settings), the compiled server as a child process; 15 attributes, ~500 bytes per row; ${CHANGED.toLocaleString('en')} rows (1%) per update.`,
@@ -184,4 +184,18 @@ const lines = [
   '',
 ]
 console.log(lines.join('\n'))
-await writeResult(ROWS === 1_000_000 ? 'cycle.md' : `cycle-${ROWS}.md`, lines.join('\n'))
+await writeResult('cycle.md', await withSection(path.join('bench', 'results', 'cycle.md'), ROWS, lines.join('\n')))
+
+/**
+ * cycle.md holds one section per catalog size, each between markers, and notes written by hand:
+ * a run replaces its own size's section and keeps the rest.
+ */
+async function withSection(file: string, rows: number, section: string): Promise<string> {
+  const [open, close] = [`<!-- rows:${rows} -->`, `<!-- /rows:${rows} -->`]
+  const block = `${open}\n${section}\n${close}`
+  const current = await fs.readFile(file, 'utf8').catch(() => '# Cycle benchmark\n\n## Notes\n')
+  const [start, end] = [current.indexOf(open), current.indexOf(close)]
+  if (start !== -1 && end > start) return current.slice(0, start) + block + current.slice(end + close.length)
+  const notes = current.indexOf('\n## Notes')
+  return notes === -1 ? `${current}\n${block}\n` : `${current.slice(0, notes)}\n${block}\n${current.slice(notes)}`
+}
