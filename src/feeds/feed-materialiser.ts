@@ -80,13 +80,13 @@ async function materialise(db: Db, storage: FeedStorage, file: RecordedFeedFile,
       const lines = `SELECT o.product_id, o.line FROM stage_product o
         WHERE o.site_id = ${integer(row.site_id)} AND o.stage = 'channel' AND o.stage_id = ${integer(row.channel_id)}`
       const writer = await storage.create(file.storageKey, { tx })
-      // The export measured the file; a larger one would be a bug, and is not served.
+      // The export measured the file; one far larger would be a bug, not written whole.
       await writeFeedPlan(
         tx.client,
         linesPlan(lines, { header: row.header, footer: row.footer }),
         writer,
         {
-          maxBytes: Number(row.bytes),
+          maxBytes: 2 * Number(row.bytes) + 1024 * 1024,
           cancel: async (backendPid) => {
             await sql`SELECT pg_cancel_backend(${backendPid})`.execute(db)
           },
