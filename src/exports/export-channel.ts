@@ -16,7 +16,7 @@ import {
 import { exportFailure } from './export-failures.js'
 import { ChannelFiles, type ExportedFile } from './export-files.js'
 import { planExport, type ExportLimits, type ExportPlan } from './export-plan.js'
-import { channelStageState, importStageBuild, replaceFeedFileRows, saveChannelStage, type ChannelStageState } from './export-store.js'
+import { channelStageState, importStageBuild, replaceFeedFileRows, saveChannelStage, type ChannelStageState, type ImportStageBuild } from './export-store.js'
 
 export type { ExportCounts } from './export-delta.js'
 export type { ExportedFile } from './export-files.js'
@@ -50,12 +50,17 @@ export async function exportChannel(
       db,
       async (tx) => {
         const previous = await channelStageState(tx.db, site.id, channel.id)
-        const build = (await importStageBuild(tx.db, site.id))?.build ?? '0'
+        const importBuild = await importStageBuild(tx.db, site.id)
         // A first export has nothing to compare with, unless a delta file asks for its rows by kind.
         const first = (previous?.rows ?? 0) === 0 && plan.files.every(({ entry }) => entry.type === null)
-        const { counts, totals } = first ? await firstExport(tx, plan) : await laterExport(tx, plan, files, previous)
+        const { counts, totals } = first ? await firstExport(tx, plan) : await laterExport(tx, plan, files, previous, importBuild)
         files.recordFull(totals.lineBytes)
-        await saveChannelStage(tx.db, plan.site, plan.channel.id, { columns: plan.columns, ...totals, build, signature: plan.signature })
+        await saveChannelStage(tx.db, plan.site, plan.channel.id, {
+          columns: plan.columns,
+          ...totals,
+          build: importBuild?.build ?? '0',
+          signature: plan.signature,
+        })
         await recordFiles(tx, storage, plan, files)
         return counts
       },
@@ -84,8 +89,13 @@ async function firstExport(tx: Tx, plan: ExportPlan): Promise<Exported> {
  * way this export makes it and stage_change still holds every change since; otherwise every row.
  * Delta files need export_rows and the previous rows, so they are written before the stage changes.
  */
-async function laterExport(tx: Tx, plan: ExportPlan, files: ChannelFiles, previous: ChannelStageState | undefined): Promise<Exported> {
-  const importBuild = await importStageBuild(tx.db, plan.site.id)
+async function laterExport(
+  tx: Tx,
+  plan: ExportPlan,
+  files: ChannelFiles,
+  previous: ChannelStageState | undefined,
+  importBuild: ImportStageBuild | undefined,
+): Promise<Exported> {
   const sameMaking = previous !== undefined && previous.signature === plan.signature
   const incremental = sameMaking && importBuild !== undefined && BigInt(previous.build) >= BigInt(importBuild.changesFrom)
   const classified = incremental && (await classifyChanged(tx, plan, previous.build, previous.rows))

@@ -52,7 +52,12 @@ export async function channelStageState(db: DbHandle, siteId: string, channelId:
 }
 
 /** The import stage's build, and the first build stage_change has every change after (see build-stage.ts). */
-export async function importStageBuild(db: DbHandle, siteId: string): Promise<{ build: string; changesFrom: string } | undefined> {
+export interface ImportStageBuild {
+  build: string
+  changesFrom: string
+}
+
+export async function importStageBuild(db: DbHandle, siteId: string): Promise<ImportStageBuild | undefined> {
   const stage = await db
     .selectFrom('site_stage')
     .select(['build', 'changes_from'])
