@@ -171,7 +171,8 @@ describe('Postgres fails the COPY of an upload', () => {
       await sql`SELECT pg_cancel_backend(${pid})`.execute(t.db)
       // A COPY waiting for data takes the cancel when data comes.
       await connection.write(validLines(1024 * 1024, 100_000))
-      await waitUntil('the COPY to have failed', async () => (await backendState(pid)) === 'idle in transaction (aborted)')
+      // Up to 15 s: on a loaded machine the upload takes a while to hand the next rows to the COPY.
+      await waitUntil('the COPY to have failed', async () => (await backendState(pid)) === 'idle in transaction (aborted)', 300)
       // More rows: the upload writes to the failed COPY again.
       await connection.write(validLines(1024 * 1024, 200_000))
       response = await connection.response()
