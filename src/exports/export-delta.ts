@@ -9,6 +9,10 @@ import type { ExportPlan } from './export-plan.js'
 // way this export makes it; otherwise every row, once. Either way only what changed is written
 // into the channel stage, and a line is rendered only for a row that is new or changed.
 
+// `OFFSET 0` keeps the export's rows a subquery of their own: flattened into the statement, a mapped
+// row's object would be built again for every reference the line makes to it (15 columns, each
+// read two or three times: a first export of 1M mapped rows took 4 minutes, measured).
+
 export interface ExportCounts {
   now: number
   previous: number
@@ -30,7 +34,7 @@ export async function storeFirstExport(tx: Tx, plan: ExportPlan): Promise<StageT
   const { rows } = await sql<{ n: string; bytes: string }>`
     WITH stored AS (
       INSERT INTO stage_product (site_id, stage, stage_id, product_id, account_id, data, line)
-      SELECT ${site.id}, 'channel', ${channel.id}, r.product_id, ${site.account_id}, r.data, ${plan.line('r.data')} FROM (${plan.rows}) AS r
+      SELECT ${site.id}, 'channel', ${channel.id}, r.product_id, ${site.account_id}, r.data, ${plan.line('r.data')} FROM (${plan.rows} OFFSET 0) AS r
       RETURNING octet_length(line) AS bytes
     )
     SELECT count(*) AS n, coalesce(sum(bytes + 1), 0) AS bytes FROM stored`.execute(tx.db)
@@ -104,7 +108,7 @@ export async function classifyAll(tx: Tx, plan: ExportPlan, renderAll: boolean):
            WHEN o.product_id IS NULL OR o.data <> r.data OR ${all} THEN ${plan.line('r.data')} END,
       CASE WHEN r.product_id IS NULL THEN 'deleted' WHEN o.product_id IS NULL THEN 'new' WHEN o.data = r.data THEN 'unchanged' ELSE 'modified' END,
       octet_length(o.line) + 1
-    FROM (${plan.rows}) AS r
+    FROM (${plan.rows} OFFSET 0) AS r
     FULL JOIN (SELECT product_id, data, line FROM stage_product WHERE site_id = ${site.id} AND stage = 'channel' AND stage_id = ${channel.id}) AS o
       ON o.product_id = r.product_id`.execute(tx.db)
 }
