@@ -6,6 +6,7 @@ import * as m0004 from './0004-channels-exports.js'
 import * as m0005 from './0005-channel-pushes.js'
 import * as m0006 from './0006-stream-change-index.js'
 import * as m0007 from './0007-incremental-exports.js'
+import * as m0008 from './0008-rate-limit-windows.js'
 
 // A static list instead of a directory scan: it works the same from TypeScript sources (tsx, vitest)
 // and from the compiled build, and a migration cannot be forgotten by the bundler.
@@ -17,4 +18,5 @@ export const migrations: Record<string, Migration> = {
   '0005-channel-pushes': m0005,
   '0006-stream-change-index': m0006,
   '0007-incremental-exports': m0007,
+  '0008-rate-limit-windows': m0008,
 }

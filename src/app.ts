@@ -18,6 +18,7 @@ import { jobsPlugin } from './jobs/jobs-plugin.js'
 import { createOutboundGuard, type ResolveHost } from './net/outbound-guard.js'
 import { ErrorBody } from './platform/schemas.js'
 import { platformPlugin } from './platform/platform-plugin.js'
+import { PostgresRateLimitStore } from './http/postgres-rate-limit.js'
 import { MemoryRateLimitStore, type RateLimitStore } from './http/rate-limit.js'
 import { streamPlugin } from './stream/stream-plugin.js'
 
@@ -35,16 +36,11 @@ export interface AppDeps {
   feedStorage?: FeedStorage
 }
 
-export async function buildApp({
-  db,
-  config,
-  logger,
-  clock = () => new Date(),
-  rateLimits = new MemoryRateLimitStore(),
-  resolveHost,
-  feedStorage,
-}: AppDeps): Promise<FastifyInstance> {
+export async function buildApp({ db, config, logger, clock = () => new Date(), rateLimits, resolveHost, feedStorage }: AppDeps): Promise<FastifyInstance> {
   const feeds = feedStorage ?? new LocalFeedStorage(path.join(config.DATA_DIR, 'feeds'))
+  // On a DATABASE_URL other processes may share the database: the counters live there, so that a
+  // limit holds across all of them. The embedded Postgres serves this process (and its CLI) alone.
+  const limits = rateLimits ?? (config.DATABASE_URL ? new PostgresRateLimitStore(db) : new MemoryRateLimitStore())
   const app = Fastify({
     logger: logger ?? {
       level: config.LOG_LEVEL,
@@ -106,8 +102,8 @@ export async function buildApp({
   // Feed files of the built-in destination: public, at unguessable URLs.
   await app.register(feedRoutes, { db, feedStorage: feeds, readSlots })
   const authLimit = new FailedAuthLimit(new MemoryFailedAuthStore(), config.AUTH_FAILURES_PER_MINUTE, clock)
-  await app.register(platformPlugin, { db, config, runs: app.runWorker.queue, authLimit, outbound, readSlots, feedStorage: feeds })
-  await app.register(streamPlugin, { prefix: config.STREAM_PREFIX, db, config, clock, rateLimits, authLimit, uploadSlots })
+  await app.register(platformPlugin, { db, config, clock, rateLimits: limits, runs: app.runWorker.queue, authLimit, outbound, readSlots, feedStorage: feeds })
+  await app.register(streamPlugin, { prefix: config.STREAM_PREFIX, db, config, clock, rateLimits: limits, authLimit, uploadSlots })
 
   app.setNotFoundHandler((request, reply) => sendPlatformError(noRoute(request), request, reply))
   return app

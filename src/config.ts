@@ -26,6 +26,7 @@ const ConfigSchema = Type.Object({
   RATE_LIMIT_PRODUCTS: Type.Integer({ minimum: 1, default: 30 }),
   RATE_LIMIT_BATCHES: Type.Integer({ minimum: 1, default: 100 }),
   RATE_LIMIT_OTHER: Type.Integer({ minimum: 1, default: 5 }),
+  PLATFORM_RATE_LIMIT: Type.Integer({ minimum: 1, default: 100 }),
   RUN_CONCURRENCY: Type.Integer({ minimum: 0, maximum: 64, default: 2 }),
   RUN_POLL_SECONDS: Type.Number({ minimum: 0.5, default: 2 }),
   RUN_HEARTBEAT_SECONDS: Type.Number({ minimum: 0.1, default: 10 }),

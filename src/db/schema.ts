@@ -164,6 +164,13 @@ export interface StageProductTable {
   line: ColumnType<string | null, string | null | undefined, string | null>
 }
 
+/** Request counters of every process (PostgresRateLimitStore). */
+export interface RateLimitWindowTable {
+  key: string
+  window_start: string
+  hits: number
+}
+
 /** The ids an incremental build of a site's import stage touched, by build. */
 export interface StageChangeTable {
   site_id: string
@@ -360,6 +367,7 @@ export interface Database {
   stream_product: StreamProductTable
   stage_product: StageProductTable
   stage_change: StageChangeTable
+  rate_limit_window: RateLimitWindowTable
   site_stage: SiteStageTable
   process: ProcessTable
   import_history: ImportHistoryTable

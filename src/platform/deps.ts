@@ -4,6 +4,7 @@ import type { Config } from '../config.js'
 import type { ConnectionSlots } from '../db/connection-slots.js'
 import type { Db } from '../db/database.js'
 import type { FeedStorage } from '../feeds/feed-storage.js'
+import type { RateLimitStore } from '../http/rate-limit.js'
 import type { OutboundGuard } from '../net/outbound-guard.js'
 import type { RunQueue } from '../jobs/run-queue.js'
 import { baseUrl } from './envelope.js'
@@ -22,6 +23,10 @@ export interface PlatformDeps {
   authLimit: FailedAuthLimit
   /** Where exported feed files are kept: a channel's or a site's delete removes theirs. */
   feedStorage: FeedStorage
+  /** Request counters per credential and endpoint (PLATFORM_RATE_LIMIT), shared by every process on the database. */
+  rateLimits: RateLimitStore
+  /** The time as the app sees it (rate-limit windows). */
+  clock: () => Date
 }
 
 export function baseOf(request: FastifyRequest, deps: PlatformDeps): string {

@@ -1,6 +1,7 @@
 import type { FastifyInstance, FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify'
 import { authenticate } from '../auth/authenticate.js'
-import { GoneError, UnauthorizedError } from '../errors.js'
+import { hashSecret } from '../auth/secrets.js'
+import { GoneError, TooManyRequestsError, UnauthorizedError } from '../errors.js'
 import { noRoute, sendPlatformError } from '../http/error-funnels.js'
 import { MAX_JSON_BODY_BYTES, readJsonBody } from '../http/json-body.js'
 import { refuseNulParameters } from '../http/nul-guard.js'
@@ -26,7 +27,7 @@ export const platformPlugin: FastifyPluginAsync<PlatformDeps> = async (app, deps
     readJsonBody(body, request.headers['content-encoding']),
   )
 
-  app.addHook('onRequest', async (request) => {
+  app.addHook('onRequest', async (request, reply) => {
     const scheme = request.routeOptions.config.auth ?? 'x-auth-token'
     if (request.is404 || scheme === 'none') return
     const caller = await deps.authLimit.authenticate(request.ip, () =>
@@ -34,6 +35,7 @@ export const platformPlugin: FastifyPluginAsync<PlatformDeps> = async (app, deps
     )
     if (!caller) throw new UnauthorizedError()
     request.caller = caller
+    await limitRate(request, reply, deps, scheme)
   })
 
   // A write without a body is validated as an empty object, so the message names the missing field.
@@ -86,4 +88,18 @@ const withdrawnProductWrites: FastifyPluginAsync = async (app) => {
       handler: gone,
     })
   }
+}
+
+/**
+ * Requests per second per credential and endpoint (PLATFORM_RATE_LIMIT), counted once the caller is
+ * known (failed authentications have their own limit): a default no ordinary client meets, so that
+ * one runaway script cannot take a process's connections from every other tenant.
+ */
+async function limitRate(request: FastifyRequest, reply: FastifyReply, deps: PlatformDeps, scheme: string): Promise<void> {
+  const credential = scheme === 'bearer' ? request.headers.authorization : (request.headers['x-auth-token'] ?? request.headers.authorization)
+  const key = `platform ${hashSecret(String(credential))} ${request.method} ${request.routeOptions.url ?? request.url}`
+  const outcome = await deps.rateLimits.hit(key, deps.config.PLATFORM_RATE_LIMIT, deps.clock())
+  reply.header('x-ratelimit-limit', outcome.limit)
+  reply.header('x-ratelimit-remaining', outcome.remaining)
+  if (!outcome.allowed) throw new TooManyRequestsError(Math.max(1, outcome.reset - Math.floor(deps.clock().getTime() / 1000)), 'Too many attempts.')
 }

@@ -1,3 +1,4 @@
+import { PostgresRateLimitStore } from '../../src/http/postgres-rate-limit.js'
 import type { FastifyInstance, InjectOptions } from 'fastify'
 import { afterAll, beforeAll } from 'vitest'
 import { createAccount } from '../../src/accounts/accounts.js'
@@ -12,6 +13,7 @@ export const HIGH_LIMITS = {
   RATE_LIMIT_OTHER: '100000',
   RATE_LIMIT_PRODUCTS: '100000',
   RATE_LIMIT_BATCHES: '100000',
+  PLATFORM_RATE_LIMIT: '100000',
   // Files that test what many uploads of one account do to the pool lift the fair-share limits.
   UPLOADS_PER_ACCOUNT: '1000',
   UPLOAD_CONCURRENCY: '99',
@@ -50,7 +52,10 @@ export interface TestContext {
  * Gives a test file its own database and a real app (every route and plugin) on it.
  * Use at the top level of a file: `const t = useTestApp()`; fields are ready inside tests.
  */
-export function useTestApp(env: Record<string, string> = {}, deps: Pick<AppDeps, 'resolveHost'> = {}): TestContext {
+export function useTestApp(
+  env: Record<string, string> = {},
+  { sharedRateLimits = false, ...deps }: Pick<AppDeps, 'resolveHost'> & { sharedRateLimits?: boolean } = {},
+): TestContext {
   const context = {} as TestContext
   let current = new Date()
   context.clock = {
@@ -68,7 +73,9 @@ export function useTestApp(env: Record<string, string> = {}, deps: Pick<AppDeps,
     // Every injected request comes from 127.0.0.1 on a clock that stands still, so the many 401s a
     // file checks would end in the failed-authentication limit: it is off unless a file sets it.
     context.config = loadConfig({ LOG_LEVEL: 'silent', AUTH_FAILURES_PER_MINUTE: '1000000', ...env })
-    context.app = await buildApp({ ...deps, db: context.db, config: context.config, logger: false, clock: context.clock.now })
+    // sharedRateLimits: the counters in Postgres, as a server on a DATABASE_URL keeps them.
+    const rateLimits = sharedRateLimits ? new PostgresRateLimitStore(context.db) : undefined
+    context.app = await buildApp({ ...deps, db: context.db, config: context.config, logger: false, clock: context.clock.now, rateLimits })
     await context.app.ready()
     context.account = async (name = 'Test account') => {
       const created = await createAccount(context.db, name)
