@@ -13,7 +13,6 @@ export const HIGH_LIMITS = {
   RATE_LIMIT_OTHER: '100000',
   RATE_LIMIT_PRODUCTS: '100000',
   RATE_LIMIT_BATCHES: '100000',
-  PLATFORM_RATE_LIMIT: '100000',
   // Files that test what many uploads of one account do to the pool lift the fair-share limits.
   UPLOADS_PER_ACCOUNT: '1000',
   UPLOAD_CONCURRENCY: '99',
@@ -72,7 +71,9 @@ export function useTestApp(
     context.db = context.database.db
     // Every injected request comes from 127.0.0.1 on a clock that stands still, so the many 401s a
     // file checks would end in the failed-authentication limit: it is off unless a file sets it.
-    context.config = loadConfig({ LOG_LEVEL: 'silent', AUTH_FAILURES_PER_MINUTE: '1000000', ...env })
+    // The same clock makes one window of every platform request a file sends: their per-credential
+    // limit is off too unless a file sets it.
+    context.config = loadConfig({ LOG_LEVEL: 'silent', AUTH_FAILURES_PER_MINUTE: '1000000', PLATFORM_RATE_LIMIT: '1000000', ...env })
     // sharedRateLimits: the counters in Postgres, as a server on a DATABASE_URL keeps them.
     const rateLimits = sharedRateLimits ? new PostgresRateLimitStore(context.db) : undefined
     context.app = await buildApp({ ...deps, db: context.db, config: context.config, logger: false, clock: context.clock.now, rateLimits })
