@@ -11,6 +11,7 @@ import type { Db } from './db/database.js'
 import type { FeedStorage } from './feeds/feed-storage.js'
 import { feedRoutes } from './feeds/feed-routes.js'
 import { LocalFeedStorage } from './feeds/local-feed-storage.js'
+import { PostgresFeedStorage } from './feeds/postgres-feed-storage.js'
 import { answerClientError, answerFrameworkError, noRoute, sendPlatformError } from './http/error-funnels.js'
 import { healthRoutes } from './http/health.js'
 import './http/fastify-types.js'
@@ -32,12 +33,12 @@ export interface AppDeps {
   logger?: FastifyServerOptions['logger']
   /** Name resolution of the outbound guard; tests give one to play DNS rebinding. */
   resolveHost?: ResolveHost
-  /** Where exported feed files are kept; DATA_DIR/feeds on this host unless given. */
+  /** Where exported feed files are kept; as FEED_STORAGE says unless given. */
   feedStorage?: FeedStorage
 }
 
 export async function buildApp({ db, config, logger, clock = () => new Date(), rateLimits, resolveHost, feedStorage }: AppDeps): Promise<FastifyInstance> {
-  const feeds = feedStorage ?? new LocalFeedStorage(path.join(config.DATA_DIR, 'feeds'))
+  const feeds = feedStorage ?? (config.FEED_STORAGE === 'local' ? new LocalFeedStorage(path.join(config.DATA_DIR, 'feeds')) : new PostgresFeedStorage(db))
   // On a DATABASE_URL other processes may share the database: the counters live there, so that a
   // limit holds across all of them. The embedded Postgres serves this process (and its CLI) alone.
   const limits = rateLimits ?? (config.DATABASE_URL ? new PostgresRateLimitStore(db) : new MemoryRateLimitStore())

@@ -47,6 +47,9 @@ const ConfigSchema = Type.Object({
   PRODUCT_READ_MAX_BYTES: Type.Integer({ minimum: 1024, default: 32 * 1024 * 1024 }),
   // One exported file: a wide stage times many rows multiplies, and the disk is shared.
   FEED_MAX_BYTES: Type.Integer({ minimum: 1024, default: 2 * 1024 * 1024 * 1024 }),
+  // Where feed files are kept: in Postgres, where every server process finds them, or in
+  // DATA_DIR/feeds of this host (one process only: another would not find the files).
+  FEED_STORAGE: Type.Union([Type.Literal('postgres'), Type.Literal('local')], { default: 'postgres' }),
   PRODUCT_READ_TIMEOUT_MS: Type.Integer({ minimum: 100, default: 30_000 }),
   READ_CONCURRENCY: Type.Integer({ minimum: 1, maximum: 200, default: 4 }),
   READS_PER_ACCOUNT: Type.Integer({ minimum: 1, maximum: 1000, default: 2 }),

@@ -111,8 +111,11 @@ export function operatorCommands(program: Command): void {
       10,
     )
     .action(async (options: { graceMinutes: number }) => {
-      const report = await withDatabase((db) => runCleanup(db, new Date(), options.graceMinutes))
-      print(`purged ${report.streams} stream(s), released the rows of ${report.batches} batch(es), removed the stages of ${report.sites} deleted site(s)`)
+      const { streams, batches, sites, feeds } = await withDatabase((db) => runCleanup(db, new Date(), options.graceMinutes))
+      print(
+        `purged ${streams} stream(s), released the rows of ${batches} batch(es), removed the stages of ${sites} deleted site(s), ` +
+          `deleted ${feeds} removed feed file(s)`,
+      )
     })
 
   program

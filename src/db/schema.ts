@@ -171,6 +171,25 @@ export interface RateLimitWindowTable {
   hits: number
 }
 
+/** A feed file kept in Postgres (PostgresFeedStorage). */
+export interface FeedObjectTable {
+  id: Generated<string>
+  key: string
+  account_id: string | null
+  state: Generated<'writing' | 'stored'>
+  identity_bytes: string | null
+  gzip_bytes: string | null
+  created_at: CreatedAt
+  removed_at: Date | null
+}
+
+/** One chunk of a stored feed file's gzip representation. */
+export interface FeedChunkTable {
+  object_id: string
+  seq: number
+  data: Buffer
+}
+
 /** The ids an incremental build of a site's import stage touched, by build. */
 export interface StageChangeTable {
   site_id: string
@@ -368,6 +387,8 @@ export interface Database {
   stage_product: StageProductTable
   stage_change: StageChangeTable
   rate_limit_window: RateLimitWindowTable
+  feed_object: FeedObjectTable
+  feed_chunk: FeedChunkTable
   site_stage: SiteStageTable
   process: ProcessTable
   import_history: ImportHistoryTable

@@ -48,7 +48,7 @@ export class ChannelFiles {
       const storageKey = storageKeyOf(channel.id, pid, filename)
       try {
         // The export's transaction goes along: a storage that keeps files in the database writes them in it.
-        const writer = await this.storage.create(storageKey, { tx })
+        const writer = await this.storage.create(storageKey, { tx, accountId: this.plan.site.account_id })
         const content = await writeFeedPlan(tx.client, linesPlan(deltaLinesSql(entry.type, this.plan), frame), writer, budget)
         this.files.push({ entry, filename, storageKey, contentType: contentTypeOf(channel.format), writer, ...content })
       } catch (error) {

@@ -2,8 +2,8 @@ import type { Readable } from 'node:stream'
 import type { Tx } from '../db/transaction.js'
 
 // Where exported feed files are kept (DESIGN.md section 8): callers name files by key, never by
-// path, so that the local directory of today and the Postgres storage planned next (files in
-// chunks, written in the export's transaction) are interchangeable. Every export writes under keys
+// path, so that the Postgres storage (the default: files in chunks, any process serves them) and
+// the local directory (FEED_STORAGE=local, one process) are interchangeable. Every export writes under keys
 // of its own (channel/pid/filename), so the file a reader is served never changes under it: the row
 // that names the current key switches in one commit, and the keys it replaced are removed afterwards.
 
@@ -40,6 +40,8 @@ export interface FeedWriteContext {
    * then written, and become visible, with the rows that name them. Files kept elsewhere ignore it.
    */
   tx?: Tx
+  /** The account the file belongs to, for a storage that records it. */
+  accountId?: string
 }
 
 /** A file's two representations: as exported, and gzip-compressed once when it was written. */

@@ -2,6 +2,7 @@ import { sql } from 'kysely'
 import type { Db } from '../db/database.js'
 import { inTransaction } from '../db/transaction.js'
 import { deleteEndedPushes } from '../exports/channel-pushes.js'
+import { sweepFeedObjects } from '../feeds/postgres-feed-storage.js'
 import { purgeDeletedStreams } from '../streams/streams.js'
 
 // Work that imports and deletes leave for later, so that neither waits for it: run hourly by every
@@ -48,6 +49,8 @@ export interface CleanupReport {
   batches: number
   sites: number
   pushes: number
+  /** Feed files deleted from Postgres: removed an hour ago, or left unpublished by a writer that died. */
+  feeds: number
 }
 
 /** Everything the hourly cleanup does, in order. */
@@ -56,5 +59,6 @@ export async function runCleanup(db: Db, now: Date, graceMinutes = 10): Promise<
   const batches = await releaseAppliedBatchRows(db, graceMinutes)
   const sites = await purgeDeletedSiteStages(db)
   const pushes = await deleteEndedPushes(db)
-  return { streams, batches, sites, pushes }
+  const feeds = await sweepFeedObjects(db)
+  return { streams, batches, sites, pushes, feeds }
 }

@@ -14,7 +14,14 @@ import { feedPaths } from '../helpers/responses.js'
 const FEED_MAX_BYTES = 64 * 1024
 // A directory of this file's own: the feeds directory is inspected below.
 const dataDir = mkdtempSync(path.join(os.tmpdir(), 'export-limits-'))
-const t = useTestApp({ ...HIGH_LIMITS, DATA_DIR: dataDir, FEED_MAX_BYTES: String(FEED_MAX_BYTES), RUN_POLL_SECONDS: '0.5', SCHEDULER_INTERVAL_SECONDS: '0' })
+const t = useTestApp({
+  ...HIGH_LIMITS,
+  DATA_DIR: dataDir,
+  FEED_STORAGE: 'local',
+  FEED_MAX_BYTES: String(FEED_MAX_BYTES),
+  RUN_POLL_SECONDS: '0.5',
+  SCHEDULER_INTERVAL_SECONDS: '0',
+})
 const given = factories(t)
 
 async function siteWith(rows: object[]): Promise<{ f: ImportFixture; stream: string }> {

@@ -25,7 +25,7 @@ import { feedPaths, oneSource } from '../helpers/responses.js'
 
 // A directory of this file's own: one test removes a feed file from it.
 const dataDir = mkdtempSync(path.join(os.tmpdir(), 'export-paths-'))
-const t = useTestApp({ ...HIGH_LIMITS, DATA_DIR: dataDir, RUN_POLL_SECONDS: '0.5', SCHEDULER_INTERVAL_SECONDS: '0' })
+const t = useTestApp({ ...HIGH_LIMITS, DATA_DIR: dataDir, FEED_STORAGE: 'local', RUN_POLL_SECONDS: '0.5', SCHEDULER_INTERVAL_SECONDS: '0' })
 afterAll(() => fs.rm(dataDir, { recursive: true, force: true }))
 
 type Row = Record<string, string>

@@ -344,6 +344,11 @@ describe('a feed URL across exports', () => {
     const channel = await createChannel(site.f, {
       format: 'csv',
       mapping: [{ column: 'sku', source: 'id' }, ...Array.from({ length: 16 }, (_, k) => ({ column: `c${k}`, source: 'blob' }))],
+      // A delta file too: written by the export itself, so its failure is a write abandoned halfway.
+      filenames: [
+        { type: null, filename: 'feed.csv' },
+        { type: 'new', filename: 'new.csv' },
+      ],
     })
     await site.export()
     const url = await site.feed(channel.id)
@@ -354,6 +359,14 @@ describe('a feed URL across exports', () => {
     const failed = await site.export('failed')
     expect((await history(site.f, channel.id)).find((entry) => entry.pid === failed.pid)?.process_status).toBe('failed')
     await expectSameVersion(url, before)
+    // Nothing of the failed export is left in the feed storage (Postgres, the default).
+    const left = await t.db
+      .selectFrom('feed_object')
+      .select('key')
+      .where('key', 'like', `${channel.id}/${failed.pid}/%`)
+      .where('removed_at', 'is', null)
+      .execute()
+    expect(left).toEqual([])
   })
 })
 

@@ -17,6 +17,7 @@ const dataDir = mkdtempSync(path.join(os.tmpdir(), 'site-delete-exports-'))
 const t = useTestApp({
   ...HIGH_LIMITS,
   DATA_DIR: dataDir,
+  FEED_STORAGE: 'local',
   RUN_CONCURRENCY: '1',
   RUN_POLL_SECONDS: '0.5',
   RUN_HEARTBEAT_SECONDS: '600',

@@ -9,7 +9,7 @@ import { importFixture } from '../helpers/factories.js'
 
 // Deleting a site the way the PHP client does (below its project), and what a delete leaves on disk.
 const dataDir = mkdtempSync(path.join(os.tmpdir(), 'site-delete-'))
-const t = useTestApp({ DATA_DIR: dataDir, RUN_POLL_SECONDS: '0.5' })
+const t = useTestApp({ DATA_DIR: dataDir, FEED_STORAGE: 'local', RUN_POLL_SECONDS: '0.5' })
 afterAll(() => rmSync(dataDir, { recursive: true, force: true }))
 
 describe('DELETE /platform/v2/projects/{projectId}/sites/{siteId}', () => {
