@@ -16,6 +16,8 @@ import { answerClientError, answerFrameworkError, noRoute, sendPlatformError } f
 import { healthRoutes } from './http/health.js'
 import './http/fastify-types.js'
 import { jobsPlugin } from './jobs/jobs-plugin.js'
+import { AppMetrics } from './metrics/metrics.js'
+import { metricsRoutes } from './metrics/metrics-routes.js'
 import { createOutboundGuard, type ResolveHost } from './net/outbound-guard.js'
 import { ErrorBody } from './platform/schemas.js'
 import { platformPlugin } from './platform/platform-plugin.js'
@@ -71,6 +73,9 @@ export async function buildApp({ db, config, logger, clock = () => new Date(), r
   app.decorateRequest('caller', null)
   app.decorateRequest('deadline', null)
   app.addSchema(ErrorBody)
+  // Before every route: its hook times the requests of the routes registered after it.
+  const metrics = new AppMetrics(db)
+  await app.register(metricsRoutes, { metrics, token: config.METRICS_TOKEN })
 
   await app.register(swagger, {
     openapi: {
@@ -93,7 +98,7 @@ export async function buildApp({ db, config, logger, clock = () => new Date(), r
   // Checked at save and at connect time, by the channel routes and by the pushes to http destinations.
   const outbound = createOutboundGuard({ allowPrivate: config.ALLOW_PRIVATE_DESTINATIONS, resolve: resolveHost })
   // Background work (runs, pushes, schedules, cleanup). Before the interfaces: they queue runs on its queue.
-  await app.register(jobsPlugin, { db, config, clock, feedStorage: feeds, outbound })
+  await app.register(jobsPlugin, { db, config, clock, feedStorage: feeds, outbound, metrics })
 
   // Uploads and product reads hold a connection as long as they take: each kind gets its share of
   // the pool, and each account its share of those.
@@ -104,7 +109,7 @@ export async function buildApp({ db, config, logger, clock = () => new Date(), r
   await app.register(feedRoutes, { db, feedStorage: feeds, readSlots })
   const authLimit = new FailedAuthLimit(new MemoryFailedAuthStore(), config.AUTH_FAILURES_PER_MINUTE, clock)
   await app.register(platformPlugin, { db, config, clock, rateLimits: limits, runs: app.runWorker.queue, authLimit, outbound, readSlots, feedStorage: feeds })
-  await app.register(streamPlugin, { prefix: config.STREAM_PREFIX, db, config, clock, rateLimits: limits, authLimit, uploadSlots })
+  await app.register(streamPlugin, { prefix: config.STREAM_PREFIX, db, config, clock, rateLimits: limits, authLimit, uploadSlots, metrics })
 
   app.setNotFoundHandler((request, reply) => sendPlatformError(noRoute(request), request, reply))
   return app

@@ -50,6 +50,9 @@ const ConfigSchema = Type.Object({
   // Where feed files are kept: in Postgres, where every server process finds them, or in
   // DATA_DIR/feeds of this host (one process only: another would not find the files).
   FEED_STORAGE: Type.Union([Type.Literal('postgres'), Type.Literal('local')], { default: 'postgres' }),
+  // GET /metrics wants `Authorization: Bearer <token>` when set; open when unset (a scraper on a
+  // private network, or a proxy in front that guards it).
+  METRICS_TOKEN: Type.Optional(Type.String({ minLength: 1 })),
   PRODUCT_READ_TIMEOUT_MS: Type.Integer({ minimum: 100, default: 30_000 }),
   READ_CONCURRENCY: Type.Integer({ minimum: 1, maximum: 200, default: 4 }),
   READS_PER_ACCOUNT: Type.Integer({ minimum: 1, maximum: 1000, default: 2 }),

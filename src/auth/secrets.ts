@@ -1,4 +1,4 @@
-import { createHash, randomBytes } from 'node:crypto'
+import { createHash, randomBytes, timingSafeEqual } from 'node:crypto'
 
 // Secrets and tokens are shown once and stored only as SHA-256 hashes. They carry 192+ bits of
 // randomness, so a fast hash is enough: there is nothing to brute-force from the hash.
@@ -17,4 +17,10 @@ export function newClientSecret(): string {
 /** Personal access tokens carry a recognisable prefix so that leaked ones are easy to spot. */
 export function newAccessToken(): string {
   return `cpat_${randomBytes(32).toString('base64url')}`
+}
+
+/** Whether two secrets are equal, in a time that tells nothing of where they differ (the digests are compared, so lengths leak nothing either). */
+export function sameSecret(given: string, expected: string): boolean {
+  const digest = (text: string) => createHash('sha256').update(text, 'utf8').digest()
+  return timingSafeEqual(digest(given), digest(expected))
 }

@@ -39,15 +39,17 @@ export function poolOf(db: Db): pg.Pool {
 export interface PoolUsage {
   size: number
   busy: number
+  /** Open connections nobody uses now. */
+  idle: number
   /** Requests waiting for a connection. */
   waiting: number
 }
 
-/** How busy a handle's pool is, for the health check. */
+/** How busy a handle's pool is, for the health check and the metrics. */
 export function poolUsage(db: Db): PoolUsage | undefined {
   const pool = pools.get(db)
   if (!pool) return undefined
-  return { size: pool.options.max, busy: pool.totalCount - pool.idleCount, waiting: pool.waitingCount }
+  return { size: pool.options.max, busy: pool.totalCount - pool.idleCount, idle: pool.idleCount, waiting: pool.waitingCount }
 }
 
 /** SQLSTATE of a statement cancelled by statement_timeout (or a cancel request). */

@@ -16,9 +16,16 @@ interface PendingBatch {
   content_type: string | null
 }
 
+/** Applied batches by the status they end with. */
+export interface AppliedBatches {
+  processed: number
+  failed: number
+}
+
 export interface AppliedStream {
   /** Rows of referenced payloads that failed to parse, over all applied batches. */
   failedRows: number
+  batches: AppliedBatches
 }
 
 /**
@@ -30,7 +37,7 @@ export interface AppliedStream {
 export async function applyPendingBatches(db: Db, streamId: string, upToSeq: string, now: Date, maxAttributes: number): Promise<AppliedStream> {
   return inTransaction(db, async (tx) => {
     const stream = await tx.db.selectFrom('stream').select(['id', 'account_id', 'type', 'columns']).where('id', '=', streamId).forUpdate().executeTakeFirst()
-    const applied: AppliedStream = { failedRows: 0 }
+    const applied: AppliedStream = { failedRows: 0, batches: { processed: 0, failed: 0 } }
     if (!stream) return applied
     const pending: PendingBatch[] = await tx.db
       .selectFrom('batch')
@@ -77,6 +84,7 @@ export async function applyPendingBatches(db: Db, streamId: string, upToSeq: str
     for (const batch of pending) {
       const stage = stages.get(batch.id) ?? doneStage(0, now)
       const status = batch.status === 'failed' || (stage.successCount === 0 && stage.errorCount > 0) ? 'failed' : 'processed'
+      applied.batches[status]++
       await tx.db
         .updateTable('batch')
         .set({ applied_at: now, status, processing_stage: JSON.stringify(stage), error_count: sql`error_count + ${stage.errorCount}` })

@@ -4,7 +4,7 @@ import type { Site } from '../db/schema.js'
 import { SiteErrorCode } from '../sites/run-failure.js'
 import { addImportHistory } from '../sites/import-history.js'
 import { siteErrorReporter } from '../sites/site-errors.js'
-import { applyPendingBatches } from './apply-batches.js'
+import { applyPendingBatches, type AppliedBatches } from './apply-batches.js'
 import { buildImportStage, type CatalogLimits, type StageSource } from './build-stage.js'
 
 export interface ImportRun {
@@ -13,6 +13,12 @@ export interface ImportRun {
   upToSeq: string
   now: () => Date
   limits: CatalogLimits
+  metrics?: ImportObserver
+}
+
+/** Hears of the batches an import applied, once they are committed (the metrics count them). */
+export interface ImportObserver {
+  batchesApplied(batches: AppliedBatches): void
 }
 
 /**
@@ -59,6 +65,8 @@ export async function importSite(db: Db, site: Site, run: ImportRun): Promise<{ 
       continue
     }
     const outcome = await applyPendingBatches(db, row.stream_id, run.upToSeq, run.now(), run.limits.attributesPerStream)
+    // Counted here, as committed: the stage built next may still fail, and the batches stay applied.
+    run.metrics?.batchesApplied(outcome.batches)
     if (outcome.failedRows > 0) {
       await report(
         SiteErrorCode.rowsFailedToParse,

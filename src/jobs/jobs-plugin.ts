@@ -6,6 +6,7 @@ import type { OutboundGuard } from '../net/outbound-guard.js'
 import { runCleanup } from './cleanup.js'
 import { PushWorker } from './push-worker.js'
 import { Repeating } from './repeating.js'
+import type { RunObserver } from './run-observer.js'
 import { RunWorker } from './run-worker.js'
 import { runSchedulerTick, type SchedulerSettings } from './scheduler.js'
 
@@ -25,6 +26,8 @@ export interface JobsOptions {
   feedStorage: FeedStorage
   /** The guard of outbound requests, for pushes to http destinations. */
   outbound: OutboundGuard
+  /** Hears how runs end (the metrics). */
+  metrics?: RunObserver
 }
 
 // Hourly cleanup, by any server process (every step is idempotent): streams deleted 7 days ago, the
@@ -38,7 +41,7 @@ export const CLEANUP_INTERVAL_MS = 60 * 60 * 1000
  * fastify-plugin so that `app.runWorker` is decorated on the app itself, not in a child scope.
  */
 export const jobsPlugin = fp<JobsOptions>(
-  async (app, { db, config, clock, feedStorage, outbound }) => {
+  async (app, { db, config, clock, feedStorage, outbound, metrics }) => {
     // Runs execute in every server process (RUN_CONCURRENCY at a time); pg-boss and the run table in
     // Postgres make sure each run executes once, whichever process takes it.
     const worker = new RunWorker(
@@ -53,6 +56,7 @@ export const jobsPlugin = fp<JobsOptions>(
         feedStorage,
         limits: { attributesPerStream: config.MAX_ATTRIBUTES_PER_STREAM, stageColumns: config.MAX_STAGE_COLUMNS, feedMaxBytes: config.FEED_MAX_BYTES },
         accountConcurrency: config.RUN_ACCOUNT_CONCURRENCY,
+        metrics,
       },
       app.log,
     )

@@ -5,7 +5,7 @@ import { exportSite } from '../exports/export-site.js'
 import { siteChannelIds } from '../exports/export-store.js'
 import { exportKeyPrefix, type FeedStorage } from '../feeds/feed-storage.js'
 import type { CatalogLimits } from '../imports/build-stage.js'
-import { importSite } from '../imports/import-site.js'
+import { importSite, type ImportObserver } from '../imports/import-site.js'
 import { latestBatchSeq } from './process-store.js'
 import { findRunSite } from './run-store.js'
 import { RunFailure, SiteErrorCode } from '../sites/run-failure.js'
@@ -23,6 +23,8 @@ export interface RunContext {
   limits: CatalogLimits & ExportLimits
   /** Hears of replaced feed files that could not be removed once their export committed (the export succeeded). */
   onHookError?: (error: unknown) => void
+  /** Hears of the batches each import applies (the metrics). */
+  metrics?: ImportObserver
 }
 
 /**
@@ -46,9 +48,9 @@ async function runnableSite(db: Db, run: Process): Promise<Site> {
   return site
 }
 
-async function runImport(db: Db, site: Site, run: Process, { now, limits }: RunContext): Promise<string> {
+async function runImport(db: Db, site: Site, run: Process, { now, limits, metrics }: RunContext): Promise<string> {
   const upToSeq = await latestBatchSeq(db)
-  const { productCount } = await importSite(db, site, { pid: run.pid, upToSeq, now, limits })
+  const { productCount } = await importSite(db, site, { pid: run.pid, upToSeq, now, limits, metrics })
   return `Imported ${productCount} products`
 }
 

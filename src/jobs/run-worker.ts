@@ -1,3 +1,4 @@
+import { performance } from 'node:perf_hooks'
 import type { FastifyBaseLogger } from 'fastify'
 import type { Db } from '../db/database.js'
 import { inTransaction } from '../db/transaction.js'
@@ -21,6 +22,7 @@ import type { CatalogLimits } from '../imports/build-stage.js'
 import { performRun, removeRunFeeds, type RunContext, type RunTrace } from './run-actions.js'
 import { RunFailure, SiteErrorCode } from '../sites/run-failure.js'
 import { Repeating } from './repeating.js'
+import type { RunObserver, RunOutcome } from './run-observer.js'
 import { RunQueue, type RunHandlers, type RunJobData } from './run-queue.js'
 
 export interface RunWorkerOptions {
@@ -37,6 +39,8 @@ export interface RunWorkerOptions {
   limits: CatalogLimits & ExportLimits
   /** Runs of one account that may run at once, across every process (RUN_ACCOUNT_CONCURRENCY). */
   accountConcurrency: number
+  /** Hears how runs end (the metrics). */
+  metrics?: RunObserver
 }
 
 /**
@@ -130,21 +134,30 @@ export class RunWorker {
       beat(this.db, pid, run.attempt).catch((error: unknown) => this.log.warn({ err: error, pid }, 'run heartbeat failed'))
     }, this.options.heartbeatSeconds * 1000)
     const trace: RunTrace = { channelIds: [] }
+    const started = performance.now()
+    // Whatever is thrown before an outcome is known is unexpected, and retried.
+    let outcome: RunOutcome = 'error'
     try {
       const message = await performRun(this.db, run, this.runContext(pid), trace)
       // Not ended here: another attempt owns the run now, or the site was deleted as the run ended.
-      if (!(await this.end(run, run.attempt, 'success', message)) && !(await siteExists(this.db, run.site_id).catch(() => true))) {
+      outcome = (await this.end(run, run.attempt, 'success', message)) ? 'success' : 'superseded'
+      if (outcome === 'superseded' && !(await siteExists(this.db, run.site_id).catch(() => true))) {
+        outcome = 'site_deleted'
         await this.siteDeleted(run, trace)
       }
     } catch (error) {
       if (this.interrupted) {
+        outcome = 'interrupted'
         this.log.warn({ pid }, 'run interrupted by the shutdown; it will be retried')
         throw error
       }
       // A delete of the site makes the run's next write to it fail (a foreign key, a serialisation
       // failure): the run stops there, as a delete asks, neither failed nor retried.
       // When the check itself fails, the error is handled as it would be without it.
-      if (!(await siteExists(this.db, run.site_id).catch(() => true))) return this.siteDeleted(run, trace)
+      if (!(await siteExists(this.db, run.site_id).catch(() => true))) {
+        outcome = 'site_deleted'
+        return this.siteDeleted(run, trace)
+      }
       if (!(error instanceof RunFailure)) {
         // Unexpected: pg-boss retries once, then the dead-letter handler marks the run failed.
         this.log.error({ err: error, pid }, 'run failed unexpectedly')
@@ -152,15 +165,17 @@ export class RunWorker {
       }
       await addSiteError(this.db, { accountId: run.account_id, siteId: run.site_id, pid, code: error.code, message: error.message, data: error.data })
       await this.end(run, run.attempt, 'failed', error.message)
+      outcome = 'failed'
     } finally {
       clearInterval(heartbeat)
+      this.options.metrics?.runEnded(run.action, outcome, (performance.now() - started) / 1000)
     }
   }
 
   /** What a run of this worker works with; a replaced feed file that cannot be removed after its export committed is only logged. */
   private runContext(pid: string): RunContext {
-    const { feedStorage: storage, now, limits } = this.options
-    return { storage, now, limits, onHookError: (error) => this.log.warn({ err: error, pid }, 'removing replaced feed files failed') }
+    const { feedStorage: storage, now, limits, metrics } = this.options
+    return { storage, now, limits, metrics, onHookError: (error) => this.log.warn({ err: error, pid }, 'removing replaced feed files failed') }
   }
 
   /**
@@ -214,6 +229,7 @@ export class RunWorker {
     }
     const message = 'The run was interrupted or failed unexpectedly twice and was given up; start it again'
     if (await this.end(run, null, 'failed', message)) {
+      this.options.metrics?.runEnded(run.action, 'abandoned')
       await addSiteError(this.db, {
         accountId: run.account_id,
         siteId: run.site_id,

@@ -3,6 +3,7 @@ import type { Config } from '../config.js'
 import type { ConnectionSlots } from '../db/connection-slots.js'
 import type { Db } from '../db/database.js'
 import type { RateLimitStore } from '../http/rate-limit.js'
+import type { UploadObserver } from '../streams/uploads.js'
 
 /** What every route plugin of the stream interface is given. */
 export interface StreamDeps {
@@ -14,4 +15,6 @@ export interface StreamDeps {
   authLimit: FailedAuthLimit
   /** Database connections for uploads, shared fairly across accounts. */
   uploadSlots: ConnectionSlots
+  /** Hears of every committed upload (the metrics); nothing is counted without one. */
+  metrics?: UploadObserver
 }

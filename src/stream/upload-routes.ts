@@ -32,7 +32,7 @@ function hasBody(request: FastifyRequest): boolean {
   return (length !== undefined && length !== '0') || request.headers['transfer-encoding'] !== undefined
 }
 
-export const uploadRoutes: FastifyPluginAsyncTypebox<StreamDeps> = async (app, { db, config, clock, uploadSlots }) => {
+export const uploadRoutes: FastifyPluginAsyncTypebox<StreamDeps> = async (app, { db, config, clock, uploadSlots, metrics }) => {
   const prefix = config.STREAM_PREFIX
   // Bodies are read as streams by the upload itself, never buffered by a parser.
   app.removeAllContentTypeParsers()
@@ -56,7 +56,11 @@ export const uploadRoutes: FastifyPluginAsyncTypebox<StreamDeps> = async (app, {
       minBytesPerSecond: config.UPLOAD_MIN_BYTES_PER_SECOND,
       slots: uploadSlots,
       now: clock,
+      observer: metrics,
     })
+
+  const deleteWithoutBody = (request: FastifyRequest, reply: FastifyReply, streamId: string, productId: string | undefined) =>
+    deleteProducts(db, accountOf(request), streamId, productId, clock(), deadlineOf(request, reply), uploadSlots, metrics)
 
   const uploadProductsRoute = upload('upsert')
   app.route({
@@ -76,7 +80,7 @@ export const uploadRoutes: FastifyPluginAsyncTypebox<StreamDeps> = async (app, {
     async (request, reply) => {
       if (request.query.all === true) {
         if (hasBody(request)) throw new BadRequestError('?all=true deletes every row and takes no body; send either ids or all=true')
-        const batch = await deleteProducts(db, accountOf(request), request.params.streamId, undefined, clock(), deadlineOf(request, reply), uploadSlots)
+        const batch = await deleteWithoutBody(request, reply, request.params.streamId, undefined)
         return reply.code(202).send({ data: batchResource(batch, prefix) })
       }
       const result = await deleteLines(request, reply, request.params.streamId)
@@ -89,7 +93,7 @@ export const uploadRoutes: FastifyPluginAsyncTypebox<StreamDeps> = async (app, {
     { schema: { tags, params: Type.Object({ streamId: Type.String(), productId: Type.String() }), response: { 202: BatchDoc, ...errors } } },
     async (request, reply) => {
       const { streamId, productId } = request.params
-      const batch = await deleteProducts(db, accountOf(request), streamId, productId, clock(), deadlineOf(request, reply), uploadSlots)
+      const batch = await deleteWithoutBody(request, reply, streamId, productId)
       return reply.code(202).send({ data: batchResource(batch, prefix) })
     },
   )

@@ -33,12 +33,23 @@ export interface UploadRequest {
   /** The process's upload connections, shared fairly across accounts. */
   slots: ConnectionSlots
   now: () => Date
+  /** Hears of the upload once it committed (the metrics). */
+  observer?: UploadObserver
 }
 
 export interface UploadResult {
   /** 202 for a stored batch; 422 for an empty payload, which stores nothing. */
   statusCode: 202 | 422
   batch: Batch
+}
+
+/**
+ * Hears of each upload once its answer is final: a stored batch after its commit (202), or an empty
+ * payload refused (422, nothing stored). The metrics count them; an upload that rolled back is not heard of.
+ */
+export interface UploadObserver {
+  /** `bodyBytes`: the payload's bytes as decoded (after gzip), 0 for a delete without a body. */
+  uploaded(result: UploadResult, bodyBytes: number): void
 }
 
 const NDJSON = 'application/x-ndjson'
@@ -52,11 +63,16 @@ export function uploadProducts(db: Db, request: UploadRequest): Promise<UploadRe
       const stream = await uploadableStream(db, request.accountId, request.streamId)
       const mediaType = request.contentType?.split(';')[0]?.trim().toLowerCase() ?? ''
       checkMediaType(stream, request.kind, mediaType)
-      const chunks = decodedBody(request.body, request.contentEncoding, { maxBytes: request.maxBytes, deadline, minBytesPerSecond: request.minBytesPerSecond })
-      if (stream.type === 'referenced' && request.kind === 'upsert') {
-        return saveReferencedPayload(db, { stream, mediaType, chunks, deadline, now: request.now })
-      }
-      return saveChunkedRows(db, stream, request, mediaType, chunks)
+      const body = { bytes: 0 }
+      const decoded = decodedBody(request.body, request.contentEncoding, { maxBytes: request.maxBytes, deadline, minBytesPerSecond: request.minBytesPerSecond })
+      const chunks = tallied(decoded, body)
+      const result =
+        stream.type === 'referenced' && request.kind === 'upsert'
+          ? await saveReferencedPayload(db, { stream, mediaType, chunks, deadline, now: request.now })
+          : await saveChunkedRows(db, stream, request, mediaType, chunks)
+      // Committed by now (or refused as empty): a batch that rolled back is never counted.
+      request.observer?.uploaded(result, body.bytes)
+      return result
     }),
   )
 }
@@ -70,6 +86,7 @@ export async function deleteProducts(
   now: Date,
   deadline: UploadDeadline,
   slots: ConnectionSlots,
+  observer?: UploadObserver,
 ): Promise<Batch> {
   // Postgres text cannot hold these; uploaded rows get the control-character error for them.
   if (productId !== undefined && hasUnstorableCharacter(productId)) {
@@ -82,7 +99,7 @@ export async function deleteProducts(
       const collector = new StageCollector()
       collector.success()
       const batchId = randomUUID()
-      return inTransaction(db, async (tx) => {
+      const stored = await inTransaction(db, async (tx) => {
         await deadline.limit(tx.db)
         await insertBatch(tx.db, { batchId, stream, kind, contentType: null, now })
         if (productId !== undefined) {
@@ -92,6 +109,8 @@ export async function deleteProducts(
         deadline.commitPoint()
         return batch
       })
+      observer?.uploaded({ statusCode: 202, batch: stored }, 0)
+      return stored
     }),
   )
 }
@@ -198,6 +217,14 @@ const EMPTY = Symbol('empty payload')
 /** A body with no line that holds anything (nothing, or only newlines and blanks) is an empty payload. */
 function isEmptyPayload(collector: StageCollector): boolean {
   return collector.successCount === 0 && collector.errorCount === collector.countOf(RowError.emptyLine)
+}
+
+/** The chunks as they pass, their bytes added up in `tally`: what the upload received, for the metrics. */
+async function* tallied(chunks: AsyncGenerator<Buffer>, tally: { bytes: number }): AsyncGenerator<Buffer> {
+  for await (const chunk of chunks) {
+    tally.bytes += chunk.length
+    yield chunk
+  }
 }
 
 function splitBuffer(block: Buffer): Buffer[] {

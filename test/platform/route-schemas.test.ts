@@ -26,7 +26,7 @@ const toOpenApiPath = (path: string) => path.replace(/:(\w+)/g, '{$1}')
 
 // Routes kept out of the OpenAPI document on purpose: the front door, the document and its UI, and the product
 // write endpoints withdrawn on 2025-03-31 that answer 410 to old clients (COMPAT.md).
-const HIDDEN = [/^\/$/, /^\/docs/, /^\/openapi\.json$/, /^\/platform\/v2\/sites\/:siteId\/products\/:batchId\/(upload|commit|discard)$/]
+const HIDDEN = [/^\/$/, /^\/metrics$/, /^\/docs/, /^\/openapi\.json$/, /^\/platform\/v2\/sites\/:siteId\/products\/:batchId\/(upload|commit|discard)$/]
 
 describe('route schemas', () => {
   // A route without a response schema still appears, as `200: {description: 'Default Response'}`
