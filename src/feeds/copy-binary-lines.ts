@@ -17,6 +17,9 @@ type State =
  */
 export class CopyBinaryLines {
   private state: State = { kind: 'header' }
+  /** `newlines: false`: the values' bytes back to back, nothing between them (the chunks of one file). */
+  constructor(private readonly options: { newlines: boolean } = { newlines: true }) {}
+
   // Bytes of a header, field count or length split between chunks.
   private partial = Buffer.alloc(0)
 
@@ -81,7 +84,7 @@ export class CopyBinaryLines {
   }
 
   private endValue(out: Buffer[]): void {
-    out.push(NEWLINE)
+    if (this.options.newlines) out.push(NEWLINE)
     this.state = { kind: 'fields' }
   }
 

@@ -47,8 +47,8 @@ export class PostgresFeedStorage implements FeedStorage {
     const whole = { start: 0, end: gzipBytes - 1 }
     // Nothing is held open between reads: a removed object stays readable until the cleanup deletes it.
     const close = async () => {}
-    if (encoding === 'gzip') return { size: gzipBytes, stream: (range) => new ChunkReader(this.db, object.id, range ?? whole), close }
-    return { size: Number(object.identity_bytes), stream: (range) => decompressed(new ChunkReader(this.db, object.id, whole), range), close }
+    if (encoding === 'gzip') return { size: gzipBytes, stream: (range) => new ChunkReader(this.db, object.id, gzipBytes, range ?? whole), close }
+    return { size: Number(object.identity_bytes), stream: (range) => decompressed(new ChunkReader(this.db, object.id, gzipBytes, whole), range), close }
   }
 
   async remove(keys: readonly string[]): Promise<void> {
