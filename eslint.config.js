@@ -8,7 +8,7 @@ import importX from 'eslint-plugin-import-x'
 // interfaces of their own and never import it.
 const INTERFACES = ['src/platform/**', 'src/stream/**', 'src/metrics/**', 'src/**/*-routes.ts', 'src/**/*-plugin.ts', 'src/{app,server,main}.ts', 'src/cli/**']
 const RUN_STEPS = ['src/imports/**', 'src/exports/**']
-const DOMAIN = ['src/accounts/**', 'src/sites/**', 'src/streams/**', 'src/channels/**', 'src/catalog/**', 'src/feeds/**']
+const DOMAIN = ['src/accounts/**', 'src/sites/**', 'src/streams/**', 'src/channels/**', 'src/catalog/**', 'src/feeds/**', 'src/webhooks/**']
 const SHARED = ['src/http/**', 'src/auth/**', 'src/net/**']
 
 const zones = [

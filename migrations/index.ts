@@ -8,6 +8,7 @@ import * as m0006 from './0006-stream-change-index.js'
 import * as m0007 from './0007-incremental-exports.js'
 import * as m0008 from './0008-rate-limit-windows.js'
 import * as m0009 from './0009-feed-objects.js'
+import * as m0010 from './0010-webhooks.js'
 
 // A static list instead of a directory scan: it works the same from TypeScript sources (tsx, vitest)
 // and from the compiled build, and a migration cannot be forgotten by the bundler.
@@ -21,4 +22,5 @@ export const migrations: Record<string, Migration> = {
   '0007-incremental-exports': m0007,
   '0008-rate-limit-windows': m0008,
   '0009-feed-objects': m0009,
+  '0010-webhooks': m0010,
 }

@@ -41,6 +41,20 @@ const ConfigSchema = Type.Object({
   PUSH_ACCOUNT_CONCURRENCY: Type.Integer({ minimum: 1, maximum: 64, default: 1 }),
   PUSH_TIMEOUT_SECONDS: Type.Number({ minimum: 0.1, maximum: 3600, default: 30 }),
   PUSH_BUDGET_SECONDS: Type.Number({ minimum: 0.1, maximum: 86_400, default: 300 }),
+  // Webhooks (issue 15): subscriptions per account, http URLs only where allowed (https otherwise),
+  // and a delivery worker of their own with per-account slots, so one slow receiver delays no other account.
+  WEBHOOK_ALLOW_HTTP: Type.Boolean({ default: false }),
+  MAX_WEBHOOKS_PER_ACCOUNT: Type.Integer({ minimum: 1, maximum: 1000, default: 20 }),
+  WEBHOOK_CONCURRENCY: Type.Integer({ minimum: 0, maximum: 256, default: 8 }),
+  WEBHOOK_ACCOUNT_CONCURRENCY: Type.Integer({ minimum: 1, maximum: 64, default: 2 }),
+  WEBHOOK_TIMEOUT_SECONDS: Type.Number({ minimum: 0.1, maximum: 60, default: 10 }),
+  WEBHOOK_POLL_SECONDS: Type.Number({ minimum: 0.1, default: 2 }),
+  // The first retry's delay, doubled for each further one (with jitter), for up to WEBHOOK_RETRY_HOURS.
+  WEBHOOK_RETRY_BASE_SECONDS: Type.Number({ minimum: 0.01, default: 30 }),
+  WEBHOOK_RETRY_HOURS: Type.Number({ minimum: 0.001, maximum: 720, default: 24 }),
+  // Failed attempts in a row after which a subscription is disabled (also when one delivery failed for good
+  // after failing for WEBHOOK_RETRY_HOURS with no success in between).
+  WEBHOOK_DISABLE_AFTER_FAILURES: Type.Integer({ minimum: 1, default: 50 }),
   // Tenant bounds and budgets of the catalog, uploads, reads and runs (DESIGN.md section 9).
   MAX_ATTRIBUTES_PER_STREAM: Type.Integer({ minimum: 1, maximum: 10_000, default: 1000 }),
   MAX_STAGE_COLUMNS: Type.Integer({ minimum: 1, maximum: 1600, default: 1000 }),
@@ -50,9 +64,6 @@ const ConfigSchema = Type.Object({
   // Where feed files are kept: in Postgres, where every server process finds them, or in
   // DATA_DIR/feeds of this host (one process only: another would not find the files).
   FEED_STORAGE: Type.Union([Type.Literal('postgres'), Type.Literal('local')], { default: 'postgres' }),
-  // GET /metrics wants `Authorization: Bearer <token>` when set; open when unset (a scraper on a
-  // private network, or a proxy in front that guards it).
-  METRICS_TOKEN: Type.Optional(Type.String({ minLength: 1 })),
   PRODUCT_READ_TIMEOUT_MS: Type.Integer({ minimum: 100, default: 30_000 }),
   READ_CONCURRENCY: Type.Integer({ minimum: 1, maximum: 200, default: 4 }),
   READS_PER_ACCOUNT: Type.Integer({ minimum: 1, maximum: 1000, default: 2 }),
@@ -71,6 +82,9 @@ const ConfigSchema = Type.Object({
   // every site listing carries it (2,000 sites at both limits list in about 5 MB).
   MAX_SCHEDULE_LINES: Type.Integer({ minimum: 1, default: 50 }),
   MAX_SCHEDULE_CHARS: Type.Integer({ minimum: 1, default: 2000 }),
+  // GET /metrics wants `Authorization: Bearer <token>` when set; open when unset (a scraper on a
+  // private network, or a proxy in front that guards it).
+  METRICS_TOKEN: Type.Optional(Type.String({ minLength: 1 })),
 })
 
 /** Fastify's trustProxy: nobody, the nearest N hops, or the proxies' addresses and CIDR ranges. */

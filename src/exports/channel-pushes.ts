@@ -5,6 +5,9 @@ import type { Channel, ChannelPush, Site } from '../db/schema.js'
 import { SiteErrorCode } from '../sites/run-failure.js'
 import { addSiteError } from '../sites/site-errors.js'
 import type { ChannelExportResult } from './export-channel.js'
+import { feedUrl } from '../feeds/feed-urls.js'
+import { recordEvent } from '../webhooks/outbox.js'
+import { exportFinishedData } from '../webhooks/payloads.js'
 
 // The delivery of exported files to http destinations, as rows: an export records what to send
 // and returns; the push worker sends it outside the run (DESIGN.md 9: a slow destination must not
@@ -23,7 +26,8 @@ export interface ExportRecord {
 
 /** Writes the history entry of a successful export and queues its pushes; returns how many. */
 export async function recordChannelExport(db: Db, { site, channel, pid, start, end, result }: ExportRecord): Promise<number> {
-  return inTransaction(db, async ({ db: trx }) => {
+  return inTransaction(db, async (tx) => {
+    const trx = tx.db
     const destinations = await trx
       .selectFrom('channel_destination')
       .select(['id', 'url'])
@@ -55,8 +59,19 @@ export async function recordChannelExport(db: Db, { site, channel, pid, start, e
         product_count_skipped: 0,
         uploaded: pushes.length === 0 ? 1 : 0,
       })
-      .returning('id')
+      .returningAll()
       .executeTakeFirstOrThrow()
+    // Announced with the history entry: the feed URLs as paths, absolute under PUBLIC_URL when delivered.
+    const feed = await trx
+      .selectFrom('channel_destination')
+      .select('token')
+      .where('account_id', '=', site.account_id)
+      .where('channel_id', '=', channel.id)
+      .where('kind', '=', 'feed')
+      .where('active', '=', true)
+      .executeTakeFirst()
+    const feedUrls = feed?.token ? result.files.map((file) => feedUrl('', feed.token ?? '', file.filename)) : []
+    await recordEvent(tx, site.account_id, 'export.finished', exportFinishedData(entry, feedUrls))
     if (pushes.length > 0) {
       await trx
         .insertInto('channel_push')

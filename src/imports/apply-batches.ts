@@ -5,6 +5,8 @@ import type { BatchKind, BatchStage, Database } from '../db/schema.js'
 import { AttributeNames } from '../catalog/row-rules.js'
 import { isoSeconds } from '../streams/upload-stage.js'
 import { parseReferencedBatch } from './referenced-rows.js'
+import { recordEvent } from '../webhooks/outbox.js'
+import { batchProcessedData } from '../webhooks/payloads.js'
 
 interface PendingBatch {
   id: string
@@ -34,7 +36,14 @@ export interface AppliedStream {
  * and then find nothing pending). Commits on its own: the batches stay applied even if the stage
  * built from them later fails, and the next import builds from the catalog as it is.
  */
-export async function applyPendingBatches(db: Db, streamId: string, upToSeq: string, now: Date, maxAttributes: number): Promise<AppliedStream> {
+export async function applyPendingBatches(
+  db: Db,
+  streamId: string,
+  upToSeq: string,
+  now: Date,
+  maxAttributes: number,
+  run?: { pid: string; siteId: string },
+): Promise<AppliedStream> {
   return inTransaction(db, async (tx) => {
     const stream = await tx.db.selectFrom('stream').select(['id', 'account_id', 'type', 'columns']).where('id', '=', streamId).forUpdate().executeTakeFirst()
     const applied: AppliedStream = { failedRows: 0, batches: { processed: 0, failed: 0 } }
@@ -85,11 +94,13 @@ export async function applyPendingBatches(db: Db, streamId: string, upToSeq: str
       const stage = stages.get(batch.id) ?? doneStage(0, now)
       const status = batch.status === 'failed' || (stage.successCount === 0 && stage.errorCount > 0) ? 'failed' : 'processed'
       applied.batches[status]++
-      await tx.db
+      const updated = await tx.db
         .updateTable('batch')
         .set({ applied_at: now, status, processing_stage: JSON.stringify(stage), error_count: sql`error_count + ${stage.errorCount}` })
         .where('id', '=', batch.id)
-        .execute()
+        .returningAll()
+        .executeTakeFirstOrThrow()
+      await recordEvent(tx, stream.account_id, 'batch.processed', batchProcessedData(updated, run))
     }
     await tx.db
       .updateTable('stream')

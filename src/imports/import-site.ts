@@ -64,7 +64,7 @@ export async function importSite(db: Db, site: Site, run: ImportRun): Promise<{ 
       })
       continue
     }
-    const outcome = await applyPendingBatches(db, row.stream_id, run.upToSeq, run.now(), run.limits.attributesPerStream)
+    const outcome = await applyPendingBatches(db, row.stream_id, run.upToSeq, run.now(), run.limits.attributesPerStream, { pid: run.pid, siteId: site.id })
     // Counted here, as committed: the stage built next may still fail, and the batches stay applied.
     run.metrics?.batchesApplied(outcome.batches)
     if (outcome.failedRows > 0) {

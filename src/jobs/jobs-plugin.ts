@@ -9,6 +9,7 @@ import { Repeating } from './repeating.js'
 import type { RunObserver } from './run-observer.js'
 import { RunWorker } from './run-worker.js'
 import { runSchedulerTick, type SchedulerSettings } from './scheduler.js'
+import { DeliveryWorker, deliveryWorkerOptions } from '../webhooks/delivery-worker.js'
 
 declare module 'fastify' {
   interface FastifyInstance {
@@ -76,6 +77,8 @@ export const jobsPlugin = fp<JobsOptions>(
       },
       app.log,
     )
+    // Webhook deliveries (issue 15): a worker of their own, with per-account slots, like the pushes.
+    const webhooks = new DeliveryWorker(db, deliveryWorkerOptions(config, outbound), app.log)
     const settings: SchedulerSettings = {
       defaultTimeZone: config.DEFAULT_TZ,
       limits: { maxLines: config.MAX_SCHEDULE_LINES, maxChars: config.MAX_SCHEDULE_CHARS },
@@ -100,12 +103,13 @@ export const jobsPlugin = fp<JobsOptions>(
       // 503), and the queue keeps trying to start.
       await worker.startWhenReachable()
       pushes.start()
+      webhooks.start()
       scheduler?.start()
       cleanup.start()
     })
     app.addHook('onClose', async () => {
       await Promise.all([scheduler?.stop(), cleanup.stop()])
-      await pushes.stop()
+      await Promise.all([pushes.stop(), webhooks.stop()])
       await worker.stop()
     })
   },

@@ -4,7 +4,7 @@ import type { Db } from '../db/database.js'
 import { inTransaction } from '../db/transaction.js'
 import type { FeedStorage } from '../feeds/feed-storage.js'
 import type { Process } from '../db/schema.js'
-import { addSiteError } from '../sites/site-errors.js'
+import { addSiteError, type NewSiteError } from '../sites/site-errors.js'
 import { admitWaitingRuns } from './account-turns.js'
 import {
   accountsOwedATurn,
@@ -24,6 +24,9 @@ import { RunFailure, SiteErrorCode } from '../sites/run-failure.js'
 import { Repeating } from './repeating.js'
 import type { RunObserver, RunOutcome } from './run-observer.js'
 import { RunQueue, type RunHandlers, type RunJobData } from './run-queue.js'
+import { recordEvent } from '../webhooks/outbox.js'
+import { runStartedData } from '../webhooks/payloads.js'
+import { recordRunEnded } from '../webhooks/run-events.js'
 
 export interface RunWorkerOptions {
   concurrency: number
@@ -122,7 +125,12 @@ export class RunWorker {
 
   private async execute(job: RunJobData, jobId: string): Promise<void> {
     const { pid } = job
-    const run = await claimProcess(this.db, pid, jobId)
+    // Claimed and announced together: `run.started` once, for the first attempt only.
+    const run = await inTransaction(this.db, async (tx) => {
+      const claimed = await claimProcess(tx.db, pid, jobId)
+      if (claimed?.attempt === 1) await recordEvent(tx, claimed.account_id, 'run.started', runStartedData(claimed))
+      return claimed
+    })
     if (!run) {
       // The run has ended, or went with its site before it started: its job has nothing to do, but a
       // turn of its account that it held passes on.
@@ -200,12 +208,18 @@ export class RunWorker {
     attempt: number | null,
     status: 'success' | 'failed',
     message: string,
+    siteError?: Pick<NewSiteError, 'code' | 'data'>,
   ): Promise<boolean> {
-    const { ended, admitted } = await inTransaction(this.db, async ({ db: trx }) => {
-      await lockSiteRuns(trx, run.site_id)
-      const ended = await endProcess(trx, run.pid, attempt, status, message)
-      if (ended) await setSiteProcessing(trx, ended.site_id, 'Done')
-      return { ended: ended !== undefined, admitted: await admitWaitingRuns(trx, this.queue, run.account_id) }
+    const { ended, admitted } = await inTransaction(this.db, async (tx) => {
+      await lockSiteRuns(tx.db, run.site_id)
+      const ended = await endProcess(tx.db, run.pid, attempt, status, message)
+      if (ended) {
+        await setSiteProcessing(tx.db, ended.site_id, 'Done')
+        // Before the event, which carries the codes of the run's site errors.
+        if (siteError) await addSiteError(tx.db, { accountId: run.account_id, siteId: run.site_id, pid: run.pid, message, ...siteError })
+        await recordRunEnded(tx, ended)
+      }
+      return { ended: ended !== undefined, admitted: await admitWaitingRuns(tx.db, this.queue, run.account_id) }
     })
     if (ended || admitted > 0) this.queue.wake()
     return ended
@@ -228,16 +242,8 @@ export class RunWorker {
       return
     }
     const message = 'The run was interrupted or failed unexpectedly twice and was given up; start it again'
-    if (await this.end(run, null, 'failed', message)) {
+    if (await this.end(run, null, 'failed', message, { code: SiteErrorCode.runAbandoned, data: { attempts: run.attempt } })) {
       this.options.metrics?.runEnded(run.action, 'abandoned')
-      await addSiteError(this.db, {
-        accountId: run.account_id,
-        siteId: run.site_id,
-        pid: run.pid,
-        code: SiteErrorCode.runAbandoned,
-        message,
-        data: { attempts: run.attempt },
-      })
     }
   }
 

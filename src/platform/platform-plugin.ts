@@ -14,6 +14,7 @@ import { projectRoutes } from './project-routes.js'
 import { siteReportRoutes } from './site-report-routes.js'
 import { siteRoutes } from './site-routes.js'
 import { tagRoutes } from './tag-routes.js'
+import { webhookRoutes } from './webhook-routes.js'
 
 /**
  * The platform interface: `/platform/v2` and `/product/v2`, JSON bodies, X-Auth-Token (bearer
@@ -63,6 +64,7 @@ export const platformPlugin: FastifyPluginAsync<PlatformDeps> = async (app, deps
   await app.register(processRoutes, { prefix: '/platform/v2', ...deps })
   await app.register(channelRoutes, { prefix: '/platform/v2', ...deps })
   await app.register(siteReportRoutes, { prefix: '/platform/v2', ...deps })
+  await app.register(webhookRoutes, { prefix: '/platform/v2', ...deps })
   await app.register(productRoutes, { prefix: '/product/v2', ...deps })
   await app.register(withdrawnProductWrites, { prefix: '/platform/v2' })
 }

@@ -5,6 +5,8 @@ import { isUniqueViolation } from '../db/errors.js'
 import type { Stream, StreamStatus, StreamType } from '../db/schema.js'
 import { ConflictError, NotFoundError, UnprocessableError } from '../errors.js'
 import { isId } from '../db/ids.js'
+import { recordEvent } from '../webhooks/outbox.js'
+import { streamStatusChangedData } from '../webhooks/payloads.js'
 
 export const MAX_STREAMS_PER_ACCOUNT = 100
 export const NAME_RESERVATION_DAYS = 7
@@ -130,19 +132,23 @@ export async function purgeDeletedStreams(db: DbHandle, now: Date, accountId?: s
 }
 
 /** Operators lock and unlock streams (SPEC.md section 3); not reachable through the API. */
-export async function setStreamStatus(db: DbHandle, streamId: string, status: string, now: Date): Promise<Stream> {
+export async function setStreamStatus(db: Db, streamId: string, status: string, now: Date): Promise<Stream> {
   if (!STREAM_STATUSES.includes(status as StreamStatus)) throw new UnprocessableError(`status: must be one of ${STREAM_STATUSES.join(', ')}`)
-  const updated = isId(streamId)
-    ? await db
-        .updateTable('stream')
-        .set({ status: status as StreamStatus, updated_at: now })
-        .where('id', '=', streamId)
-        .where('deleted_at', 'is', null)
-        .returningAll()
-        .executeTakeFirst()
-    : undefined
-  if (!updated) throw new NotFoundError(`Stream ${streamId} not found`)
-  return updated
+  if (!isId(streamId)) throw new NotFoundError(`Stream ${streamId} not found`)
+  return inTransaction(db, async (tx) => {
+    const current = await tx.db.selectFrom('stream').select('status').where('id', '=', streamId).where('deleted_at', 'is', null).forUpdate().executeTakeFirst()
+    if (!current) throw new NotFoundError(`Stream ${streamId} not found`)
+    const updated = await tx.db
+      .updateTable('stream')
+      .set({ status: status as StreamStatus, updated_at: now })
+      .where('id', '=', streamId)
+      .returningAll()
+      .executeTakeFirstOrThrow()
+    if (current.status !== updated.status) {
+      await recordEvent(tx, updated.account_id, 'stream.status_changed', streamStatusChangedData(updated, current.status))
+    }
+    return updated
+  })
 }
 
 function readName(name: unknown): string {

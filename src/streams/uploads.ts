@@ -15,6 +15,8 @@ import { saveReferencedPayload } from './referenced-payload.js'
 import { feedsDisabledSite, getStream } from './streams.js'
 import { StageCollector } from './upload-stage.js'
 import { claimContentType, emptyPayloadBatch, finishBatch, insertBatch, streamAttributeNames } from './batch-store.js'
+import { recordEvent } from '../webhooks/outbox.js'
+import { batchUploadedData } from '../webhooks/payloads.js'
 
 export interface UploadRequest {
   accountId: string
@@ -106,6 +108,7 @@ export async function deleteProducts(
           await tx.db.insertInto('batch_row').values({ batch_id: batchId, line_no: 1, account_id: accountId, product_id: productId, data: null }).execute()
         }
         const batch = await finishBatch(tx.db, batchId, collector.stage(now), 'uploaded')
+        await recordEvent(tx, accountId, 'batch.uploaded', batchUploadedData(batch))
         deadline.commitPoint()
         return batch
       })
@@ -201,6 +204,7 @@ async function saveChunkedRows(db: Db, stream: Stream, request: UploadRequest, m
     const status = collector.successCount === 0 ? 'failed' : 'uploaded'
     const columns = kind === 'upsert' ? [...names.names] : []
     const batch = await finishBatch(tx.db, batchId, collector.stage(request.now()), status, columns)
+    await recordEvent(tx, stream.account_id, 'batch.uploaded', batchUploadedData(batch))
     // Whatever was written must not commit once the client has been told the request timed out.
     request.deadline.commitPoint()
     return batch

@@ -1,0 +1,164 @@
+import type { FastifyBaseLogger } from 'fastify'
+import type { Config } from '../config.js'
+import type { Db } from '../db/database.js'
+import type { OutboundGuard } from '../net/outbound-guard.js'
+import { onDeliveriesDue } from './delivery-signal.js'
+import { deliveryMessage, type LinkBase } from './delivery-message.js'
+import { claimDeliveries, markAttemptFailed, markDelivered, markExpired, releaseDelivery, type ClaimedDelivery } from './delivery-store.js'
+import { postJson } from './webhook-sender.js'
+import { purgeWebhookHistory } from './webhook-upkeep.js'
+
+/** The lease outlasts an attempt (bounded by the timeout) by this much before others may take it. */
+const LEASE_MARGIN_SECONDS = 30
+/** No wait between two attempts is longer, however many failed before. */
+const MAX_DELAY_SECONDS = 6 * 3600
+const PURGE_INTERVAL_MS = 60 * 60 * 1000
+
+export interface DeliveryWorkerOptions {
+  /** Attempts this process makes at once (WEBHOOK_CONCURRENCY); 0 sends none. */
+  concurrency: number
+  /** Attempts of one account in flight at once across every process (WEBHOOK_ACCOUNT_CONCURRENCY). */
+  accountConcurrency: number
+  /** Limit of one POST (WEBHOOK_TIMEOUT_SECONDS). */
+  timeoutSeconds: number
+  /** How often the outbox is looked at for due deliveries besides the wake-ups (WEBHOOK_POLL_SECONDS). */
+  pollingSeconds: number
+  /** The first retry's delay (WEBHOOK_RETRY_BASE_SECONDS), doubled for each further one. */
+  retryBaseSeconds: number
+  /** How long a delivery is tried (WEBHOOK_RETRY_HOURS). */
+  retryHours: number
+  /** WEBHOOK_DISABLE_AFTER_FAILURES. */
+  disableAfter: number
+  guard: OutboundGuard
+  links: LinkBase
+}
+
+/** The worker's options as the operator set them. */
+export function deliveryWorkerOptions(config: Config, guard: OutboundGuard): DeliveryWorkerOptions {
+  return {
+    concurrency: config.WEBHOOK_CONCURRENCY,
+    accountConcurrency: config.WEBHOOK_ACCOUNT_CONCURRENCY,
+    timeoutSeconds: config.WEBHOOK_TIMEOUT_SECONDS,
+    pollingSeconds: config.WEBHOOK_POLL_SECONDS,
+    retryBaseSeconds: config.WEBHOOK_RETRY_BASE_SECONDS,
+    retryHours: config.WEBHOOK_RETRY_HOURS,
+    disableAfter: config.WEBHOOK_DISABLE_AFTER_FAILURES,
+    guard,
+    links: { publicUrl: config.PUBLIC_URL, streamPrefix: config.STREAM_PREFIX },
+  }
+}
+
+/** Wait before attempt n + 1 after n failed ones: base × 2^(n-1), at most MAX_DELAY_SECONDS, ±20 % so that retries spread out. */
+export function retryDelaySeconds(failedAttempts: number, baseSeconds: number, random = Math.random): number {
+  const delay = Math.min(baseSeconds * 2 ** Math.max(0, failedAttempts - 1), MAX_DELAY_SECONDS)
+  return delay * (0.8 + 0.4 * random())
+}
+
+/**
+ * Sends the outbox's deliveries, one event per POST, outside the run queue. Deliveries are rows in
+ * Postgres claimed with SKIP LOCKED, so every server process runs a worker and each delivery is sent
+ * by one of them; a slow receiver holds one of its own account's slots, never another account's.
+ * It looks every `pollingSeconds`, and at once when this process committed an event.
+ */
+export class DeliveryWorker {
+  private readonly inFlight = new Set<Promise<void>>()
+  private readonly abort = new AbortController()
+  private timer: NodeJS.Timeout | undefined
+  private purgeTimer: NodeJS.Timeout | undefined
+  private unsubscribe: (() => void) | undefined
+  private filling: Promise<void> | undefined
+  private again = false
+  private stopped = false
+
+  constructor(
+    private readonly db: Db,
+    private readonly options: DeliveryWorkerOptions,
+    private readonly log: FastifyBaseLogger,
+  ) {}
+
+  start(): void {
+    if (this.options.concurrency === 0 || this.stopped) return
+    this.unsubscribe = onDeliveriesDue(() => this.wake())
+    this.timer = setInterval(() => this.wake(), this.options.pollingSeconds * 1000)
+    this.timer.unref()
+    this.purgeTimer = setInterval(() => {
+      purgeWebhookHistory(this.db, Math.round(this.options.retryHours * 3600)).catch((error: unknown) =>
+        this.log.warn({ err: error }, 'webhook history cleanup failed'),
+      )
+    }, PURGE_INTERVAL_MS)
+    this.purgeTimer.unref()
+    this.wake()
+  }
+
+  /** Looks for due deliveries now; calls while a look is under way make it look once more. */
+  wake(): void {
+    if (this.stopped || this.options.concurrency === 0) return
+    if (this.filling) {
+      this.again = true
+      return
+    }
+    this.filling = this.fill()
+      .catch((error: unknown) => this.log.warn({ err: error }, 'webhook delivery claim failed'))
+      .finally(() => {
+        this.filling = undefined
+        if (this.again) {
+          this.again = false
+          this.wake()
+        }
+      })
+  }
+
+  /** Aborts the attempts in flight and hands their deliveries back, so that shutdown does not wait on receivers. */
+  async stop(): Promise<void> {
+    this.stopped = true
+    this.unsubscribe?.()
+    clearInterval(this.timer)
+    clearInterval(this.purgeTimer)
+    this.abort.abort()
+    await this.filling
+    await Promise.allSettled([...this.inFlight])
+  }
+
+  private async fill(): Promise<void> {
+    while (!this.stopped && this.inFlight.size < this.options.concurrency) {
+      const claimed = await claimDeliveries(this.db, {
+        limit: this.options.concurrency - this.inFlight.size,
+        accountConcurrency: this.options.accountConcurrency,
+        leaseSeconds: this.options.timeoutSeconds + LEASE_MARGIN_SECONDS,
+        windowSeconds: Math.round(this.options.retryHours * 3600),
+      })
+      if (claimed.length === 0) return
+      for (const delivery of claimed) {
+        const task: Promise<void> = this.deliver(delivery)
+          .catch((error: unknown) =>
+            this.log.warn({ err: error, delivery: delivery.id }, 'webhook delivery failed unexpectedly; it is taken again when its lease ends'),
+          )
+          .finally(() => {
+            this.inFlight.delete(task)
+            this.wake()
+          })
+        this.inFlight.add(task)
+      }
+    }
+  }
+
+  private async deliver(delivery: ClaimedDelivery): Promise<void> {
+    if (this.stopped) return releaseDelivery(this.db, delivery)
+    if (delivery.expired) return markExpired(this.db, delivery, this.options.retryHours)
+    // The real time, whatever clock the app runs on: receivers check webhook-timestamp against theirs.
+    const { headers, body } = deliveryMessage(delivery, new Date(), this.options.links)
+    const result = await postJson(delivery.url, headers, body, {
+      guard: this.options.guard,
+      timeoutMs: this.options.timeoutSeconds * 1000,
+      signal: this.abort.signal,
+    })
+    if (result.aborted) return releaseDelivery(this.db, delivery)
+    if (result.ok) return markDelivered(this.db, delivery, result)
+    const disabled = await markAttemptFailed(this.db, delivery, result, {
+      delaySeconds: retryDelaySeconds(delivery.attempts, this.options.retryBaseSeconds),
+      windowSeconds: Math.round(this.options.retryHours * 3600),
+      disableAfter: this.options.disableAfter,
+    })
+    if (disabled) this.log.info({ webhook: delivery.webhook_id, account: delivery.account_id }, 'webhook disabled after failed deliveries')
+  }
+}

@@ -1,0 +1,21 @@
+// The events an account can subscribe to (issue 15). A subscription names some of them, or `all`,
+// which also takes the types added later.
+
+export const WEBHOOK_EVENT_TYPES = [
+  'batch.uploaded',
+  'batch.processed',
+  'run.started',
+  'run.succeeded',
+  'run.failed',
+  'export.finished',
+  'stream.status_changed',
+] as const
+
+export type WebhookEventType = (typeof WEBHOOK_EVENT_TYPES)[number]
+
+/** The one `events` entry that subscribes to every type. */
+export const ALL_EVENTS = 'all'
+
+export function isEventType(value: string): value is WebhookEventType {
+  return (WEBHOOK_EVENT_TYPES as readonly string[]).includes(value)
+}
