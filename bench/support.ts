@@ -135,6 +135,8 @@ export interface BenchSite {
   streamId: string
   /** Headers of the platform API: the account's X-Auth-Token and a JSON content type. */
   platform: Headers
+  /** The account's bearer token header, for the stream interface. */
+  bearer: Headers
   /** A request to the server; a status of 300 or more throws. */
   call(method: string, url: string, headers: Headers, body?: RequestInit['body']): Promise<Record<string, unknown>>
   /** One NDJSON upload of a file to the stream interface. */
@@ -221,7 +223,7 @@ export async function createBenchSite(database: BenchDatabase, server: ServerPro
     return { seconds, serverSeconds: Number(row.seconds), peakMb: rss.stop() }
   }
 
-  return { siteId, streamId, platform, call, uploadFile, uploadRows, importRun: () => runAction('import'), runAction }
+  return { siteId, streamId, platform, bearer, call, uploadFile, uploadRows, importRun: () => runAction('import'), runAction }
 }
 
 /**

@@ -52,6 +52,26 @@ export function poolUsage(db: Db): PoolUsage | undefined {
   return { size: pool.options.max, busy: pool.totalCount - pool.idleCount, idle: pool.idleCount, waiting: pool.waitingCount }
 }
 
+/**
+ * Whether the database of a handle's pool answers, on a connection of its own (opened and closed
+ * here): for a health check when every pooled connection is busy, where a query would queue.
+ */
+export async function databaseAnswers(db: Db, timeoutMs: number): Promise<boolean> {
+  const pool = pools.get(db)
+  if (!pool) return false
+  const client = new pg.Client({ ...pool.options, connectionTimeoutMillis: timeoutMs, query_timeout: timeoutMs })
+  client.on('error', () => {})
+  try {
+    await client.connect()
+    await client.query('SELECT 1')
+    return true
+  } catch {
+    return false
+  } finally {
+    await client.end().catch(() => {})
+  }
+}
+
 /** SQLSTATE of a statement cancelled by statement_timeout (or a cancel request). */
 export const QUERY_CANCELED = '57014'
 

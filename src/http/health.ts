@@ -1,7 +1,7 @@
 import { Type } from '@sinclair/typebox'
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { sql } from 'kysely'
-import { poolUsage, type Db } from '../db/database.js'
+import { databaseAnswers, poolUsage, type Db } from '../db/database.js'
 import type { ConnectionSlots } from '../db/connection-slots.js'
 
 const Usage = Type.Object({ size: Type.Integer(), busy: Type.Integer(), waiting: Type.Integer() })
@@ -13,6 +13,9 @@ const Health = Type.Object({
   reads: Type.Optional(Usage),
 })
 
+// How long the health check waits for a connection of its own when the pool is saturated.
+const PROBE_TIMEOUT_MS = 2000
+
 // Load balancers and the Docker HEALTHCHECK poll this without credentials.
 export const healthRoutes: FastifyPluginAsyncTypebox<{ db: Db; uploadSlots: ConnectionSlots; readSlots: ConnectionSlots }> = async (
   app,
@@ -21,10 +24,12 @@ export const healthRoutes: FastifyPluginAsyncTypebox<{ db: Db; uploadSlots: Conn
   app.get('/healthz', { schema: { tags: ['health'], security: [], response: { 200: Health, 503: Health } } }, async (request, reply) => {
     const pool = poolUsage(db)
     const usage = { ...(pool ? { pool } : {}), uploads: uploadSlots.usage, reads: readSlots.usage }
-    // A saturated pool is answered without a query: the query would queue behind the others, and
-    // the answer the balancer needs is that this process cannot take more work now.
+    // A saturated pool is answered without a pooled query: it would queue behind the others, and the
+    // answer the balancer needs is that this process cannot take more work now. Whether the database
+    // is up then, a connection of its own tells (busy connections may be ones still trying to connect).
     if (pool && pool.waiting > 0 && pool.busy >= pool.size) {
-      return reply.code(503).send({ status: 'saturated', database: 'up', ...usage })
+      if (await databaseAnswers(db, PROBE_TIMEOUT_MS)) return reply.code(503).send({ status: 'saturated', database: 'up', ...usage })
+      return reply.code(503).send({ status: 'unavailable', database: 'down', ...usage })
     }
     try {
       await sql`SELECT 1`.execute(db)

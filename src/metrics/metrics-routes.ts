@@ -1,6 +1,7 @@
 import fp from 'fastify-plugin'
 import { UnauthorizedError } from '../errors.js'
 import { sendPlatformError } from '../http/error-funnels.js'
+import { refuseNulParameters } from '../http/nul-guard.js'
 import { UNMATCHED_ROUTE, scrapeAllowed, type AppMetrics } from './metrics.js'
 
 export interface MetricsRouteOptions {
@@ -27,6 +28,12 @@ export const metricsRoutes = fp<MetricsRouteOptions>(
     })
 
     app.get(METRICS_PATH, { schema: { hide: true } }, async (request, reply) => {
+      // Nothing here reads the query, but a NUL is refused at every door of the service alike.
+      try {
+        refuseNulParameters(request.query, 'query parameter')
+      } catch (error) {
+        return sendPlatformError(error, request, reply)
+      }
       if (!scrapeAllowed(token, request.headers.authorization)) {
         reply.header('www-authenticate', 'Bearer realm="metrics"')
         return sendPlatformError(new UnauthorizedError('The metrics need Authorization: Bearer <METRICS_TOKEN>'), request, reply)

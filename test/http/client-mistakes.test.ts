@@ -3,11 +3,13 @@ import { registeredRoutes } from '../helpers/registered-routes.js'
 import { HIGH_LIMITS, useTestApp } from '../helpers/test-app.js'
 import { importFixture, type ImportFixture } from '../helpers/factories.js'
 import { JSON_API } from '../helpers/clients.js'
+import { recordUpload } from '../webhooks/receiver.js'
 
 // Walks every route of both interfaces and the feed route with the values clients get wrong (NUL,
 // numbers beyond 64 bits, texts of 10,000 characters) in path segments, query parameters and body
 // fields: each answer is below 500 and a 4xx comes in the interface's own error body.
-const t = useTestApp(HIGH_LIMITS)
+// A webhook on loopback is among the resources walked (never delivered to: no delivery worker runs).
+const t = useTestApp({ ...HIGH_LIMITS, ALLOW_PRIVATE_DESTINATIONS: 'true', WEBHOOK_ALLOW_HTTP: 'true', WEBHOOK_CONCURRENCY: '0' })
 
 const NUL = 'a\u0000b'
 const HUGE_NUMBERS = ['1e20', '9223372036854775807', '99999999999999999999']
@@ -38,6 +40,10 @@ async function realIds(f: ImportFixture): Promise<Ids> {
   const tag = await f.platform('POST', `/sites/${f.site.id}/tags`, { key: 'walk', value: 'v' })
   const channel = await f.platform('POST', `/sites/${f.site.id}/channels`, { name: 'Walk', export_name: 'walk' })
   const channelJson = channel.json<{ Channels: { id: string; feed_destinations?: { urls?: string[] } }[] }>()
+  const webhook = await f.platform('POST', '/webhooks', { url: 'http://127.0.0.1:9/hooks' })
+  const webhookId = webhook.json<{ Webhooks: { id: string }[] }>().Webhooks[0]?.id ?? ''
+  await recordUpload(t.db, f.account.accountId)
+  const delivery = await f.platform('GET', `/webhooks/${webhookId}/deliveries`)
   return {
     projectId: f.site.project_id,
     siteId: f.site.id,
@@ -52,6 +58,8 @@ async function realIds(f: ImportFixture): Promise<Ids> {
     productId: 'p1',
     token: 'no-such-token',
     filename: 'walk.csv',
+    webhookId,
+    deliveryId: delivery.json<{ Deliveries: { id: string }[] }>().Deliveries[0]?.id ?? '',
   }
 }
 
