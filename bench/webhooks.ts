@@ -73,4 +73,4 @@ const lines = [
   `The event arrives ${(percentile(deliveryMs, 0.5) - percentile(uploadMs, 0.5)).toFixed(1)} ms after the 202 at p50 (ratio ${(percentile(deliveryMs, 0.5) / percentile(uploadMs, 0.5)).toFixed(2)}): the process that committed the upload wakes its delivery worker on commit. An event committed by another process is picked up at its next poll (WEBHOOK_POLL_SECONDS, 2 s).`,
 ]
 console.log(lines.join('\n'))
-await writeResult('webhooks', lines.join('\n') + '\n')
+await writeResult('webhooks.md', lines.join('\n'))
