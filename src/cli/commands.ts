@@ -6,6 +6,7 @@ import { runCleanup } from '../jobs/cleanup.js'
 import { purgeDeletedStreams, setStreamStatus, STREAM_STATUSES } from '../streams/streams.js'
 import { isId } from '../db/ids.js'
 import { withDatabase } from './with-database.js'
+import { loadConfig } from '../config.js'
 
 const print = (line: string): void => {
   process.stdout.write(`${line}\n`)
@@ -111,10 +112,11 @@ export function operatorCommands(program: Command): void {
       10,
     )
     .action(async (options: { graceMinutes: number }) => {
-      const { streams, batches, sites, feeds } = await withDatabase((db) => runCleanup(db, new Date(), options.graceMinutes))
+      const webhookWindowSeconds = Math.round(loadConfig().WEBHOOK_RETRY_HOURS * 3600)
+      const report = await withDatabase((db) => runCleanup(db, new Date(), options.graceMinutes, webhookWindowSeconds))
       print(
-        `purged ${streams} stream(s), released the rows of ${batches} batch(es), removed the stages of ${sites} deleted site(s), ` +
-          `deleted ${feeds} removed feed file(s)`,
+        `purged ${report.streams} stream(s), released the rows of ${report.batches} batch(es), removed the stages of ${report.sites} deleted site(s), ` +
+          `deleted ${report.feeds} removed feed file(s), ended or deleted ${report.webhookDeliveries} webhook deliveries`,
       )
     })
 

@@ -40,10 +40,7 @@ const fail = (kind: Failure['kind'], error: string, retry: boolean): Failure => 
 export async function sendFile(url: string, file: PushFile, options: SendOptions): Promise<SendResult> {
   let target: URL
   try {
-    target = new URL(url)
-    if (target.protocol !== 'http:' && target.protocol !== 'https:') return fail('refused', 'only http and https URLs are allowed', false)
-    if (target.username !== '' || target.password !== '') return fail('refused', 'credentials in the URL are not allowed', false)
-    options.guard.checkHost(target)
+    target = options.guard.checkTarget(url)
   } catch (error) {
     return fail('refused', error instanceof OutboundRefusedError ? error.message : 'not a valid URL', false)
   }

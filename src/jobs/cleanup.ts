@@ -3,6 +3,7 @@ import type { Db } from '../db/database.js'
 import { inTransaction } from '../db/transaction.js'
 import { deleteEndedPushes } from '../exports/channel-pushes.js'
 import { sweepFeedObjects } from '../feeds/postgres-feed-storage.js'
+import { purgeWebhookHistory } from '../webhooks/webhook-upkeep.js'
 import { purgeDeletedStreams } from '../streams/streams.js'
 
 // Work that imports and deletes leave for later, so that neither waits for it: run hourly by every
@@ -51,14 +52,20 @@ export interface CleanupReport {
   pushes: number
   /** Feed files deleted from Postgres: removed an hour ago, or left unpublished by a writer that died. */
   feeds: number
+  /** Webhook deliveries failed past their window while their subscription was off, and ended ones deleted after a week. */
+  webhookDeliveries: number
 }
 
-/** Everything the hourly cleanup does, in order. */
-export async function runCleanup(db: Db, now: Date, graceMinutes = 10): Promise<CleanupReport> {
+/**
+ * Everything the hourly cleanup does, in order. `webhookWindowSeconds`: how long a webhook delivery
+ * is tried (WEBHOOK_RETRY_HOURS).
+ */
+export async function runCleanup(db: Db, now: Date, graceMinutes = 10, webhookWindowSeconds = 24 * 3600): Promise<CleanupReport> {
   const streams = await purgeDeletedStreams(db, now)
   const batches = await releaseAppliedBatchRows(db, graceMinutes)
   const sites = await purgeDeletedSiteStages(db)
   const pushes = await deleteEndedPushes(db)
   const feeds = await sweepFeedObjects(db)
-  return { streams, batches, sites, pushes, feeds }
+  const webhooks = await purgeWebhookHistory(db, webhookWindowSeconds)
+  return { streams, batches, sites, pushes, feeds, webhookDeliveries: webhooks.expired + webhooks.deliveries }
 }

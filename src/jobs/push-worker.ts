@@ -5,6 +5,7 @@ import { claimPush, finishPush, isFileCurrent, releasePush, retryPush, type Clai
 import type { FeedStorage } from '../feeds/feed-storage.js'
 import { sendFile } from '../feeds/http-push.js'
 import type { OutboundGuard } from '../net/outbound-guard.js'
+import { CoalescedWakes } from '../net/coalesced-wakes.js'
 
 /** Tries of one push, the first included. */
 export const PUSH_ATTEMPTS = 3
@@ -39,9 +40,11 @@ export class PushWorker {
   private readonly inFlight = new Set<Promise<void>>()
   private readonly abort = new AbortController()
   private timer: NodeJS.Timeout | undefined
-  private filling: Promise<void> | undefined
-  private again = false
   private stopped = false
+  private readonly wakes = new CoalescedWakes(
+    () => this.fill(),
+    (error) => this.log.warn({ err: error }, 'push claim failed'),
+  )
 
   constructor(
     private readonly db: Db,
@@ -58,20 +61,7 @@ export class PushWorker {
 
   /** Looks for due pushes now; calls while a look is under way make it look once more. */
   wake(): void {
-    if (this.stopped) return
-    if (this.filling) {
-      this.again = true
-      return
-    }
-    this.filling = this.fill()
-      .catch((error: unknown) => this.log.warn({ err: error }, 'push claim failed'))
-      .finally(() => {
-        this.filling = undefined
-        if (this.again) {
-          this.again = false
-          this.wake()
-        }
-      })
+    this.wakes.wake()
   }
 
   /** Aborts the requests in flight and hands their pushes back, so that shutdown does not wait on remote servers. */
@@ -79,7 +69,7 @@ export class PushWorker {
     this.stopped = true
     clearInterval(this.timer)
     this.abort.abort()
-    await this.filling
+    await this.wakes.stop()
     await Promise.allSettled([...this.inFlight])
   }
 

@@ -159,8 +159,11 @@ export interface OutboundGuardOptions {
 export interface OutboundGuard {
   /** The save-time check: scheme, credentials, port, host, and every address the host resolves to now. */
   checkUrl(url: string): Promise<URL>
-  /** The connect-time check of a URL's port and host as written (IP literals are connected to without a lookup). */
-  checkHost(url: URL): void
+  /**
+   * The connect-time check of a URL as written: scheme, credentials, port and host (IP literals are
+   * connected to without a lookup; names are checked again by `lookup`). Throws OutboundRefusedError.
+   */
+  checkTarget(url: string): URL
   /** For node:http(s) `lookup`: resolves, refuses when any address is forbidden, hands on the rest. */
   lookup: LookupFunction
 }
@@ -195,25 +198,26 @@ export function createOutboundGuard({ allowPrivate, resolve = systemResolve }: O
     return undefined
   }
 
-  const checkHost = (url: URL): void => {
+  const checkTarget = (url: string): URL => {
+    let parsed: URL
+    try {
+      parsed = new URL(url)
+    } catch {
+      throw new OutboundRefusedError('not a valid URL')
+    }
+    if (parsed.protocol !== 'http:' && parsed.protocol !== 'https:') throw new OutboundRefusedError('only http and https URLs are allowed')
+    if (parsed.username !== '' || parsed.password !== '') throw new OutboundRefusedError('credentials in the URL are not allowed')
     // Port 0 is no port a server listens on: connecting to it means "any", whatever the OS makes of that.
-    if (url.port === '0') throw new OutboundRefusedError('port 0 is not a destination port')
-    const reason = hostRefusal(url.hostname)
+    if (parsed.port === '0') throw new OutboundRefusedError('port 0 is not a destination port')
+    const reason = hostRefusal(parsed.hostname)
     if (reason) throw new OutboundRefusedError(reason)
+    return parsed
   }
 
   return {
-    checkHost,
+    checkTarget,
     async checkUrl(url) {
-      let parsed: URL
-      try {
-        parsed = new URL(url)
-      } catch {
-        throw new OutboundRefusedError('not a valid URL')
-      }
-      if (parsed.protocol !== 'http:' && parsed.protocol !== 'https:') throw new OutboundRefusedError('only http and https URLs are allowed')
-      if (parsed.username !== '' || parsed.password !== '') throw new OutboundRefusedError('credentials in the URL are not allowed')
-      checkHost(parsed)
+      const parsed = checkTarget(url)
       const host = parsed.hostname.replace(/^\[|\]$/g, '')
       if (net.isIP(host)) return parsed
       let timer: NodeJS.Timeout | undefined

@@ -6,13 +6,12 @@ import { onDeliveriesDue } from './delivery-signal.js'
 import { deliveryMessage, type LinkBase } from './delivery-message.js'
 import { claimDeliveries, markAttemptFailed, markDelivered, markExpired, releaseDelivery, type ClaimedDelivery } from './delivery-store.js'
 import { postJson } from './webhook-sender.js'
-import { purgeWebhookHistory } from './webhook-upkeep.js'
+import { CoalescedWakes } from '../net/coalesced-wakes.js'
 
 /** The lease outlasts an attempt (bounded by the timeout) by this much before others may take it. */
 const LEASE_MARGIN_SECONDS = 30
 /** No wait between two attempts is longer, however many failed before. */
 const MAX_DELAY_SECONDS = 6 * 3600
-const PURGE_INTERVAL_MS = 60 * 60 * 1000
 
 export interface DeliveryWorkerOptions {
   /** Attempts this process makes at once (WEBHOOK_CONCURRENCY); 0 sends none. */
@@ -64,11 +63,12 @@ export class DeliveryWorker {
   private readonly inFlight = new Set<Promise<void>>()
   private readonly abort = new AbortController()
   private timer: NodeJS.Timeout | undefined
-  private purgeTimer: NodeJS.Timeout | undefined
   private unsubscribe: (() => void) | undefined
-  private filling: Promise<void> | undefined
-  private again = false
   private stopped = false
+  private readonly wakes = new CoalescedWakes(
+    () => this.fill(),
+    (error) => this.log.warn({ err: error }, 'webhook delivery claim failed'),
+  )
 
   constructor(
     private readonly db: Db,
@@ -81,31 +81,13 @@ export class DeliveryWorker {
     this.unsubscribe = onDeliveriesDue(() => this.wake())
     this.timer = setInterval(() => this.wake(), this.options.pollingSeconds * 1000)
     this.timer.unref()
-    this.purgeTimer = setInterval(() => {
-      purgeWebhookHistory(this.db, Math.round(this.options.retryHours * 3600)).catch((error: unknown) =>
-        this.log.warn({ err: error }, 'webhook history cleanup failed'),
-      )
-    }, PURGE_INTERVAL_MS)
-    this.purgeTimer.unref()
     this.wake()
   }
 
   /** Looks for due deliveries now; calls while a look is under way make it look once more. */
   wake(): void {
-    if (this.stopped || this.options.concurrency === 0) return
-    if (this.filling) {
-      this.again = true
-      return
-    }
-    this.filling = this.fill()
-      .catch((error: unknown) => this.log.warn({ err: error }, 'webhook delivery claim failed'))
-      .finally(() => {
-        this.filling = undefined
-        if (this.again) {
-          this.again = false
-          this.wake()
-        }
-      })
+    if (this.options.concurrency === 0) return
+    this.wakes.wake()
   }
 
   /** Aborts the attempts in flight and hands their deliveries back, so that shutdown does not wait on receivers. */
@@ -113,9 +95,8 @@ export class DeliveryWorker {
     this.stopped = true
     this.unsubscribe?.()
     clearInterval(this.timer)
-    clearInterval(this.purgeTimer)
     this.abort.abort()
-    await this.filling
+    await this.wakes.stop()
     await Promise.allSettled([...this.inFlight])
   }
 

@@ -37,10 +37,7 @@ const failed = (error: string, status: number | null = null, body: string | null
 export async function postJson(url: string, headers: Record<string, string>, body: string, options: PostOptions): Promise<PostResult> {
   let target: URL
   try {
-    target = new URL(url)
-    if (target.protocol !== 'http:' && target.protocol !== 'https:') return failed('only http and https URLs are allowed')
-    if (target.username !== '' || target.password !== '') return failed('credentials in the URL are not allowed')
-    options.guard.checkHost(target)
+    target = options.guard.checkTarget(url)
   } catch (error) {
     return failed(error instanceof OutboundRefusedError ? error.message : 'not a valid URL')
   }
