@@ -7,6 +7,8 @@ import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
 import { FailedAuthLimit, MemoryFailedAuthStore } from './auth/failed-auth-limit.js'
 import type { Config, TrustProxy } from './config.js'
 import { ConnectionSlots } from './db/connection-slots.js'
+import { ServiceBusyError, TooManyRequestsError } from './errors.js'
+import { SpoolBudget } from './streams/upload-spool.js'
 import type { Db } from './db/database.js'
 import type { FeedStorage } from './feeds/feed-storage.js'
 import { feedRoutes } from './feeds/feed-routes.js'
@@ -14,6 +16,7 @@ import { LocalFeedStorage } from './feeds/local-feed-storage.js'
 import { PostgresFeedStorage } from './feeds/postgres-feed-storage.js'
 import { answerClientError, answerFrameworkError, noRoute, sendPlatformError } from './http/error-funnels.js'
 import { healthRoutes } from './http/health.js'
+import { drainUnreadBody } from './http/unread-body.js'
 import './http/fastify-types.js'
 import { jobsPlugin } from './jobs/jobs-plugin.js'
 import { AppMetrics } from './metrics/metrics.js'
@@ -70,6 +73,8 @@ export async function buildApp({ db, config, logger, clock = () => new Date(), r
     clientErrorHandler: (error, socket) => answerClientError(error, socket, config.STREAM_PREFIX),
   }).withTypeProvider<TypeBoxTypeProvider>()
 
+  // First, so that every route's refusal sent before its body was read lets the client finish sending.
+  app.addHook('onSend', async (request, reply) => drainUnreadBody(request, reply))
   app.decorateRequest('caller', null)
   app.decorateRequest('deadline', null)
   app.addSchema(ErrorBody)
@@ -102,17 +107,52 @@ export async function buildApp({ db, config, logger, clock = () => new Date(), r
 
   // Uploads and product reads hold a connection as long as they take: each kind gets its share of
   // the pool, and each account its share of those.
-  const uploadSlots = new ConnectionSlots(config.UPLOAD_CONCURRENCY, config.UPLOADS_PER_ACCOUNT, { noun: 'uploads', variable: 'UPLOADS_PER_ACCOUNT' })
-  const readSlots = new ConnectionSlots(config.READ_CONCURRENCY, config.READS_PER_ACCOUNT, { noun: 'product reads', variable: 'READS_PER_ACCOUNT' })
-  await app.register(healthRoutes, { db, uploadSlots, readSlots })
+  const { uploadSlots, uploadSpool } = uploadCapacity(config)
+  const readSlots = new ConnectionSlots({
+    total: config.READ_CONCURRENCY,
+    perAccount: config.READS_PER_ACCOUNT,
+    queuePerAccount: 0,
+    refuse: (inFlight) =>
+      new TooManyRequestsError(
+        1,
+        `This account already has ${inFlight} product reads in progress, the most it may have at once (READS_PER_ACCOUNT); retry when one has finished`,
+      ),
+  })
+  await app.register(healthRoutes, { db, uploadSlots, readSlots, uploadSpool })
   // Feed files of the built-in destination: public, at unguessable URLs.
   await app.register(feedRoutes, { db, feedStorage: feeds, readSlots })
   const authLimit = new FailedAuthLimit(new MemoryFailedAuthStore(), config.AUTH_FAILURES_PER_MINUTE, clock)
   await app.register(platformPlugin, { db, config, clock, rateLimits: limits, runs: app.runWorker.queue, authLimit, outbound, readSlots, feedStorage: feeds })
-  await app.register(streamPlugin, { prefix: config.STREAM_PREFIX, db, config, clock, rateLimits: limits, authLimit, uploadSlots, metrics })
+  await app.register(streamPlugin, { prefix: config.STREAM_PREFIX, db, config, clock, rateLimits: limits, authLimit, uploadSlots, uploadSpool, metrics })
 
   app.setNotFoundHandler((request, reply) => sendPlatformError(noRoute(request), request, reply))
   return app
+}
+
+/**
+ * Uploads wait for their turn at a connection in a queue per account, their bodies received whole
+ * (spooled) first: a burst of an account's uploads is queued, not refused, while one account's queue
+ * and spool have bounds of their own, so it cannot take the others' turn or space.
+ */
+function uploadCapacity(config: Config): { uploadSlots: ConnectionSlots; uploadSpool: SpoolBudget } {
+  const uploadSlots = new ConnectionSlots({
+    total: config.UPLOAD_CONCURRENCY,
+    perAccount: config.UPLOADS_PER_ACCOUNT,
+    queuePerAccount: config.UPLOAD_QUEUE_PER_ACCOUNT,
+    refuse: (inFlight) =>
+      new ServiceBusyError(
+        1,
+        `This account already has ${inFlight} uploads being written or waiting, ` +
+          'the most it may have (UPLOADS_PER_ACCOUNT + UPLOAD_QUEUE_PER_ACCOUNT); retry in a moment',
+      ),
+  })
+  const uploadSpool = new SpoolBudget({
+    dir: config.UPLOAD_SPOOL_DIR,
+    memoryBytes: config.UPLOAD_SPOOL_MEMORY_BYTES,
+    processBytes: config.UPLOAD_SPOOL_MAX_BYTES,
+    accountBytes: config.UPLOAD_SPOOL_ACCOUNT_MAX_BYTES,
+  })
+  return { uploadSlots, uploadSpool }
 }
 
 /** Fastify's hop-count form of trustProxy, which its types leave out: the nearest `hops` proxies. */

@@ -1,4 +1,5 @@
 import { isIP } from 'node:net'
+import { tmpdir } from 'node:os'
 import path from 'node:path'
 import { Type, type Static } from '@sinclair/typebox'
 import { Value } from '@sinclair/typebox/value'
@@ -38,6 +39,9 @@ const ConfigSchema = Type.Object({
   ALLOW_PRIVATE_DESTINATIONS: Type.Boolean({ default: false }),
   // Pushes of exported files run outside the run slots, with their own bounds (DESIGN.md 9).
   PUSH_CONCURRENCY: Type.Integer({ minimum: 0, maximum: 64, default: 4 }),
+  // Pushes open at once, slow ones included: a push unanswered for a second leaves its PUSH_CONCURRENCY
+  // slot to the next one (src/net/send-slots.ts); at this many, the one that waited longest is ended.
+  PUSH_MAX_OPEN: Type.Integer({ minimum: 1, maximum: 1024, default: 16 }),
   PUSH_ACCOUNT_CONCURRENCY: Type.Integer({ minimum: 1, maximum: 64, default: 1 }),
   PUSH_TIMEOUT_SECONDS: Type.Number({ minimum: 0.1, maximum: 3600, default: 30 }),
   PUSH_BUDGET_SECONDS: Type.Number({ minimum: 0.1, maximum: 86_400, default: 300 }),
@@ -46,6 +50,8 @@ const ConfigSchema = Type.Object({
   WEBHOOK_ALLOW_HTTP: Type.Boolean({ default: false }),
   MAX_WEBHOOKS_PER_ACCOUNT: Type.Integer({ minimum: 1, maximum: 1000, default: 20 }),
   WEBHOOK_CONCURRENCY: Type.Integer({ minimum: 0, maximum: 256, default: 8 }),
+  // Attempts open at once, slow ones included (as PUSH_MAX_OPEN for pushes).
+  WEBHOOK_MAX_OPEN: Type.Integer({ minimum: 1, maximum: 4096, default: 64 }),
   WEBHOOK_ACCOUNT_CONCURRENCY: Type.Integer({ minimum: 1, maximum: 64, default: 2 }),
   WEBHOOK_TIMEOUT_SECONDS: Type.Number({ minimum: 0.1, maximum: 60, default: 10 }),
   WEBHOOK_POLL_SECONDS: Type.Number({ minimum: 0.1, default: 2 }),
@@ -69,6 +75,13 @@ const ConfigSchema = Type.Object({
   READS_PER_ACCOUNT: Type.Integer({ minimum: 1, maximum: 1000, default: 2 }),
   UPLOAD_CONCURRENCY: Type.Integer({ minimum: 1, maximum: 200, default: 8 }),
   UPLOADS_PER_ACCOUNT: Type.Integer({ minimum: 1, maximum: 1000, default: 2 }),
+  // Uploads are received whole before they wait for a connection (DESIGN.md 9): the bodies waiting
+  // are bounded per account and per process, in memory and on the temporary disk, and so is the queue.
+  UPLOAD_QUEUE_PER_ACCOUNT: Type.Integer({ minimum: 0, maximum: 100_000, default: 100 }),
+  UPLOAD_SPOOL_DIR: Type.String({ default: '' }),
+  UPLOAD_SPOOL_MEMORY_BYTES: Type.Integer({ minimum: 0, default: 64 * 1024 * 1024 }),
+  UPLOAD_SPOOL_MAX_BYTES: Type.Integer({ minimum: 1, default: 2 * 1024 * 1024 * 1024 }),
+  UPLOAD_SPOOL_ACCOUNT_MAX_BYTES: Type.Integer({ minimum: 1, default: 512 * 1024 * 1024 }),
   UPLOAD_MIN_BYTES_PER_SECOND: Type.Integer({ minimum: 0, default: 16 * 1024 }),
   RUN_ACCOUNT_CONCURRENCY: Type.Integer({ minimum: 1, maximum: 64, default: 1 }),
   // Objects one account may own (DESIGN.md 9): far above any real catalog, low enough that one
@@ -113,10 +126,22 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
         `smaller than DB_POOL_SIZE (${config.DB_POOL_SIZE}), so that uploads and reads never hold every connection`,
     )
   }
+  if (config.UPLOAD_SPOOL_ACCOUNT_MAX_BYTES < config.MAX_UPLOAD_BYTES || config.UPLOAD_SPOOL_MAX_BYTES < config.UPLOAD_SPOOL_ACCOUNT_MAX_BYTES) {
+    throw new ConfigError(
+      `Invalid configuration: UPLOAD_SPOOL_ACCOUNT_MAX_BYTES (${config.UPLOAD_SPOOL_ACCOUNT_MAX_BYTES}) must be at least MAX_UPLOAD_BYTES ` +
+        `(${config.MAX_UPLOAD_BYTES}), and UPLOAD_SPOOL_MAX_BYTES (${config.UPLOAD_SPOOL_MAX_BYTES}) at least UPLOAD_SPOOL_ACCOUNT_MAX_BYTES, ` +
+        'so that the largest upload allowed can be received',
+    )
+  }
   if (!isKnownTimeZone(config.DEFAULT_TZ)) {
     throw new ConfigError(`Invalid configuration: DEFAULT_TZ: unknown time zone "${config.DEFAULT_TZ}"`)
   }
-  return { ...config, DATA_DIR: path.resolve(config.DATA_DIR), TRUST_PROXY: parseTrustProxy(config.TRUST_PROXY) }
+  return {
+    ...config,
+    DATA_DIR: path.resolve(config.DATA_DIR),
+    UPLOAD_SPOOL_DIR: path.resolve(config.UPLOAD_SPOOL_DIR || path.join(tmpdir(), 'catalog-platform-uploads')),
+    TRUST_PROXY: parseTrustProxy(config.TRUST_PROXY),
+  }
 }
 
 // proxy-addr's names for the loopback, link-local and unique-local ranges.

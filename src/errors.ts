@@ -72,6 +72,12 @@ export class LockedError extends AppError {
   }
 }
 
+/** An error that tells the client when to try again: the funnels send it as `Retry-After`. */
+export function retryAfterOf(thrown: unknown): number | undefined {
+  const seconds = (thrown as { retryAfterSeconds?: unknown } | null)?.retryAfterSeconds
+  return typeof seconds === 'number' ? seconds : undefined
+}
+
 export class TooManyRequestsError extends AppError {
   constructor(
     readonly retryAfterSeconds: number,
@@ -93,8 +99,21 @@ export class SlowBodyError extends AppError {
 }
 
 export class RequestTimeoutError extends AppError {
+  /** Nothing was written, so the same request may simply be sent again. */
+  readonly retryAfterSeconds = 1
+
   constructor(limitMs: number) {
     super(503, `The request took longer than ${limitMs} ms and was cancelled; nothing was written`, 'timeout')
+  }
+}
+
+/** The service cannot take the request now (a full queue or spool): nothing was written, try again later. */
+export class ServiceBusyError extends AppError {
+  constructor(
+    readonly retryAfterSeconds: number,
+    message: string,
+  ) {
+    super(503, message, 'busy')
   }
 }
 

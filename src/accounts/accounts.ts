@@ -88,10 +88,10 @@ async function issueCredential(db: DbHandle, accountId: string): Promise<Platfor
 }
 
 async function issueToken(db: DbHandle, accountId: string, name: string): Promise<IssuedToken> {
-  const token = newAccessToken()
+  const { token, publicId } = newAccessToken()
   const row = await db
     .insertInto('access_token')
-    .values({ account_id: accountId, name, token_hash: hashSecret(token), revoked_at: null })
+    .values({ account_id: accountId, name, public_id: publicId, token_hash: hashSecret(token), revoked_at: null })
     .returning('id')
     .executeTakeFirstOrThrow()
   return { id: row.id, name, token }

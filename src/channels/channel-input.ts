@@ -148,8 +148,8 @@ function readDestinations(value: DestinationInput[]): ChannelConfig['destination
 
 /**
  * The outbound guard's save-time check of the http destinations of a request body: a URL whose
- * host is, or now resolves to, loopback, a private network or a metadata service is refused (400)
- * before it is stored. Pushes check again when they connect. Awaited outside any transaction: it
+ * host is, or now resolves to, loopback, a private network or a metadata service, or does not
+ * resolve at all, is refused (400) before it is stored. Pushes check again when they connect. Awaited outside any transaction: it
  * may wait on DNS.
  */
 export async function guardDestinations(guard: OutboundGuard, destinations: DestinationInput[] | null | undefined): Promise<void> {

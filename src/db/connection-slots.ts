@@ -1,58 +1,62 @@
-import { TooManyRequestsError } from '../errors.js'
+import type { AppError } from '../errors.js'
 
-/** What the slots are for, as their 429 names it: `uploads`, `UPLOADS_PER_ACCOUNT`. */
-export interface SlotKind {
-  noun: string
-  variable: string
+export interface SlotPolicy {
+  /** Connections of this process for this kind of work. */
+  total: number
+  /** Slots one account may hold at once, however many are free. */
+  perAccount: number
+  /** Requests of one account that may wait beyond those it holds; 0: none wait for the account's turn. */
+  queuePerAccount: number
+  /** The refusal of a request over its account's share: `inFlight` counts the holding and the waiting. */
+  refuse: (inFlight: number) => AppError
+}
+
+interface Waiter {
+  order: number
+  grant: () => void
+}
+
+interface AccountShare {
+  holding: number
+  waiting: Waiter[]
 }
 
 /**
  * Database connections for one kind of long request (uploads, product reads), shared fairly. Such
- * a request holds a connection for as long as it takes (an upload while its body arrives), so they
- * alone could fill the pool and make every other request wait. They get at most `total`
- * connections of this process, so the rest of the pool always serves everything else; and one
- * account has at most `perAccount` of them in flight (running or waiting for a slot), so one
- * tenant cannot take every slot: above that, 429 with Retry-After.
+ * a request holds a connection for as long as it takes, so they alone could fill the pool and make
+ * every other request wait. They get at most `total` connections of this process, so the rest of the
+ * pool always serves everything else; one account holds at most `perAccount` of them; and a freed
+ * slot goes to the waiting account that holds the fewest (the longest waiting among equals), so an
+ * account with a long queue cannot make another account's single request wait behind it.
  */
 export class ConnectionSlots {
   private active = 0
-  private readonly waiting: { grant: () => void }[] = []
-  private readonly perAccountInFlight = new Map<string, number>()
+  private order = 0
+  private readonly accounts = new Map<string, AccountShare>()
 
-  constructor(
-    readonly total: number,
-    readonly perAccount: number,
-    private readonly kind: SlotKind,
-  ) {}
+  constructor(private readonly policy: SlotPolicy) {}
 
   /**
-   * Takes a slot for `accountId`, waiting for one while `signal` allows; resolves to the function
-   * that gives it back (call it once the work's connection is released).
+   * Takes a slot for `accountId`, waiting for its turn while `signal` allows; resolves to the
+   * function that gives it back (call it once the work's connection is released).
    */
   async acquire(accountId: string, signal: AbortSignal): Promise<() => void> {
-    const inFlight = this.perAccountInFlight.get(accountId) ?? 0
-    if (inFlight >= this.perAccount) {
-      const { noun, variable } = this.kind
-      throw new TooManyRequestsError(
-        1,
-        `This account already has ${inFlight} ${noun} in progress, the most it may have at once (${variable}); retry when one has finished`,
-      )
+    if (signal.aborted) throw signal.reason as Error
+    const share = this.shareOf(accountId)
+    const inFlight = share.holding + share.waiting.length
+    if (inFlight >= this.policy.perAccount + this.policy.queuePerAccount) {
+      this.forgetIfIdle(accountId, share)
+      throw this.policy.refuse(inFlight)
     }
-    this.perAccountInFlight.set(accountId, inFlight + 1)
-    try {
-      await this.slot(signal)
-    } catch (error) {
-      this.leave(accountId)
-      throw error
-    }
+    await this.turn(accountId, share, signal)
     let released = false
     return () => {
       if (released) return
       released = true
-      this.leave(accountId)
-      const next = this.waiting.shift()
-      if (next) next.grant()
-      else this.active--
+      share.holding--
+      this.active--
+      this.forgetIfIdle(accountId, share)
+      this.dispatch()
     }
   }
 
@@ -68,36 +72,66 @@ export class ConnectionSlots {
 
   /** Slots in use and requests waiting for one, for the health check. */
   get usage(): { size: number; busy: number; waiting: number } {
-    return { size: this.total, busy: this.active, waiting: this.waiting.length }
+    let waiting = 0
+    for (const share of this.accounts.values()) waiting += share.waiting.length
+    return { size: this.policy.total, busy: this.active, waiting }
   }
 
-  private slot(signal: AbortSignal): Promise<void> {
-    if (signal.aborted) return Promise.reject(signal.reason as Error)
-    if (this.active < this.total) {
-      this.active++
-      return Promise.resolve()
-    }
-    // A released slot passes straight to the first waiter: `active` stays as it is.
+  private turn(accountId: string, share: AccountShare, signal: AbortSignal): Promise<void> {
     return new Promise((resolve, reject) => {
-      const waiter = {
+      const waiter: Waiter = {
+        order: this.order++,
         grant: () => {
           signal.removeEventListener('abort', onAbort)
           resolve()
         },
       }
       const onAbort = () => {
-        const index = this.waiting.indexOf(waiter)
-        if (index !== -1) this.waiting.splice(index, 1)
+        const index = share.waiting.indexOf(waiter)
+        if (index === -1) return
+        share.waiting.splice(index, 1)
+        this.forgetIfIdle(accountId, share)
         reject(signal.reason as Error)
       }
       signal.addEventListener('abort', onAbort, { once: true })
-      this.waiting.push(waiter)
+      share.waiting.push(waiter)
+      this.dispatch()
     })
   }
 
-  private leave(accountId: string): void {
-    const left = (this.perAccountInFlight.get(accountId) ?? 1) - 1
-    if (left <= 0) this.perAccountInFlight.delete(accountId)
-    else this.perAccountInFlight.set(accountId, left)
+  /** Hands free slots to the waiting accounts, the one holding the fewest first. */
+  private dispatch(): void {
+    while (this.active < this.policy.total) {
+      const next = this.nextInTurn()
+      if (!next) return
+      const waiter = next.waiting.shift()!
+      next.holding++
+      this.active++
+      waiter.grant()
+    }
+  }
+
+  private nextInTurn(): AccountShare | undefined {
+    let best: AccountShare | undefined
+    for (const share of this.accounts.values()) {
+      const head = share.waiting[0]
+      if (!head || share.holding >= this.policy.perAccount) continue
+      if (!best || share.holding < best.holding || (share.holding === best.holding && head.order < best.waiting[0]!.order)) best = share
+    }
+    return best
+  }
+
+  private shareOf(accountId: string): AccountShare {
+    let share = this.accounts.get(accountId)
+    if (!share) {
+      share = { holding: 0, waiting: [] }
+      this.accounts.set(accountId, share)
+    }
+    return share
+  }
+
+  // Accounts with nothing held or waiting are dropped, so that the map holds only current work.
+  private forgetIfIdle(accountId: string, share: AccountShare): void {
+    if (share.holding === 0 && share.waiting.length === 0) this.accounts.delete(accountId)
   }
 }

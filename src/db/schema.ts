@@ -23,6 +23,8 @@ export interface AccessTokenTable {
   id: Id
   account_id: string
   name: string
+  /** The public id of a token issued as `cpat_<public_id>_<secret>`; null for older tokens (`cpat_<secret>`). */
+  public_id: ColumnType<string | null, string | null | undefined, never>
   token_hash: string
   created_at: CreatedAt
   revoked_at: Date | null

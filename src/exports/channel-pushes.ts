@@ -115,7 +115,8 @@ const CLAIM_LOCK = sql`hashtext('catalog.channel_push.claim')`
 
 /**
  * Takes the next due push (a pending one whose backoff is over, or a running one whose lease ran
- * out: its process died) of an account below its cap, oldest first, in one statement.
+ * out: its process died) of an account below its cap, in one statement: of the accounts with fewer
+ * pushes in flight (across every process) first, then the oldest.
  */
 export async function claimPush(db: Db, limits: ClaimLimits): Promise<ClaimedPush | undefined> {
   return inTransaction(db, async ({ db: trx }) => {
@@ -132,13 +133,15 @@ export async function claimPush(db: Db, limits: ClaimLimits): Promise<ClaimedPus
         )
       WHERE c.id = (
         SELECT p.id FROM channel_push p
+        CROSS JOIN LATERAL (
+          SELECT count(*) AS busy FROM channel_push r
+          WHERE r.account_id = p.account_id AND r.status = 'running' AND r.locked_until >= now()
+        ) flight
         WHERE ((p.status = 'pending' AND p.run_at <= now()) OR (p.status = 'running' AND p.locked_until < now()))
-          AND (SELECT count(*) FROM channel_push r
-               WHERE r.account_id = p.account_id AND r.status = 'running' AND r.locked_until >= now())
-              < ${limits.accountConcurrency}
-        ORDER BY p.run_at, p.id
+          AND flight.busy < ${limits.accountConcurrency}
+        ORDER BY flight.busy, p.run_at, p.id
         LIMIT 1
-        FOR UPDATE SKIP LOCKED
+        FOR UPDATE OF p SKIP LOCKED
       )
       RETURNING c.*, (extract(epoch from c.budget_ends_at - now()) * 1000)::float8 AS budget_left_ms`.execute(trx)
     return rows[0]

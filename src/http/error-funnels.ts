@@ -1,6 +1,6 @@
 import type { Duplex } from 'node:stream'
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify'
-import { AppError, TooManyRequestsError } from '../errors.js'
+import { AppError, retryAfterOf } from '../errors.js'
 import { statusTitle, toClientError } from './http-errors.js'
 
 // Every error answer of the service is built here, in the body of the interface it belongs to:
@@ -30,7 +30,7 @@ export function noRoute(request: FastifyRequest): AppError {
 export function sendPlatformError(thrown: unknown, request: FastifyRequest, reply: FastifyReply, what = 'platform request') {
   const { statusCode, message } = toClientError(thrown)
   if (statusCode >= 500) request.log.error({ err: thrown }, `${what} failed`)
-  if (thrown instanceof TooManyRequestsError) reply.header('retry-after', thrown.retryAfterSeconds)
+  setRetryAfter(thrown, reply)
   return reply.code(statusCode).send(platformErrorBody(message))
 }
 
@@ -38,11 +38,16 @@ export function sendPlatformError(thrown: unknown, request: FastifyRequest, repl
 export function sendStreamError(thrown: unknown, request: FastifyRequest, reply: FastifyReply) {
   const { statusCode, message, error } = toClientError(thrown)
   if (statusCode >= 500 && statusCode !== 503) request.log.error({ err: thrown }, 'stream request failed')
-  if (thrown instanceof TooManyRequestsError) reply.header('retry-after', thrown.retryAfterSeconds)
+  setRetryAfter(thrown, reply)
   return reply
     .code(statusCode)
     .type(JSON_API)
     .send(streamErrorBody(statusCode, message, error?.meta))
+}
+
+function setRetryAfter(thrown: unknown, reply: FastifyReply): void {
+  const seconds = retryAfterOf(thrown)
+  if (seconds !== undefined) reply.header('retry-after', seconds)
 }
 
 // Before routing, only the path tells which interface a request was meant for.

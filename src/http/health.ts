@@ -11,19 +11,31 @@ const Health = Type.Object({
   pool: Type.Optional(Usage),
   uploads: Type.Optional(Usage),
   reads: Type.Optional(Usage),
+  spool: Type.Optional(
+    Type.Object({
+      bytes: Type.Integer({ description: 'bytes of upload bodies received and waiting to be written, in memory and on disk' }),
+      memoryBytes: Type.Integer(),
+      accounts: Type.Integer(),
+    }),
+  ),
 })
 
 // How long the health check waits for a connection of its own when the pool is saturated.
 const PROBE_TIMEOUT_MS = 2000
 
 // Load balancers and the Docker HEALTHCHECK poll this without credentials.
-export const healthRoutes: FastifyPluginAsyncTypebox<{ db: Db; uploadSlots: ConnectionSlots; readSlots: ConnectionSlots }> = async (
-  app,
-  { db, uploadSlots, readSlots },
-) => {
+export interface HealthDeps {
+  db: Db
+  uploadSlots: ConnectionSlots
+  readSlots: ConnectionSlots
+  /** The upload bodies received and waiting to be written (the streams' SpoolBudget). */
+  uploadSpool: { readonly usage: { bytes: number; memoryBytes: number; accounts: number } }
+}
+
+export const healthRoutes: FastifyPluginAsyncTypebox<HealthDeps> = async (app, { db, uploadSlots, readSlots, uploadSpool }) => {
   app.get('/healthz', { schema: { tags: ['health'], security: [], response: { 200: Health, 503: Health } } }, async (request, reply) => {
     const pool = poolUsage(db)
-    const usage = { ...(pool ? { pool } : {}), uploads: uploadSlots.usage, reads: readSlots.usage }
+    const usage = { ...(pool ? { pool } : {}), uploads: uploadSlots.usage, reads: readSlots.usage, spool: uploadSpool.usage }
     // A saturated pool is answered without a pooled query: it would queue behind the others, and the
     // answer the balancer needs is that this process cannot take more work now. Whether the database
     // is up then, a connection of its own tells (busy connections may be ones still trying to connect).

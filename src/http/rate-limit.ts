@@ -1,4 +1,4 @@
-// Fixed one-second windows per key (token + endpoint), as SPEC.md section 8 describes. Counters live
+// Fixed one-second windows per key (credential + endpoint), as SPEC.md section 8 describes. Counters live
 // in this process; a shared store (Postgres, Redis) can implement RateLimitStore later without
 // touching the callers: `hit` answers with a promise, so a store may ask the database.
 
@@ -57,10 +57,20 @@ export interface RateLimits {
 
 /**
  * Which counter a request uses: products and batches endpoints count per stream id, every other
- * endpoint counts on its own (method and route).
+ * endpoint counts on its own (method and route, a HEAD with its GET).
  */
 export function rateLimitBucket(method: string, routeUrl: string, streamId: string | undefined, limits: RateLimits) {
   if (streamId !== undefined && /\/products(\/|$)/.test(routeUrl)) return { key: `products:${streamId}`, limit: limits.products }
   if (streamId !== undefined && /\/batches(\/|$)/.test(routeUrl)) return { key: `batches:${streamId}`, limit: limits.batches }
-  return { key: `${method} ${routeUrl}`, limit: limits.other }
+  return { key: endpointKey(method, routeUrl), limit: limits.other }
+}
+
+/** An endpoint as rate limits count it: a HEAD is the GET of the same route without its body. */
+export function endpointKey(method: string, routeUrl: string): string {
+  return `${method === 'HEAD' ? 'GET' : method} ${routeUrl}`
+}
+
+/** Who a rate-limit counter belongs to: the credential authentication resolved, else the caller's address. */
+export function rateLimitSubject(caller: { accountId: string; credentialId: string } | null, address: string): string {
+  return caller ? `account:${caller.accountId} ${caller.credentialId}` : `ip:${address}`
 }

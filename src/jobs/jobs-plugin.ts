@@ -63,11 +63,12 @@ export const jobsPlugin = fp<JobsOptions>(
     )
     app.decorate('runWorker', worker)
     // Exported files reach http destinations through a worker of their own, after the run: a slow
-    // destination holds a push slot of its account, never a run slot.
+    // destination holds a push slot of its account, never a run slot, nor another account's push.
     const pushes = new PushWorker(
       db,
       {
         concurrency: config.PUSH_CONCURRENCY,
+        maxOpen: config.PUSH_MAX_OPEN,
         accountConcurrency: config.PUSH_ACCOUNT_CONCURRENCY,
         timeoutSeconds: config.PUSH_TIMEOUT_SECONDS,
         budgetSeconds: config.PUSH_BUDGET_SECONDS,

@@ -6,6 +6,7 @@ import type { FeedStorage } from '../feeds/feed-storage.js'
 import { sendFile } from '../feeds/http-push.js'
 import type { OutboundGuard } from '../net/outbound-guard.js'
 import { CoalescedWakes } from '../net/coalesced-wakes.js'
+import { SendSlots, type SendSlot } from '../net/send-slots.js'
 
 /** Tries of one push, the first included. */
 export const PUSH_ATTEMPTS = 3
@@ -15,8 +16,10 @@ const BACKOFF_SECONDS = 2
 const LEASE_MARGIN_SECONDS = 30
 
 export interface PushWorkerOptions {
-  /** Pushes this process sends at once (PUSH_CONCURRENCY); 0 sends none. */
+  /** Pushes this process starts at once (PUSH_CONCURRENCY); 0 sends none. One unanswered for a second gives its slot back. */
   concurrency: number
+  /** Pushes this process keeps open at once, slow ones included (PUSH_MAX_OPEN). */
+  maxOpen: number
   /** Pushes of one account in flight at once across every process (PUSH_ACCOUNT_CONCURRENCY). */
   accountConcurrency: number
   /** Limit of one attempt (PUSH_TIMEOUT_SECONDS). */
@@ -32,25 +35,29 @@ export interface PushWorkerOptions {
 
 /**
  * Sends the files of finished exports to their http destinations, outside the run queue: a run
- * ends when its files are written, and a slow or dead destination only ever occupies a push slot
- * of its own account. Pushes are rows in Postgres, so any process sends any of them, and one whose
- * process died is taken again when its lease runs out.
+ * ends when its files are written. A slow or dead destination holds its own account's pushes
+ * (PUSH_ACCOUNT_CONCURRENCY), and a process slot only for its first second: then the slot goes to
+ * the next due push (SendSlots), so destinations that hang, on however many accounts, never hold
+ * another account's back. Pushes are rows in Postgres, so any process sends any of them, and one
+ * whose process died is taken again when its lease runs out.
  */
 export class PushWorker {
   private readonly inFlight = new Set<Promise<void>>()
-  private readonly abort = new AbortController()
   private timer: NodeJS.Timeout | undefined
   private stopped = false
   private readonly wakes = new CoalescedWakes(
     () => this.fill(),
     (error) => this.log.warn({ err: error }, 'push claim failed'),
   )
+  private readonly slots: SendSlots
 
   constructor(
     private readonly db: Db,
     private readonly options: PushWorkerOptions,
     private readonly log: FastifyBaseLogger,
-  ) {}
+  ) {
+    this.slots = new SendSlots({ concurrency: options.concurrency, maxOpen: options.maxOpen, onFree: () => this.wake() })
+  }
 
   start(): void {
     if (this.options.concurrency === 0 || this.stopped) return
@@ -68,13 +75,13 @@ export class PushWorker {
   async stop(): Promise<void> {
     this.stopped = true
     clearInterval(this.timer)
-    this.abort.abort()
+    this.slots.abortAll()
     await this.wakes.stop()
     await Promise.allSettled([...this.inFlight])
   }
 
   private async fill(): Promise<void> {
-    while (!this.stopped && this.inFlight.size < this.options.concurrency) {
+    while (!this.stopped && this.slots.free > 0) {
       const push = await claimPush(this.db, {
         leaseSeconds: this.options.timeoutSeconds + LEASE_MARGIN_SECONDS,
         accountConcurrency: this.options.accountConcurrency,
@@ -85,9 +92,11 @@ export class PushWorker {
         await releasePush(this.db, push)
         return
       }
-      const task: Promise<void> = this.send(push)
+      const slot = this.slots.take()
+      const task: Promise<void> = this.send(push, slot)
         .catch((error: unknown) => this.log.warn({ err: error, push: push.id }, 'push failed unexpectedly; it is taken again when its lease ends'))
         .finally(() => {
+          this.slots.release(slot)
           this.inFlight.delete(task)
           this.wake()
         })
@@ -95,7 +104,7 @@ export class PushWorker {
     }
   }
 
-  private async send(push: ClaimedPush): Promise<void> {
+  private async send(push: ClaimedPush, slot: SendSlot): Promise<void> {
     const channel = `Channel ${push.channel_id}`
     const what = `${channel}: ${push.filename}`
     const budget = `the run's push budget of ${this.options.budgetSeconds} s ran out`
@@ -117,9 +126,12 @@ export class PushWorker {
     const started = Date.now()
     const file = { storage: this.options.feedStorage, key: push.storage_key, filename: push.filename, contentType: push.content_type }
     const timeoutMs = Math.max(1, Math.min(this.options.timeoutSeconds * 1000, push.budget_left_ms))
-    const result = await sendFile(push.url, file, { guard: this.options.guard, timeoutMs, signal: this.abort.signal })
+    this.slots.sending(slot)
+    let result = await sendFile(push.url, file, { guard: this.options.guard, timeoutMs, signal: slot.signal })
     if (result.ok) return finishPush(this.db, push, 'done', null)
-    if (result.kind === 'aborted') return releasePush(this.db, push)
+    if (result.kind === 'aborted' && (this.stopped || slot.cutReason === undefined)) return releasePush(this.db, push)
+    // Ended early to make room for another (PUSH_MAX_OPEN): a failed try, retried like a timeout.
+    if (result.kind === 'aborted') result = { ok: false, kind: 'timeout', error: slot.cutReason ?? 'ended early', retry: true }
     if (result.kind === 'missing') return finishPush(this.db, push, 'skipped', replaced)
     const attempts = `${push.attempts} attempt${push.attempts === 1 ? '' : 's'}`
     if (!result.retry || push.attempts >= PUSH_ATTEMPTS) {

@@ -1,8 +1,8 @@
 import dns from 'node:dns'
 import net, { type LookupFunction } from 'node:net'
 
-// The one gate for requests this service makes on a tenant's behalf (channel http destinations,
-// later webhooks). A tenant must not be able to make the server call itself, its database, its
+// The one gate for requests this service makes on a tenant's behalf (channel http destinations and
+// webhooks). A tenant must not be able to make the server call itself, its database, its
 // neighbours or the cloud metadata service: the URL is checked when it is saved, and the address
 // actually connected to is checked again after DNS resolution, so a name that changes its answer
 // between the two (DNS rebinding) gains nothing.
@@ -25,8 +25,67 @@ const DESCRIPTION: Record<AddressClass, string> = {
   metadata: 'a cloud metadata service address',
 }
 
-const METADATA_ADDRESSES = new Set(['169.254.169.254', '169.254.170.2', '100.100.100.200', 'fd00:ec2::254'])
-const METADATA_NAMES = new Set(['metadata', 'metadata.google.internal', 'metadata.goog', 'instance-data', 'instance-data.ec2.internal'])
+// Every cloud metadata and credential endpoint, by address and by name: refused in every mode, also
+// where ALLOW_PRIVATE_DESTINATIONS opens link-local, shared and unique-local networks (most of these
+// lie in them; 168.63.129.16 does not even look private). The one list; sources:
+// - AWS EC2 instance metadata (IMDS): 169.254.169.254, fd00:ec2::254 (Nitro IPv6), names instance-data
+//   and instance-data.ec2.internal (EC2 User Guide, "Access instance metadata").
+// - AWS ECS task metadata and task-role credentials: 169.254.170.2 (ECS Developer Guide, "Task
+//   metadata endpoint" v2, and AWS_CONTAINER_CREDENTIALS_RELATIVE_URI); no IPv6 address is documented,
+//   IPv6-only tasks use the IMDS address above.
+// - AWS EKS Pod Identity agent (credentials): 169.254.170.23, fd00:ec2::23 (EKS User Guide, "Set up the
+//   Amazon EKS Pod Identity Agent").
+// - Google Cloud metadata server: 169.254.169.254, fd20:ce::254 (IPv6-only instances), names
+//   metadata.google.internal, metadata.goog and the short metadata (Compute Engine, "About VM metadata").
+// - Azure Instance Metadata Service 169.254.169.254, and the WireServer 168.63.129.16 (Azure Virtual
+//   Network, "What is IP address 168.63.129.16?").
+// - Alibaba Cloud ECS metadata: 100.100.100.200 ("Instance metadata"), fd00:100::100:200 (IPv6, as the
+//   cloud-init AliYun datasource reaches it).
+// - Oracle Cloud: 169.254.169.254 (OCI, "Getting Instance Metadata"), fd00:c1::a9fe:a9fe (IPv6, the
+//   endpoint of the OCI SDKs' instance-principals signer), and 192.0.0.192 (Oracle Cloud Classic).
+// - OpenStack Nova metadata: 169.254.169.254, fe80::a9fe:a9fe (IPv6-only networks); DigitalOcean,
+//   Hetzner Cloud, IBM Cloud and Huawei Cloud answer on 169.254.169.254 too.
+// - Tencent Cloud: metadata.tencentyun.com, 169.254.0.23 ("Querying Instance Metadata").
+// - Scaleway: 169.254.42.42, fd00:42::42 (cloud-init, "Scaleway" datasource).
+// Link-local (169.254/16, fe80::/10) as a whole stays refused unless the operator allows private
+// destinations; these never pass. IPv6 entries are written canonically (as new URL() prints them).
+const METADATA_ENDPOINTS = [
+  '169.254.169.254',
+  'fd00:ec2::254',
+  'instance-data',
+  'instance-data.ec2.internal',
+  '169.254.170.2',
+  '169.254.170.23',
+  'fd00:ec2::23',
+  'fd20:ce::254',
+  'metadata.google.internal',
+  'metadata.goog',
+  'metadata',
+  '168.63.129.16',
+  '100.100.100.200',
+  'fd00:100::100:200',
+  'fd00:c1::a9fe:a9fe',
+  '192.0.0.192',
+  'fe80::a9fe:a9fe',
+  'metadata.tencentyun.com',
+  '169.254.0.23',
+  '169.254.42.42',
+  'fd00:42::42',
+] as const
+const METADATA_ADDRESSES = new Set<string>(METADATA_ENDPOINTS.filter((entry) => net.isIP(entry) !== 0))
+const METADATA_NAMES = new Set<string>(METADATA_ENDPOINTS.filter((entry) => net.isIP(entry) === 0))
+
+/**
+ * A host as it is compared and resolved, once, everywhere: without the brackets of an IPv6 literal,
+ * lower case, without one trailing dot (`VM.` is the name `vm`, `metadata.google.internal.` the
+ * metadata server), so that no spelling passes a check the plain name fails.
+ */
+export function normalizeHost(hostname: string): string {
+  return hostname
+    .replace(/^\[|\]$/g, '')
+    .toLowerCase()
+    .replace(/\.$/, '')
+}
 
 function blockList(ranges: [string, number, 'ipv4' | 'ipv6'][]): net.BlockList {
   const list = new net.BlockList()
@@ -169,7 +228,7 @@ export interface OutboundGuard {
 }
 
 const systemResolve: ResolveHost = (hostname) => dns.promises.lookup(hostname, { all: true, verbatim: true })
-// A name that does not answer in time is let through at save: the connect-time check still holds.
+// A name whose resolution takes longer than this at save is refused like one that does not resolve.
 const SAVE_RESOLVE_TIMEOUT_MS = 5000
 
 export function createOutboundGuard({ allowPrivate, resolve = systemResolve }: OutboundGuardOptions): OutboundGuard {
@@ -178,15 +237,15 @@ export function createOutboundGuard({ allowPrivate, resolve = systemResolve }: O
     if (found === undefined || (allowPrivate && PRIVATE_CLASSES.has(found))) return undefined
     return DESCRIPTION[found]
   }
-  const hostRefusal = (hostname: string): string | undefined => {
-    const host = hostname.replace(/^\[|\]$/g, '')
+  /** Takes a host already normalised (normalizeHost). */
+  const hostRefusal = (host: string): string | undefined => {
     if (net.isIP(host)) {
       const reason = refusal(host)
       return reason && `${host} is ${reason}`
     }
-    const name = host.replace(/\.$/, '').toLowerCase()
-    if (METADATA_NAMES.has(name)) return `${name} is ${DESCRIPTION.metadata}`
-    if (!allowPrivate && (name === 'localhost' || name.endsWith('.localhost'))) return `${name} is ${DESCRIPTION.loopback}`
+    if (host === '') return 'the URL has no host name'
+    if (METADATA_NAMES.has(host)) return `${host} is ${DESCRIPTION.metadata}`
+    if (!allowPrivate && (host === 'localhost' || host.endsWith('.localhost'))) return `${host} is ${DESCRIPTION.loopback}`
     return undefined
   }
   const resolvedRefusal = (hostname: string, addresses: ResolvedAddress[]): string | undefined => {
@@ -209,7 +268,7 @@ export function createOutboundGuard({ allowPrivate, resolve = systemResolve }: O
     if (parsed.username !== '' || parsed.password !== '') throw new OutboundRefusedError('credentials in the URL are not allowed')
     // Port 0 is no port a server listens on: connecting to it means "any", whatever the OS makes of that.
     if (parsed.port === '0') throw new OutboundRefusedError('port 0 is not a destination port')
-    const reason = hostRefusal(parsed.hostname)
+    const reason = hostRefusal(normalizeHost(parsed.hostname))
     if (reason) throw new OutboundRefusedError(reason)
     return parsed
   }
@@ -218,18 +277,25 @@ export function createOutboundGuard({ allowPrivate, resolve = systemResolve }: O
     checkTarget,
     async checkUrl(url) {
       const parsed = checkTarget(url)
-      const host = parsed.hostname.replace(/^\[|\]$/g, '')
+      const host = normalizeHost(parsed.hostname)
       if (net.isIP(host)) return parsed
+      // A name must resolve when it is saved: one that does not (a typo, a name only some resolver
+      // knows, a spelling such as a trailing dot that skips the search domains) is refused, so that
+      // what is stored is what was checked. Each connection resolves and checks it again.
       let timer: NodeJS.Timeout | undefined
       const addresses = await Promise.race([
         resolve(host).catch(() => []),
-        new Promise<ResolvedAddress[]>((done) => (timer = setTimeout(() => done([]), SAVE_RESOLVE_TIMEOUT_MS))),
+        new Promise<'timeout'>((done) => (timer = setTimeout(() => done('timeout'), SAVE_RESOLVE_TIMEOUT_MS))),
       ]).finally(() => clearTimeout(timer))
+      if (addresses === 'timeout') throw new OutboundRefusedError(`${host} did not resolve within ${SAVE_RESOLVE_TIMEOUT_MS / 1000} s`)
+      if (addresses.length === 0) throw new OutboundRefusedError(`${host} does not resolve to any address`)
       const reason = resolvedRefusal(host, addresses)
       if (reason) throw new OutboundRefusedError(reason)
       return parsed
     },
-    lookup: (hostname, options, callback) => {
+    lookup: (given, options, callback) => {
+      // The same host as at save, in the same spelling: lower case, without a trailing dot.
+      const hostname = normalizeHost(given)
       const early = hostRefusal(hostname)
       if (early) {
         callback(new OutboundRefusedError(early), '', 0)

@@ -1,10 +1,10 @@
 import type { FastifyInstance, FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify'
-import { authenticate } from '../auth/authenticate.js'
-import { hashSecret } from '../auth/secrets.js'
+import { authAttempt, type Caller } from '../auth/authenticate.js'
 import { GoneError, TooManyRequestsError, UnauthorizedError } from '../errors.js'
 import { noRoute, sendPlatformError } from '../http/error-funnels.js'
 import { MAX_JSON_BODY_BYTES, readJsonBody } from '../http/json-body.js'
 import { refuseNulParameters } from '../http/nul-guard.js'
+import { endpointKey, rateLimitSubject } from '../http/rate-limit.js'
 import type { PlatformDeps } from './deps.js'
 import { channelRoutes } from './channel-routes.js'
 import { dataSourceRoutes } from './data-source-routes.js'
@@ -31,12 +31,11 @@ export const platformPlugin: FastifyPluginAsync<PlatformDeps> = async (app, deps
   app.addHook('onRequest', async (request, reply) => {
     const scheme = request.routeOptions.config.auth ?? 'x-auth-token'
     if (request.is404 || scheme === 'none') return
-    const caller = await deps.authLimit.authenticate(request.ip, () =>
-      authenticate(deps.db, scheme, { xAuthToken: request.headers['x-auth-token'], authorization: request.headers.authorization }),
-    )
+    const headers = { xAuthToken: request.headers['x-auth-token'], authorization: request.headers.authorization }
+    const caller = await deps.authLimit.authenticate(request.ip, authAttempt(deps.db, scheme, headers))
     if (!caller) throw new UnauthorizedError()
     request.caller = caller
-    await limitRate(request, reply, deps, scheme)
+    await limitRate(request, reply, deps, caller)
   })
 
   // A write without a body is validated as an empty object, so the message names the missing field.
@@ -72,11 +71,10 @@ export const platformPlugin: FastifyPluginAsync<PlatformDeps> = async (app, deps
 // The product write endpoints were withdrawn on 2025-03-31; old clients still call them (COMPAT.md).
 const withdrawnProductWrites: FastifyPluginAsync = async (app) => {
   // Old clients send compressed, large or broken bodies here: the answer is 410 whatever they sent,
-  // so the body is never read, and the connection closes after the answer instead of waiting for it.
+  // so the body is never parsed (what arrives after the answer is read and dropped: unread-body.ts).
   app.removeAllContentTypeParsers()
   app.addContentTypeParser('*', (_request, _payload, done) => done(null, undefined))
-  const gone = async (_request: FastifyRequest, reply: FastifyReply) => {
-    reply.header('connection', 'close')
+  const gone = async () => {
     throw new GoneError(
       'The product write endpoints were withdrawn on 2025-03-31: upload product data through the stream interface (POST /streams/{streamId}/products)',
     )
@@ -95,11 +93,12 @@ const withdrawnProductWrites: FastifyPluginAsync = async (app) => {
 /**
  * Requests per second per credential and endpoint (PLATFORM_RATE_LIMIT), counted once the caller is
  * known (failed authentications have their own limit): a default no ordinary client meets, so that
- * one runaway script cannot take a process's connections from every other tenant.
+ * one runaway script cannot take a process's connections from every other tenant. The counter is the
+ * credential's that authenticated, not the header's text (`id :secret` and `id:secret` share it), and
+ * a HEAD counts with its GET.
  */
-async function limitRate(request: FastifyRequest, reply: FastifyReply, deps: PlatformDeps, scheme: string): Promise<void> {
-  const credential = scheme === 'bearer' ? request.headers.authorization : (request.headers['x-auth-token'] ?? request.headers.authorization)
-  const key = `platform ${hashSecret(String(credential))} ${request.method} ${request.routeOptions.url ?? request.url}`
+async function limitRate(request: FastifyRequest, reply: FastifyReply, deps: PlatformDeps, caller: Caller): Promise<void> {
+  const key = `platform ${rateLimitSubject(caller, request.ip)} ${endpointKey(request.method, request.routeOptions.url ?? request.url)}`
   const outcome = await deps.rateLimits.hit(key, deps.config.PLATFORM_RATE_LIMIT, deps.clock())
   reply.header('x-ratelimit-limit', outcome.limit)
   reply.header('x-ratelimit-remaining', outcome.remaining)

@@ -1,10 +1,9 @@
 import type { FastifyInstance, FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify'
-import { authenticate } from '../auth/authenticate.js'
-import { hashSecret } from '../auth/secrets.js'
+import { authAttempt, type Caller } from '../auth/authenticate.js'
 import { ClientClosedError, RequestTimeoutError, TooManyRequestsError, UnauthorizedError } from '../errors.js'
 import { JSON_API, noRoute, sendStreamError } from '../http/error-funnels.js'
 import { refuseNulParameters } from '../http/nul-guard.js'
-import { rateLimitBucket } from '../http/rate-limit.js'
+import { rateLimitBucket, rateLimitSubject, type RateLimits } from '../http/rate-limit.js'
 import { batchRoutes } from './batch-routes.js'
 import type { StreamDeps } from './deps.js'
 import { streamRoutes } from './stream-routes.js'
@@ -17,20 +16,12 @@ export const streamPlugin: FastifyPluginAsync<StreamDeps> = async (app, deps) =>
   app.addHook('onRequest', async (request, reply) => {
     reply.type(JSON_API)
     armDeadline(request, reply, deps.config.STREAM_REQUEST_TIMEOUT_MS)
-    // Counted before authentication, so that guessing tokens is rate-limited too.
-    const authorization = request.headers.authorization
-    const who = authorization ? hashSecret(authorization) : `ip:${request.ip}`
-    const streamId = (request.params as { streamId?: string } | undefined)?.streamId
-    const bucket = rateLimitBucket(request.method, request.routeOptions.url ?? request.url, streamId, limits)
-    const outcome = await deps.rateLimits.hit(`${who} ${bucket.key}`, bucket.limit, deps.clock())
-    reply.header('ratelimit-limit', outcome.limit)
-    reply.header('ratelimit-observed', outcome.observed)
-    reply.header('ratelimit-remaining', outcome.remaining)
-    reply.header('ratelimit-reset', outcome.reset)
-    if (!outcome.allowed) throw new TooManyRequestsError(Math.max(1, outcome.reset - Math.floor(deps.clock().getTime() / 1000)))
-    if (request.is404) return
-    const caller = await deps.authLimit.authenticate(request.ip, () => authenticate(deps.db, 'bearer', { authorization }))
-    if (!caller) throw new UnauthorizedError('A valid personal access token is required: Authorization: Bearer <token>')
+    const { caller, refusal } = await identify(request, deps)
+    const counted = await countRequest(request, reply, deps, limits, caller)
+    // A throttled authentication says why in its own 429; a rate-limited request gets SPEC's 429.
+    if (refusal instanceof TooManyRequestsError) throw refusal
+    if (!counted.allowed) throw new TooManyRequestsError(counted.retryAfter)
+    if (refusal) throw refusal
     request.caller = caller
   })
 
@@ -43,13 +34,6 @@ export const streamPlugin: FastifyPluginAsync<StreamDeps> = async (app, deps) =>
   app.addHook('preHandler', async (request, reply) => {
     if (reply.sent) return reply
     handlerStarted.add(request)
-  })
-
-  // An answer sent before the body was read to its end (413, 503, a failed upload): the connection
-  // closes after it. Kept open, the unread rest of the body would hold the socket, paused, until
-  // the keep-alive timeout, and the server's close would wait for it.
-  app.addHook('onSend', async (request, reply) => {
-    if (request.raw.complete === false) reply.header('connection', 'close')
   })
 
   app.setErrorHandler((thrown, request, reply) => {
@@ -66,6 +50,40 @@ export const streamPlugin: FastifyPluginAsync<StreamDeps> = async (app, deps) =>
   await app.register(streamRoutes, deps)
   await app.register(uploadRoutes, deps)
   await app.register(batchRoutes, deps)
+}
+
+/**
+ * Who sends the request: the caller its bearer token authenticates, or why not (401, or 429 from the
+ * failed-authentication limit). A request that hits no route is not authenticated: it is counted by
+ * its address and answered 404.
+ */
+async function identify(request: FastifyRequest, deps: StreamDeps): Promise<{ caller: Caller | null; refusal: Error | null }> {
+  if (request.is404) return { caller: null, refusal: null }
+  try {
+    const caller = await deps.authLimit.authenticate(request.ip, authAttempt(deps.db, 'bearer', { authorization: request.headers.authorization }))
+    if (caller) return { caller, refusal: null }
+    return { caller: null, refusal: new UnauthorizedError('A valid personal access token is required: Authorization: Bearer <token>') }
+  } catch (error) {
+    if (error instanceof TooManyRequestsError) return { caller: null, refusal: error }
+    throw error
+  }
+}
+
+/**
+ * Counts the request (SPEC.md section 8) and sets the ratelimit-* headers that every stream response
+ * carries. The counter is the credential's that authenticated, never the header's text, so that
+ * spellings of one token (`Bearer`, `bearer`, two spaces, a tab) share it; a request that did not
+ * authenticate is counted by its address, so that guessing tokens is limited too.
+ */
+async function countRequest(request: FastifyRequest, reply: FastifyReply, deps: StreamDeps, limits: RateLimits, caller: Caller | null) {
+  const streamId = (request.params as { streamId?: string } | undefined)?.streamId
+  const bucket = rateLimitBucket(request.method, request.routeOptions.url ?? request.url, streamId, limits)
+  const outcome = await deps.rateLimits.hit(`${rateLimitSubject(caller, request.ip)} ${bucket.key}`, bucket.limit, deps.clock())
+  reply.header('ratelimit-limit', outcome.limit)
+  reply.header('ratelimit-observed', outcome.observed)
+  reply.header('ratelimit-remaining', outcome.remaining)
+  reply.header('ratelimit-reset', outcome.reset)
+  return { allowed: outcome.allowed, retryAfter: Math.max(1, outcome.reset - Math.floor(deps.clock().getTime() / 1000)) }
 }
 
 /**

@@ -32,7 +32,7 @@ function hasBody(request: FastifyRequest): boolean {
   return (length !== undefined && length !== '0') || request.headers['transfer-encoding'] !== undefined
 }
 
-export const uploadRoutes: FastifyPluginAsyncTypebox<StreamDeps> = async (app, { db, config, clock, uploadSlots, metrics }) => {
+export const uploadRoutes: FastifyPluginAsyncTypebox<StreamDeps> = async (app, { db, config, clock, uploadSlots, uploadSpool, metrics }) => {
   const prefix = config.STREAM_PREFIX
   // Bodies are read as streams by the upload itself, never buffered by a parser.
   app.removeAllContentTypeParsers()
@@ -55,6 +55,7 @@ export const uploadRoutes: FastifyPluginAsyncTypebox<StreamDeps> = async (app, {
       maxAttributes: config.MAX_ATTRIBUTES_PER_STREAM,
       minBytesPerSecond: config.UPLOAD_MIN_BYTES_PER_SECOND,
       slots: uploadSlots,
+      spool: uploadSpool,
       now: clock,
       observer: metrics,
     })

@@ -14,6 +14,7 @@ import { LineSplitter, type SplitItem } from './line-splitter.js'
 import { saveReferencedPayload } from './referenced-payload.js'
 import { feedsDisabledSite, getStream } from './streams.js'
 import { StageCollector } from './upload-stage.js'
+import { UploadSpool, type SpoolBudget } from './upload-spool.js'
 import { claimContentType, emptyPayloadBatch, finishBatch, insertBatch, streamAttributeNames } from './batch-store.js'
 import { recordEvent } from '../webhooks/outbox.js'
 import { batchUploadedData } from '../webhooks/payloads.js'
@@ -34,6 +35,8 @@ export interface UploadRequest {
   minBytesPerSecond: number
   /** The process's upload connections, shared fairly across accounts. */
   slots: ConnectionSlots
+  /** Bytes of bodies received and waiting for their turn, per process and per account. */
+  spool: SpoolBudget
   now: () => Date
   /** Hears of the upload once it committed (the metrics). */
   observer?: UploadObserver
@@ -57,26 +60,34 @@ export interface UploadObserver {
 const NDJSON = 'application/x-ndjson'
 const JSON_TYPE = 'application/json'
 
-/** Uploads (kind `upsert`) and NDJSON deletes (kind `delete`) become one batch each. */
+/**
+ * Uploads (kind `upsert`) and NDJSON deletes (kind `delete`) become one batch each. The body is
+ * received whole (decoded, within its limits) before the upload waits for its turn at a database
+ * connection, so a slow body holds no connection and a refused one writes nothing.
+ */
 export function uploadProducts(db: Db, request: UploadRequest): Promise<UploadResult> {
-  const { deadline } = request
-  return deadline.run(() =>
-    request.slots.run(request.accountId, deadline.signal, async () => {
-      const stream = await uploadableStream(db, request.accountId, request.streamId)
-      const mediaType = request.contentType?.split(';')[0]?.trim().toLowerCase() ?? ''
-      checkMediaType(stream, request.kind, mediaType)
-      const body = { bytes: 0 }
-      const decoded = decodedBody(request.body, request.contentEncoding, { maxBytes: request.maxBytes, deadline, minBytesPerSecond: request.minBytesPerSecond })
-      const chunks = tallied(decoded, body)
-      const result =
-        stream.type === 'referenced' && request.kind === 'upsert'
-          ? await saveReferencedPayload(db, { stream, mediaType, chunks, deadline, now: request.now })
-          : await saveChunkedRows(db, stream, request, mediaType, chunks)
+  const { deadline, accountId } = request
+  return deadline.run(async () => {
+    const mediaType = request.contentType?.split(';')[0]?.trim().toLowerCase() ?? ''
+    checkMediaType(await uploadableStream(db, accountId, request.streamId), request.kind, mediaType)
+    const limits = { maxBytes: request.maxBytes, deadline, minBytesPerSecond: request.minBytesPerSecond }
+    const spool = await UploadSpool.receive(decodedBody(request.body, request.contentEncoding, limits), request.spool, accountId)
+    try {
+      const result = await request.slots.run(accountId, deadline.signal, async () => {
+        // Checked again: the stream may have been locked, disabled or deleted while the body arrived.
+        const stream = await uploadableStream(db, accountId, request.streamId)
+        checkMediaType(stream, request.kind, mediaType)
+        return stream.type === 'referenced' && request.kind === 'upsert'
+          ? await saveReferencedPayload(db, { stream, mediaType, chunks: spool.chunks(), deadline, now: request.now })
+          : await saveChunkedRows(db, stream, request, mediaType, spool.chunks())
+      })
       // Committed by now (or refused as empty): a batch that rolled back is never counted.
-      request.observer?.uploaded(result, body.bytes)
+      request.observer?.uploaded(result, spool.bytes)
       return result
-    }),
-  )
+    } finally {
+      await spool.release()
+    }
+  })
 }
 
 /** Deletes of one product or of every product: a batch without a body. */
@@ -221,14 +232,6 @@ const EMPTY = Symbol('empty payload')
 /** A body with no line that holds anything (nothing, or only newlines and blanks) is an empty payload. */
 function isEmptyPayload(collector: StageCollector): boolean {
   return collector.successCount === 0 && collector.errorCount === collector.countOf(RowError.emptyLine)
-}
-
-/** The chunks as they pass, their bytes added up in `tally`: what the upload received, for the metrics. */
-async function* tallied(chunks: AsyncGenerator<Buffer>, tally: { bytes: number }): AsyncGenerator<Buffer> {
-  for await (const chunk of chunks) {
-    tally.bytes += chunk.length
-    yield chunk
-  }
 }
 
 function splitBuffer(block: Buffer): Buffer[] {

@@ -35,9 +35,10 @@ export interface ClaimLimits {
 const CLAIM_LOCK = sql`hashtext('catalog.webhook_delivery.claim')`
 
 /**
- * Takes up to `limit` due deliveries in one statement, fairly: every account with due deliveries
- * gets its first free slot before any account gets a second, and none more than its cap, so one
- * account's backlog or slow receiver never holds another's deliveries back.
+ * Takes up to `limit` due deliveries in one statement, fairly: the accounts with fewer attempts in
+ * flight (across every process) come first, so an account with nothing in flight is served before any
+ * account gets a second attempt, and none gets more than its cap; one account's backlog or slow
+ * receiver never holds another's deliveries back.
  */
 export async function claimDeliveries(db: Db, limits: ClaimLimits): Promise<ClaimedDelivery[]> {
   if (limits.limit <= 0) return []
@@ -54,6 +55,10 @@ export async function claimDeliveries(db: Db, limits: ClaimLimits): Promise<Clai
           SELECT DISTINCT q.account_id FROM webhook_delivery q WHERE q.status = 'pending' AND q.next_attempt_at <= now()
         ) a
         CROSS JOIN LATERAL (
+          SELECT count(*) AS busy FROM webhook_delivery b
+          WHERE b.account_id = a.account_id AND b.status = 'pending' AND b.locked_until >= now()
+        ) flight
+        CROSS JOIN LATERAL (
           SELECT r.id, r.next_attempt_at, row_number() OVER (ORDER BY r.next_attempt_at, r.id) AS turn
           FROM (
             SELECT x.id, x.next_attempt_at FROM webhook_delivery x
@@ -65,11 +70,8 @@ export async function claimDeliveries(db: Db, limits: ClaimLimits): Promise<Clai
             FOR UPDATE SKIP LOCKED
           ) r
         ) pick
-        WHERE pick.turn <= ${limits.accountConcurrency} - (
-          SELECT count(*) FROM webhook_delivery b
-          WHERE b.account_id = a.account_id AND b.status = 'pending' AND b.locked_until >= now()
-        )
-        ORDER BY pick.turn, pick.next_attempt_at, pick.id
+        WHERE pick.turn <= ${limits.accountConcurrency} - flight.busy
+        ORDER BY flight.busy + pick.turn, pick.next_attempt_at, pick.id
         LIMIT ${limits.limit}
       )
         AND w.id = d.webhook_id AND w.account_id = d.account_id

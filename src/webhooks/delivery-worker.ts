@@ -7,6 +7,7 @@ import { deliveryMessage, type LinkBase } from './delivery-message.js'
 import { claimDeliveries, markAttemptFailed, markDelivered, markExpired, releaseDelivery, type ClaimedDelivery } from './delivery-store.js'
 import { postJson } from './webhook-sender.js'
 import { CoalescedWakes } from '../net/coalesced-wakes.js'
+import { SendSlots, type SendSlot } from '../net/send-slots.js'
 
 /** The lease outlasts an attempt (bounded by the timeout) by this much before others may take it. */
 const LEASE_MARGIN_SECONDS = 30
@@ -14,8 +15,10 @@ const LEASE_MARGIN_SECONDS = 30
 const MAX_DELAY_SECONDS = 6 * 3600
 
 export interface DeliveryWorkerOptions {
-  /** Attempts this process makes at once (WEBHOOK_CONCURRENCY); 0 sends none. */
+  /** Attempts this process starts at once (WEBHOOK_CONCURRENCY); 0 sends none. One unanswered for a second gives its slot back. */
   concurrency: number
+  /** Attempts this process keeps open at once, slow ones included (WEBHOOK_MAX_OPEN). */
+  maxOpen: number
   /** Attempts of one account in flight at once across every process (WEBHOOK_ACCOUNT_CONCURRENCY). */
   accountConcurrency: number
   /** Limit of one POST (WEBHOOK_TIMEOUT_SECONDS). */
@@ -36,6 +39,7 @@ export interface DeliveryWorkerOptions {
 export function deliveryWorkerOptions(config: Config, guard: OutboundGuard): DeliveryWorkerOptions {
   return {
     concurrency: config.WEBHOOK_CONCURRENCY,
+    maxOpen: config.WEBHOOK_MAX_OPEN,
     accountConcurrency: config.WEBHOOK_ACCOUNT_CONCURRENCY,
     timeoutSeconds: config.WEBHOOK_TIMEOUT_SECONDS,
     pollingSeconds: config.WEBHOOK_POLL_SECONDS,
@@ -56,12 +60,13 @@ export function retryDelaySeconds(failedAttempts: number, baseSeconds: number, r
 /**
  * Sends the outbox's deliveries, one event per POST, outside the run queue. Deliveries are rows in
  * Postgres claimed with SKIP LOCKED, so every server process runs a worker and each delivery is sent
- * by one of them; a slow receiver holds one of its own account's slots, never another account's.
+ * by one of them. A slow receiver holds its own account's attempts (WEBHOOK_ACCOUNT_CONCURRENCY),
+ * and a process slot only for its first second: then the slot goes to the next due delivery
+ * (SendSlots), so receivers that hang, on however many accounts, never hold another account's back.
  * It looks every `pollingSeconds`, and at once when this process committed an event.
  */
 export class DeliveryWorker {
   private readonly inFlight = new Set<Promise<void>>()
-  private readonly abort = new AbortController()
   private timer: NodeJS.Timeout | undefined
   private unsubscribe: (() => void) | undefined
   private stopped = false
@@ -69,12 +74,15 @@ export class DeliveryWorker {
     () => this.fill(),
     (error) => this.log.warn({ err: error }, 'webhook delivery claim failed'),
   )
+  private readonly slots: SendSlots
 
   constructor(
     private readonly db: Db,
     private readonly options: DeliveryWorkerOptions,
     private readonly log: FastifyBaseLogger,
-  ) {}
+  ) {
+    this.slots = new SendSlots({ concurrency: options.concurrency, maxOpen: options.maxOpen, onFree: () => this.wake() })
+  }
 
   start(): void {
     if (this.options.concurrency === 0 || this.stopped) return
@@ -95,26 +103,28 @@ export class DeliveryWorker {
     this.stopped = true
     this.unsubscribe?.()
     clearInterval(this.timer)
-    this.abort.abort()
+    this.slots.abortAll()
     await this.wakes.stop()
     await Promise.allSettled([...this.inFlight])
   }
 
   private async fill(): Promise<void> {
-    while (!this.stopped && this.inFlight.size < this.options.concurrency) {
+    while (!this.stopped && this.slots.free > 0) {
       const claimed = await claimDeliveries(this.db, {
-        limit: this.options.concurrency - this.inFlight.size,
+        limit: this.slots.free,
         accountConcurrency: this.options.accountConcurrency,
         leaseSeconds: this.options.timeoutSeconds + LEASE_MARGIN_SECONDS,
         windowSeconds: Math.round(this.options.retryHours * 3600),
       })
       if (claimed.length === 0) return
       for (const delivery of claimed) {
-        const task: Promise<void> = this.deliver(delivery)
+        const slot = this.slots.take()
+        const task: Promise<void> = this.deliver(delivery, slot)
           .catch((error: unknown) =>
             this.log.warn({ err: error, delivery: delivery.id }, 'webhook delivery failed unexpectedly; it is taken again when its lease ends'),
           )
           .finally(() => {
+            this.slots.release(slot)
             this.inFlight.delete(task)
             this.wake()
           })
@@ -123,17 +133,20 @@ export class DeliveryWorker {
     }
   }
 
-  private async deliver(delivery: ClaimedDelivery): Promise<void> {
+  private async deliver(delivery: ClaimedDelivery, slot: SendSlot): Promise<void> {
     if (this.stopped) return releaseDelivery(this.db, delivery)
     if (delivery.expired) return markExpired(this.db, delivery, this.options.retryHours)
     // The real time, whatever clock the app runs on: receivers check webhook-timestamp against theirs.
     const { headers, body } = deliveryMessage(delivery, new Date(), this.options.links)
-    const result = await postJson(delivery.url, headers, body, {
+    this.slots.sending(slot)
+    let result = await postJson(delivery.url, headers, body, {
       guard: this.options.guard,
       timeoutMs: this.options.timeoutSeconds * 1000,
-      signal: this.abort.signal,
+      signal: slot.signal,
     })
-    if (result.aborted) return releaseDelivery(this.db, delivery)
+    if (result.aborted && (this.stopped || slot.cutReason === undefined)) return releaseDelivery(this.db, delivery)
+    // Ended early to make room for another (WEBHOOK_MAX_OPEN): a failed attempt, retried like a timeout.
+    if (result.aborted) result = { ...result, aborted: false, error: slot.cutReason ?? null }
     if (result.ok) return markDelivered(this.db, delivery, result)
     const disabled = await markAttemptFailed(this.db, delivery, result, {
       delaySeconds: retryDelaySeconds(delivery.attempts, this.options.retryBaseSeconds),

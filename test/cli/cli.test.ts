@@ -135,7 +135,8 @@ describe('catalog-platform CLI', { timeout: 120_000 }, () => {
 
     // The personal access token printed with it is a working bearer token of the same account.
     const caller = await authenticate(database.db, 'x-auth-token-or-bearer', { authorization: `Bearer ${account.token}` })
-    expect(caller).toEqual({ accountId: account.account_id })
+    expect(caller).toEqual({ accountId: account.account_id, credentialId: expect.stringMatching(/^token:\d+$/) })
+    expect(account.token).toMatch(/^cpat_[0-9a-f]{16}_[A-Za-z0-9_-]{43}$/)
   })
 
   it('accounts create without --json prints the credential for a human', async () => {
@@ -169,7 +170,7 @@ describe('catalog-platform CLI', { timeout: 120_000 }, () => {
     issued = token
 
     const caller = await authenticate(database.db, 'x-auth-token-or-bearer', { authorization: `Bearer ${token.token}` })
-    expect(caller).toEqual({ accountId: account.account_id })
+    expect(caller).toEqual({ accountId: account.account_id, credentialId: `token:${token.token_id}` })
 
     const list = singleJson<TokenRow[]>(await cli('tokens', 'list', '--account', account.account_id, '--json'))
     expect(list).toHaveLength(2)
@@ -187,7 +188,7 @@ describe('catalog-platform CLI', { timeout: 120_000 }, () => {
 
     expect(await authenticate(database.db, 'x-auth-token-or-bearer', { authorization: `Bearer ${token.token}` })).toBeNull()
     // The account's other token is untouched.
-    expect(await authenticate(database.db, 'x-auth-token-or-bearer', { authorization: `Bearer ${account.token}` })).toEqual({
+    expect(await authenticate(database.db, 'x-auth-token-or-bearer', { authorization: `Bearer ${account.token}` })).toMatchObject({
       accountId: account.account_id,
     })
 

@@ -1,3 +1,4 @@
+import { TooManyRequestsError } from '../../src/errors.js'
 import { ConnectionSlots } from '../../src/db/connection-slots.js'
 import { randomBytes } from 'node:crypto'
 import fs from 'node:fs/promises'
@@ -70,7 +71,7 @@ beforeAll(async () => {
   await fs.writeFile(path.join(dir, main, 'run-1', 'feed.csv'), content)
   await fs.writeFile(path.join(dir, main, 'run-1', 'my feed ü.csv'), content)
   app = Fastify()
-  const readSlots = new ConnectionSlots(2, 2, { noun: 'product reads', variable: 'READS_PER_ACCOUNT' })
+  const readSlots = new ConnectionSlots({ total: 2, perAccount: 2, queuePerAccount: 0, refuse: () => new TooManyRequestsError(1) })
   await app.register(feedRoutes, { db, feedStorage: new LocalFeedStorage(dir), readSlots })
 })
 

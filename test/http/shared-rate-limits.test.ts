@@ -3,6 +3,7 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest'
 import { buildApp } from '../../src/app.js'
 import { PostgresRateLimitStore } from '../../src/http/postgres-rate-limit.js'
 import { ndjson, NDJSON, postStream, streamClient } from '../helpers/clients.js'
+import { bearerSpellings, xAuthTokenSpellings } from '../helpers/credential-spellings.js'
 import { eventually } from '../helpers/eventually.js'
 import { HIGH_LIMITS, useTestApp } from '../helpers/test-app.js'
 import { storedCounts } from '../stream/stored-rows.js'
@@ -71,6 +72,80 @@ describe('rate limits shared through Postgres', () => {
     // The next second starts a new window.
     t.clock.advance(1000)
     expect((await get(second, '/platform/v2/projects')).statusCode).toBe(200)
+  })
+
+  it('counts six spellings of one token on one products counter: exactly 30 of 36 uploads in a second, over two processes', async () => {
+    const c = await streamClient(t)
+    const stream = await postStream(c)
+    const spellings = bearerSpellings(c.account.token)
+    const responses = await Promise.all(
+      Array.from({ length: 36 }, (_, i) =>
+        (i % 2 === 0 ? t.app : second).inject({
+          method: 'POST',
+          url: `/streams/${stream.id}/products`,
+          headers: { authorization: spellings[i % spellings.length], ...NDJSON },
+          payload: ndjson([{ id: `P${i}`, title: 'x' }]),
+        }),
+      ),
+    )
+    const codes = responses.map((response) => response.statusCode)
+    expect(codes.filter((code) => code === 202)).toHaveLength(30)
+    const refused = responses.filter((response) => response.statusCode === 429)
+    expect(refused).toHaveLength(6)
+    for (const response of refused) {
+      expect(response.headers['retry-after']).toBe('1')
+      expect(response.headers['ratelimit-remaining']).toBe('0')
+    }
+    expect(await storedCounts(t, stream.id)).toMatchObject({ batches: 30, rows: 30 })
+  })
+
+  it('counts a HEAD with its GET on the stream interface', async () => {
+    const c = await streamClient(t)
+    const stream = await postStream(c)
+    const url = `/streams/${stream.id}`
+    const responses = []
+    for (let i = 0; i < 6; i++)
+      responses.push(await (i % 2 === 0 ? t.app : second).inject({ method: i % 3 === 0 ? 'HEAD' : 'GET', url, headers: c.account.bearer }))
+    expect(responses.map((response) => response.headers['ratelimit-observed'])).toEqual(['1', '2', '3', '4', '5', '6'])
+  })
+
+  it('counts three spellings of one X-Auth-Token on one platform counter', async () => {
+    const account = await t.account()
+    const responses = []
+    for (const [i, xAuthToken] of [...xAuthTokenSpellings(account.xAuthToken), ...xAuthTokenSpellings(account.xAuthToken)].entries()) {
+      responses.push(await (i % 2 === 0 ? t.app : second).inject({ method: 'GET', url: '/platform/v2/projects', headers: { 'x-auth-token': xAuthToken } }))
+    }
+    expect(responses.map((response) => response.statusCode)).toEqual([200, 200, 200, 429, 429, 429])
+    expect(responses.map((response) => response.headers['x-ratelimit-remaining'])).toEqual(['2', '1', '0', '0', '0', '0'])
+    for (const refused of responses.slice(3)) {
+      expect(refused.json()).toEqual({ success: false, message: 'Too many attempts.' })
+      expect(refused.headers['retry-after']).toBe('1')
+    }
+  })
+
+  it('counts a bearer token on the platform interface by the token, however it is spelled', async () => {
+    const account = await t.account()
+    const codes = []
+    for (const authorization of bearerSpellings(account.token)) {
+      codes.push((await t.app.inject({ method: 'GET', url: '/platform/v2/webhooks', headers: { authorization } })).statusCode)
+    }
+    expect(codes).toEqual([200, 200, 200, 429, 429, 429])
+    // The account's X-Auth-Token is another credential with a counter of its own.
+    expect((await t.app.inject({ method: 'GET', url: '/platform/v2/webhooks', headers: account.platform })).statusCode).toBe(200)
+  })
+
+  it('counts a HEAD with its GET on the platform interface', async () => {
+    const account = await t.account()
+    const send = (method: 'GET' | 'HEAD', app: FastifyInstance) => app.inject({ method, url: '/platform/v2/projects', headers: account.platform })
+    const head = await send('HEAD', t.app)
+    expect(head.statusCode, head.body).toBe(200)
+    expect(head.headers['x-ratelimit-remaining']).toBe('2')
+    expect((await send('GET', second)).headers['x-ratelimit-remaining']).toBe('1')
+    expect((await send('HEAD', t.app)).headers['x-ratelimit-remaining']).toBe('0')
+    expect((await send('GET', second)).statusCode).toBe(429)
+    const refused = await send('HEAD', t.app)
+    expect(refused.statusCode).toBe(429)
+    expect(refused.headers['retry-after']).toBe('1')
   })
 
   it('sweeps finished windows', async () => {

@@ -66,4 +66,20 @@ describe('push claims', () => {
     await finishPush(t.db, second, 'done', null)
     expect((await history(b, ofB.channelId))[0]).toMatchObject({ uploaded: '1' })
   })
+
+  it('serve an account with nothing in flight before another account gets its second push, whatever their age', async () => {
+    const a = await importFixture(t, {}, await client(t, 'Account A'))
+    const b = await importFixture(t, {}, await client(t, 'Account B'))
+    const ofA = await exported(a, ['one.csv', 'two.csv'])
+    const ofB = await exported(b, ['feed.csv'])
+    const two = { ...limits, accountConcurrency: 2 }
+    const claimed = [await claimPush(t.db, two), await claimPush(t.db, two), await claimPush(t.db, two)]
+    // A's second push is older than B's first, and A may have two in flight: B still comes first.
+    expect(claimed.map((push) => [push?.pid, push?.filename])).toEqual([
+      [ofA.pid, 'one.csv'],
+      [ofB.pid, 'feed.csv'],
+      [ofA.pid, 'two.csv'],
+    ])
+    for (const push of claimed) if (push) await finishPush(t.db, push, 'done', null)
+  })
 })

@@ -1,6 +1,8 @@
+import { randomBytes } from 'node:crypto'
 import { describe, expect, it } from 'vitest'
 import { createToken, revokeToken, rotateCredential } from '../../src/accounts/accounts.js'
 import { authenticate, type AuthHeaders, type AuthScheme } from '../../src/auth/authenticate.js'
+import { hashSecret } from '../../src/auth/secrets.js'
 import { useTestApp, type TestAccount } from '../helpers/test-app.js'
 import { UNAUTHORIZED, type ProjectJson } from '../helpers/responses.js'
 import { client, createProject } from '../helpers/clients.js'
@@ -81,35 +83,78 @@ describe('X-Auth-Token on the platform interface', () => {
 describe('authenticate()', () => {
   it('accepts a valid personal access token for x-auth-token-or-bearer and bearer schemes', async () => {
     const a = await t.account()
-    const expected = { accountId: a.accountId }
-    expect(await authenticate(t.db, 'x-auth-token-or-bearer', { authorization: `Bearer ${a.token}` })).toEqual(expected)
-    expect(await authenticate(t.db, 'x-auth-token-or-bearer', { authorization: `bearer ${a.token}` })).toEqual(expected)
-    expect(await authenticate(t.db, 'bearer', { authorization: `Bearer ${a.token}` })).toEqual(expected)
-    expect(await authenticate(t.db, 'x-auth-token-or-bearer', { xAuthToken: a.xAuthToken })).toEqual(expected)
+    const byToken = { accountId: a.accountId, credentialId: await tokenCredentialId(a.token) }
+    const byPlatform = { accountId: a.accountId, credentialId: `platform:${clientIdOf(a)}` }
+    expect(await authenticate(t.db, 'x-auth-token-or-bearer', { authorization: `Bearer ${a.token}` })).toEqual(byToken)
+    expect(await authenticate(t.db, 'x-auth-token-or-bearer', { authorization: `bearer ${a.token}` })).toEqual(byToken)
+    expect(await authenticate(t.db, 'bearer', { authorization: `Bearer ${a.token}` })).toEqual(byToken)
+    expect(await authenticate(t.db, 'x-auth-token-or-bearer', { xAuthToken: a.xAuthToken })).toEqual(byPlatform)
+  })
+
+  it('issues tokens with a public id, cpat_<16 hex>_<43 base64url>, and stores the hash of the whole token', async () => {
+    const a = await t.account()
+    const extra = await createToken(t.db, a.accountId, 'ci')
+    for (const token of [a.token, extra.token]) {
+      expect(token).toMatch(/^cpat_[0-9a-f]{16}_[A-Za-z0-9_-]{43}$/)
+      const row = await t.db
+        .selectFrom('access_token')
+        .select(['public_id', 'token_hash'])
+        .where('token_hash', '=', hashSecret(token))
+        .executeTakeFirstOrThrow()
+      expect(row.public_id).toBe(token.slice(5, 21))
+    }
+  })
+
+  it('resolves every spelling that authenticates to the same credential', async () => {
+    const a = await t.account()
+    const byToken = { accountId: a.accountId, credentialId: await tokenCredentialId(a.token) }
+    for (const authorization of [`Bearer ${a.token}`, `bearer ${a.token}`, `BEARER ${a.token}`, `Bearer  ${a.token}`, `Bearer\t${a.token}`]) {
+      expect(await authenticate(t.db, 'bearer', { authorization }), JSON.stringify(authorization)).toEqual(byToken)
+    }
+    const byPlatform = { accountId: a.accountId, credentialId: `platform:${clientIdOf(a)}` }
+    for (const xAuthToken of [a.xAuthToken, `${clientIdOf(a)} :${secretOf(a)}`, `${clientIdOf(a)}:  ${secretOf(a)}`]) {
+      expect(await authenticate(t.db, 'x-auth-token', { xAuthToken }), xAuthToken).toEqual(byPlatform)
+    }
+  })
+
+  it('still accepts a token issued before public ids (cpat_ and 43 characters)', async () => {
+    const a = await t.account()
+    const legacy = `cpat_${randomBytes(32).toString('base64url')}`
+    const row = await t.db
+      .insertInto('access_token')
+      .values({ account_id: a.accountId, name: 'legacy', token_hash: hashSecret(legacy), revoked_at: null })
+      .returning('id')
+      .executeTakeFirstOrThrow()
+    expect(await authenticate(t.db, 'bearer', { authorization: `Bearer ${legacy}` })).toEqual({ accountId: a.accountId, credentialId: `token:${row.id}` })
+    expect((await t.request({ method: 'GET', url: '/streams', headers: { authorization: `Bearer ${legacy}` } })).statusCode).toBe(200)
   })
 
   it('tells accounts apart', async () => {
     const a = await t.account('A')
     const b = await t.account('B')
-    expect(await authenticate(t.db, 'bearer', { authorization: `Bearer ${b.token}` })).toEqual({ accountId: b.accountId })
-    expect(await authenticate(t.db, 'x-auth-token', { xAuthToken: a.xAuthToken })).toEqual({ accountId: a.accountId })
+    expect(await authenticate(t.db, 'bearer', { authorization: `Bearer ${b.token}` })).toMatchObject({ accountId: b.accountId })
+    expect(await authenticate(t.db, 'x-auth-token', { xAuthToken: a.xAuthToken })).toMatchObject({ accountId: a.accountId })
     expect(a.accountId).not.toBe(b.accountId)
   })
 
   it('refuses a revoked token while other tokens of the account keep working', async () => {
     const a = await t.account()
     const extra = await createToken(t.db, a.accountId, 'ci')
-    expect(await authenticate(t.db, 'x-auth-token-or-bearer', { authorization: `Bearer ${extra.token}` })).toEqual({ accountId: a.accountId })
+    expect(await authenticate(t.db, 'x-auth-token-or-bearer', { authorization: `Bearer ${extra.token}` })).toEqual({
+      accountId: a.accountId,
+      credentialId: `token:${extra.id}`,
+    })
     await revokeToken(t.db, extra.id)
     expect(await authenticate(t.db, 'x-auth-token-or-bearer', { authorization: `Bearer ${extra.token}` })).toBeNull()
     expect(await authenticate(t.db, 'bearer', { authorization: `Bearer ${extra.token}` })).toBeNull()
-    expect(await authenticate(t.db, 'bearer', { authorization: `Bearer ${a.token}` })).toEqual({ accountId: a.accountId })
+    expect(await authenticate(t.db, 'bearer', { authorization: `Bearer ${a.token}` })).toMatchObject({ accountId: a.accountId })
   })
 
   it.each<[string, (a: TestAccount) => [AuthScheme, AuthHeaders]]>([
     ['a bearer token where only X-Auth-Token is accepted', (a) => ['x-auth-token', { authorization: `Bearer ${a.token}` }]],
     ['an X-Auth-Token where only bearer is accepted', (a) => ['bearer', { xAuthToken: a.xAuthToken }]],
     ['an unknown token', () => ['x-auth-token-or-bearer', { authorization: 'Bearer cpat_unknown' }]],
+    ['a wrong secret with a known public id', (a) => ['bearer', { authorization: `Bearer ${a.token.slice(0, 22)}${'A'.repeat(43)}` }]],
     ['the scheme without a token', () => ['x-auth-token-or-bearer', { authorization: 'Bearer ' }]],
     ['another scheme', (a) => ['x-auth-token-or-bearer', { authorization: `Basic ${a.token}` }]],
     ['the client secret as bearer token', (a) => ['x-auth-token-or-bearer', { authorization: `Bearer ${secretOf(a)}` }]],
@@ -120,6 +165,11 @@ describe('authenticate()', () => {
     expect(await authenticate(t.db, scheme, headers)).toBeNull()
   })
 })
+
+async function tokenCredentialId(token: string): Promise<string> {
+  const row = await t.db.selectFrom('access_token').select('id').where('token_hash', '=', hashSecret(token)).executeTakeFirstOrThrow()
+  return `token:${row.id}`
+}
 
 function clientIdOf(a: TestAccount): string {
   return a.xAuthToken.slice(0, a.xAuthToken.indexOf(':'))

@@ -1,4 +1,5 @@
 import type { AddressInfo } from 'node:net'
+import pg from 'pg'
 import { beforeAll, describe, expect, it } from 'vitest'
 import { factories } from '../helpers/factories.js'
 import { HIGH_LIMITS, useTestApp } from '../helpers/test-app.js'
@@ -14,19 +15,23 @@ beforeAll(async () => {
   port = (t.app.server.address() as AddressInfo).port
 })
 
-// Two uploads overlap deterministically: the first is held open mid-body (its transaction is seen
-// in the database), the second runs to the end, then the first one's body is completed.
+// Two uploads overlap deterministically: the first, its body received whole, is held inside its
+// COPY by a lock the test holds (its transaction is seen in the database), the second runs to the
+// end or waits for the first, then the lock is let go.
 describe('overlapping uploads', () => {
   it('keep the content type of a referenced stream: the second type is refused even while the first upload runs', async () => {
     const c = await streamClient(t)
     const stream = await given.stream({ account: c.account, type: 'referenced' })
     const body = JSON.stringify(Array.from({ length: 20_000 }, (_, i) => ({ id: `SKU-${i}`, title: `Product ${i}` })))
-    const half = Math.floor(body.length / 2)
     const connection = await RawConnection.open(port)
+    const locker = new pg.Client({ connectionString: t.database.url })
+    await locker.connect()
     const statuses: number[] = []
     try {
+      await locker.query('BEGIN')
+      await locker.query('LOCK TABLE batch_payload IN SHARE MODE')
       await connection.write(uploadHead(stream.id, c.account.token, Buffer.byteLength(body), 'application/json'))
-      await connection.write(body.slice(0, half))
+      await connection.write(body)
       await waitUntil('the JSON upload to be writing', async () => (await openTransactions(t)).some((tx) => tx.query.includes('COPY batch_payload')))
 
       // The second upload either finishes, or waits for the first (a lock): both are fine.
@@ -36,14 +41,15 @@ describe('overlapping uploads', () => {
       })
       await waitUntil(
         'the NDJSON upload to finish or to wait for the JSON upload',
-        async () => finished || (await openTransactions(t)).some((tx) => tx.waitEventType === 'Lock'),
+        async () => finished || (await openTransactions(t)).filter((tx) => tx.waitEventType === 'Lock').length >= 2,
       )
 
-      await connection.write(body.slice(half))
+      await locker.query('COMMIT')
       const jsonUpload = await connection.response()
       statuses.push(jsonUpload.statusCode, (await ndjsonUpload).statusCode)
     } finally {
       connection.destroy()
+      await locker.end()
     }
     // One of the two may win, but not both: a stream's batches all have one content type.
     expect(statuses.sort((x, y) => x - y)).toEqual([202, 415])

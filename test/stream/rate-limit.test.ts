@@ -1,5 +1,6 @@
 import { beforeEach, describe, expect, it } from 'vitest'
 import { createToken } from '../../src/accounts/accounts.js'
+import { bearerSpellings } from '../helpers/credential-spellings.js'
 import { useTestApp } from '../helpers/test-app.js'
 import { JSON_API, NDJSON, streamClient, type Response, type StreamClient, postStream } from '../helpers/clients.js'
 import { expectBatch } from '../helpers/responses.js'
@@ -123,10 +124,44 @@ describe('429 Too Many Requests', () => {
     expectLimitHeaders(mine, 3, 1)
   })
 
-  it('limits guessing tokens too: a bad token gets 429 once over the limit', async () => {
-    const headers = { authorization: 'Bearer guessed-token-abc' }
-    for (let i = 0; i < 3; i++) expect((await t.request({ method: 'GET', url: '/streams', headers })).statusCode).toBe(401)
-    expect429(await t.request({ method: 'GET', url: '/streams', headers }), 3, 4)
+  it('limits guessing tokens too: bad tokens count by the caller address and get 429 once over the limit', async () => {
+    // An address of its own: the 401 of the headers test above counted for 127.0.0.1 in this window.
+    const guess = (i: number) =>
+      t.request({ method: 'GET', url: '/streams', headers: { authorization: `Bearer guessed-token-${i}` }, remoteAddress: '203.0.113.30' })
+    for (let i = 0; i < 3; i++) expect((await guess(i)).statusCode).toBe(401)
+    expect429(await guess(3), 3, 4)
+    expect429(await t.request({ method: 'GET', url: '/streams', remoteAddress: '203.0.113.30' }), 3, 5)
+  })
+
+  it('counts every spelling of one token on one counter: 3 of 36 requests in a second get through', async () => {
+    const { c } = await withStreams(0)
+    const spellings = bearerSpellings(c.account.token)
+    const responses = []
+    for (let i = 0; i < 36; i++) {
+      responses.push(await t.request({ method: 'GET', url: '/streams', headers: { authorization: spellings[i % spellings.length] } }))
+    }
+    expect(responses.filter((response) => response.statusCode === 200)).toHaveLength(3)
+    const refused = responses.filter((response) => response.statusCode === 429)
+    expect(refused).toHaveLength(33)
+    refused.forEach((response, i) => expect429(response, 3, 4 + i))
+  })
+
+  it('counts a HEAD with its GET', async () => {
+    const { c, ids } = await withStreams(1)
+    const head = (url: string) => t.request({ method: 'HEAD', url, headers: c.headers })
+    expectLimitHeaders(await head('/streams'), 3, 1)
+    expectLimitHeaders(await c.send('GET', '/streams'), 3, 2)
+    expectLimitHeaders(await head('/streams'), 3, 3)
+    const refused = await c.send('GET', '/streams')
+    expect(refused.statusCode).toBe(429)
+    expectLimitHeaders(refused, 3, 4)
+    const refusedHead = await head('/streams')
+    expect(refusedHead.statusCode).toBe(429)
+    expect(refusedHead.headers['retry-after']).toBe('1')
+    expectLimitHeaders(refusedHead, 3, 5)
+    // Another endpoint keeps its own counter, HEAD or GET.
+    expectLimitHeaders(await head(`/streams/${ids[0]}`), 3, 1)
+    expectLimitHeaders(await c.send('GET', `/streams/${ids[0]}`), 3, 2)
   })
 
   it('opens a new window a second later', async () => {

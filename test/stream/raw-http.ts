@@ -1,5 +1,7 @@
 import net from 'node:net'
 import { sql } from 'kysely'
+import type { FastifyInstance } from 'fastify'
+import { expect } from 'vitest'
 import type { TestContext } from '../helpers/test-app.js'
 
 // Raw HTTP/1.1 over a socket, for what app.inject cannot do: a body cut off mid-way, or sent slowly.
@@ -8,6 +10,8 @@ export interface RawResponse {
   statusCode: number
   headers: Record<string, string>
   body: string
+  /** Bytes the response took on the wire. */
+  length: number
 }
 
 export class RawConnection {
@@ -46,11 +50,12 @@ export class RawConnection {
     this.socket.destroy()
   }
 
-  /** The first complete response (Content-Length framed); rejects after `timeoutMs`. */
-  async response(timeoutMs = 5000): Promise<RawResponse> {
+  /** The first complete response (Content-Length framed), or the one after `skip` others; rejects after `timeoutMs`. */
+  async response(timeoutMs = 5000, skip = 0): Promise<RawResponse> {
     const deadline = Date.now() + timeoutMs
     for (;;) {
-      const parsed = parseResponse(this.received)
+      let parsed = parseResponse(this.received)
+      for (let i = 0; i < skip && parsed; i++) parsed = parseResponse(this.received.subarray(parsed.length))
       if (parsed) return parsed
       if (this.closed) throw new Error(`connection closed before a complete response: ${JSON.stringify(this.received.toString('utf8'))}`)
       const left = deadline - Date.now()
@@ -83,7 +88,12 @@ function parseResponse(data: Buffer): RawResponse | undefined {
   }
   const length = Number(headers['content-length'] ?? 0)
   if (data.length < end + 4 + length) return undefined
-  return { statusCode: Number(statusLine.split(' ')[1]), headers, body: data.subarray(end + 4, end + 4 + length).toString('utf8') }
+  return {
+    statusCode: Number(statusLine.split(' ')[1]),
+    headers,
+    body: data.subarray(end + 4, end + 4 + length).toString('utf8'),
+    length: end + 4 + length,
+  }
 }
 
 /** The head of a stream upload request. */
@@ -106,6 +116,21 @@ export async function openTransactions(t: TestContext): Promise<{ state: string;
     WHERE datname = current_database() AND pid <> pg_backend_pid() AND xact_start IS NOT NULL
   `.execute(t.db)
   return rows
+}
+
+/** Bytes of upload bodies `app` has received and holds (GET /healthz), before any is written. */
+export async function spooledBytes(app: FastifyInstance): Promise<number> {
+  const health = await app.inject({ method: 'GET', url: '/healthz' })
+  return (health.json() as { spool: { bytes: number } }).spool.bytes
+}
+
+/**
+ * Waits until the server has received part of an upload's body (it holds it in its spool), and
+ * checks that it holds no transaction for it meanwhile: a body on its way costs no connection.
+ */
+export async function bodyBeingReceived(t: TestContext, minBytes = 1, app: FastifyInstance = t.app): Promise<void> {
+  await waitUntil('the server to hold part of the upload body', async () => (await spooledBytes(app)) >= minBytes)
+  expect(await openTransactions(t)).toEqual([])
 }
 
 /** Waits until no transaction of the server is open: whatever it did with a request has finished. */

@@ -7,19 +7,22 @@ import { loadConfig } from '../../src/config.js'
 import { createDb, type Db } from '../../src/db/database.js'
 import { factories } from '../helpers/factories.js'
 import { useTestApp } from '../helpers/test-app.js'
-import { RawConnection, type RawResponse, serverSettled, uploadHead, waitUntil } from './raw-http.js'
+import { bodyBeingReceived, RawConnection, type RawResponse, serverSettled, spooledBytes, uploadHead, waitUntil } from './raw-http.js'
 import { expectBatch } from '../helpers/responses.js'
 import { storedCounts } from './stored-rows.js'
 import { streamClient, type StreamClient } from '../helpers/clients.js'
 
-// One account's slow uploads beside another account's requests (issue 10, finding 3). The app under
-// test has a pool of its own with 5 clients, 3 of which uploads may hold (UPLOAD_CONCURRENCY), and
-// an account may have 2 uploads in flight (UPLOADS_PER_ACCOUNT). The minimum body rate is off
-// here, so that only the slots stand between the slow uploads and everybody else.
+// One account's slow and many uploads beside another account's requests (issue 10, finding 3;
+// issue 21, finding 1). The app under test has a pool of its own with 5 clients, 3 of which uploads
+// may hold (UPLOAD_CONCURRENCY); an account writes at most 2 uploads at once (UPLOADS_PER_ACCOUNT)
+// and may have 3 more waiting for their turn (UPLOAD_QUEUE_PER_ACCOUNT). Bodies are received before
+// an upload takes a connection, so a slow body holds none. The minimum body rate is off here, so
+// that only the queue stands between the slow uploads and everybody else.
 
 const env = {
   LOG_LEVEL: 'silent',
   UPLOADS_PER_ACCOUNT: '2',
+  UPLOAD_QUEUE_PER_ACCOUNT: '3',
   UPLOAD_CONCURRENCY: '3',
   READ_CONCURRENCY: '1',
   DB_POOL_SIZE: '5',
@@ -56,7 +59,7 @@ async function usedStream(c: StreamClient): Promise<string> {
   return stream.id
 }
 
-/** An upload whose body (1 MB announced) stops after its first line: it holds its slot until closed. */
+/** An upload whose body (1 MB announced) stops after its first line: the server keeps what came until the client goes. */
 async function stalledUpload(streamId: string, token: string): Promise<RawConnection> {
   const connection = await RawConnection.open(port)
   await connection.write(uploadHead(streamId, token, 1024 * 1024))
@@ -82,81 +85,104 @@ async function send(method: string, path: string, headers: Record<string, string
   }
 }
 
-/** Transactions the app under test holds open (uploads that wait for their bodies). */
-async function openUploads(): Promise<number> {
+const uploadHeaders = (c: StreamClient) => ({ Authorization: `Bearer ${c.account.token}`, 'Content-Type': 'application/x-ndjson' })
+
+/**
+ * Holds the stream's row lock in a transaction of the test's own, so that the stream's uploads,
+ * once they have their turn, wait in the database (holding their slots) until `release`.
+ */
+async function holdStream(streamId: string): Promise<{ release: () => Promise<void> }> {
+  const holder = createDb(t.database.url, 1)
+  let release!: () => void
+  const released = new Promise<void>((resolve) => (release = resolve))
+  let locked!: () => void
+  const isLocked = new Promise<void>((resolve) => (locked = resolve))
+  const done = holder.transaction().execute(async (trx) => {
+    await sql`SELECT id FROM stream WHERE id = ${streamId} FOR UPDATE`.execute(trx)
+    locked()
+    await released
+  })
+  await isLocked
+  return {
+    release: async () => {
+      release()
+      await done
+      await holder.destroy()
+    },
+  }
+}
+
+/** Uploads of the app under test waiting in the database for a lock (they hold their slots). */
+async function uploadsWaitingForLock(): Promise<number> {
   const { rows } = await sql<{ n: string }>`
     SELECT count(*) AS n FROM pg_stat_activity
-    WHERE datname = current_database() AND pid <> pg_backend_pid() AND xact_start IS NOT NULL AND query LIKE 'COPY batch_row%'`.execute(t.db)
+    WHERE datname = current_database() AND pid <> pg_backend_pid() AND wait_event_type = 'Lock'`.execute(t.db)
   return Number(rows[0]?.n ?? 0)
 }
 
 describe('slow uploads of one account', () => {
-  it('cannot take the pool from another account: its extra uploads get 429, and the other account is served meanwhile', async () => {
+  it('hold no database connection while their bodies arrive: the account and every other are served meanwhile', async () => {
     const slow = await streamClient(t, 'slow uploader')
     const other = await streamClient(t, 'other account')
     const slowStream = await usedStream(slow)
     const otherStream = await usedStream(other)
     const stalled: RawConnection[] = []
     try {
-      for (let i = 0; i < 2; i++) stalled.push(await stalledUpload(slowStream, slow.account.token))
-      await waitUntil('both slow uploads to hold a transaction', async () => (await openUploads()) === 2)
-      // More uploads of the same account, however many, are refused at once instead of queueing.
-      for (let i = 0; i < 6; i++) {
-        const refused = await send(
-          'POST',
-          `/streams/${slowStream}/products`,
-          { Authorization: `Bearer ${slow.account.token}`, 'Content-Type': 'application/x-ndjson' },
-          '{"id":"x"}\n',
-        )
-        expect(refused.statusCode, refused.body).toBe(429)
-        expect(Number(refused.headers['retry-after'])).toBeGreaterThanOrEqual(1)
-        expect(JSON.parse(refused.body)).toMatchObject({
-          errors: [{ status: '429', title: 'Too Many Requests', detail: expect.stringMatching(/UPLOADS_PER_ACCOUNT/) as unknown }],
-        })
-      }
-      // The other account's reads and uploads are answered while every slow upload is still open.
+      // More stalled bodies than upload slots, and than the pool has connections.
+      for (let i = 0; i < 6; i++) stalled.push(await stalledUpload(slowStream, slow.account.token))
+      await bodyBeingReceived(t, 6 * '{"id":"first"}\n'.length, app)
       for (let i = 0; i < 5; i++) {
         const projects = await send('GET', '/platform/v2/projects', { 'X-Auth-Token': other.account.xAuthToken })
         expect(projects.statusCode, projects.body).toBe(200)
-        const upload = await send(
-          'POST',
-          `/streams/${otherStream}/products`,
-          { Authorization: `Bearer ${other.account.token}`, 'Content-Type': 'application/x-ndjson' },
-          `{"id":"o${i}"}\n`,
-        )
+        const upload = await send('POST', `/streams/${otherStream}/products`, uploadHeaders(other), `{"id":"o${i}"}\n`)
         expect(upload.statusCode, upload.body).toBe(202)
+        // The slow account's own complete uploads are not refused either.
+        const own = await send('POST', `/streams/${slowStream}/products`, uploadHeaders(slow), `{"id":"s${i}"}\n`)
+        expect(own.statusCode, own.body).toBe(202)
       }
-      expect(await openUploads()).toBe(2)
+      expect(await spooledBytes(app)).toBeGreaterThanOrEqual(6 * '{"id":"first"}\n'.length)
     } finally {
       for (const connection of stalled) connection.destroy()
     }
     await serverSettled(t)
-    // The slow uploads were cut off by their clients: only the first upload of the stream is stored.
-    expect(await storedCounts(t, slowStream)).toEqual({ batches: 1, rows: 1, payloadChunks: 0 })
+    // The stalled uploads were cut off by their clients: nothing of them is stored.
+    expect(await storedCounts(t, slowStream)).toEqual({ batches: 6, rows: 6, payloadChunks: 0 })
     expect((await other.batches(otherStream)).length).toBe(6)
+    await waitUntil('the spool to give the stalled bodies back', async () => (await spooledBytes(app)) === 0)
   })
+})
 
-  it('frees its slot once it ends: the account may upload again', async () => {
-    const c = await streamClient(t)
-    const stream = { id: await usedStream(c) }
-    const stalled = [await stalledUpload(stream.id, c.account.token), await stalledUpload(stream.id, c.account.token)]
-    await waitUntil('both slow uploads to hold a transaction', async () => (await openUploads()) === 2)
-    const refused = await send(
-      'POST',
-      `/streams/${stream.id}/products`,
-      { Authorization: `Bearer ${c.account.token}`, 'Content-Type': 'application/x-ndjson' },
-      '{"id":"x"}\n',
-    )
-    expect(refused.statusCode).toBe(429)
-    for (const connection of stalled) connection.destroy()
-    await serverSettled(t)
-    const accepted = await send(
-      'POST',
-      `/streams/${stream.id}/products`,
-      { Authorization: `Bearer ${c.account.token}`, 'Content-Type': 'application/x-ndjson' },
-      '{"id":"x"}\n',
-    )
-    expect(accepted.statusCode, accepted.body).toBe(202)
+describe('a burst of one account', () => {
+  it('waits for its turn and is accepted, while another account is served beside it; past the queue 503 with Retry-After', async () => {
+    const busy = await streamClient(t, 'burst')
+    const other = await streamClient(t, 'beside the burst')
+    const busyStream = await usedStream(busy)
+    const otherStream = await usedStream(other)
+    const lock = await holdStream(busyStream)
+    let burst: Promise<RawResponse>[] = []
+    try {
+      // Two write (and wait for the lock, holding their slots), three wait for the account's turn.
+      burst = Array.from({ length: 5 }, (_, i) => send('POST', `/streams/${busyStream}/products`, uploadHeaders(busy), `{"id":"b${i}"}\n`))
+      await waitUntil('two uploads of the burst to write, three to wait', async () => {
+        const health = JSON.parse((await send('GET', '/healthz', {})).body) as { uploads: { busy: number; waiting: number } }
+        return health.uploads.busy === 2 && health.uploads.waiting === 3
+      })
+      expect(await uploadsWaitingForLock()).toBe(2)
+      // The account's queue is full: the next one is refused at once, readable, with Retry-After.
+      const refused = await send('POST', `/streams/${busyStream}/products`, uploadHeaders(busy), '{"id":"over"}\n')
+      expect(refused.statusCode, refused.body).toBe(503)
+      expect(Number(refused.headers['retry-after'])).toBeGreaterThanOrEqual(1)
+      expect(JSON.parse(refused.body)).toMatchObject({ errors: [{ status: '503', detail: expect.stringMatching(/UPLOAD_QUEUE_PER_ACCOUNT/) as unknown }] })
+      // The other account takes the free slot at once, while the burst still waits.
+      const beside = await send('POST', `/streams/${otherStream}/products`, uploadHeaders(other), '{"id":"beside"}\n')
+      expect(beside.statusCode, beside.body).toBe(202)
+    } finally {
+      await lock.release()
+    }
+    // Once the lock is gone, the whole burst is written: every upload accepted, none lost.
+    const answers = await Promise.all(burst)
+    expect(answers.map((answer) => answer.statusCode)).toEqual([202, 202, 202, 202, 202])
+    expect(await storedCounts(t, busyStream)).toEqual({ batches: 6, rows: 6, payloadChunks: 0 })
   })
 })
 

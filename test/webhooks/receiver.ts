@@ -8,7 +8,9 @@ import { recordEvent } from '../../src/webhooks/outbox.js'
 import { batchUploadedData } from '../../src/webhooks/payloads.js'
 
 // A webhook receiver on 127.0.0.1 for the delivery tests: it keeps every request it got and answers
-// what the test tells it to (200 unless told otherwise; `hang` never answers).
+// what the test tells it to (200 unless told otherwise; `hang` never answers). Receivers given one
+// timeline write into it, in the order it happened, each request they got and each unanswered request
+// whose connection the sender closed: tests read the order of events there instead of timing them.
 
 export interface Received {
   path: string
@@ -18,24 +20,39 @@ export interface Received {
 
 export type Answer = number | { status: number; body: string } | 'hang'
 
+export interface TimelineEntry {
+  receiver: Receiver
+  what: 'request' | 'closed unanswered'
+}
+
 export interface Receiver {
   url: string
   received: Received[]
   /** Answers for the next requests, in order; afterwards `fallback`. */
   answers: Answer[]
   fallback: Answer
+  /** Requests left unanswered (`hang`) whose connection is still open. */
+  open: number
   close(): Promise<void>
 }
 
-export async function startReceiver(): Promise<Receiver> {
-  const receiver = { received: [] as Received[], answers: [] as Answer[], fallback: 200 as Answer } as Receiver
+export async function startReceiver(timeline?: TimelineEntry[]): Promise<Receiver> {
+  const receiver = { received: [] as Received[], answers: [] as Answer[], fallback: 200 as Answer, open: 0 } as Receiver
   const server: Server = createServer((request, response) => {
     const chunks: Buffer[] = []
     request.on('data', (chunk: Buffer) => chunks.push(chunk))
     request.on('end', () => {
       receiver.received.push({ path: request.url ?? '', headers: request.headers, body: Buffer.concat(chunks).toString('utf8') })
+      timeline?.push({ receiver, what: 'request' })
       const answer = receiver.answers.shift() ?? receiver.fallback
-      if (answer === 'hang') return
+      if (answer === 'hang') {
+        receiver.open += 1
+        request.socket.once('close', () => {
+          receiver.open -= 1
+          timeline?.push({ receiver, what: 'closed unanswered' })
+        })
+        return
+      }
       const { status, body } = typeof answer === 'number' ? { status: answer, body: 'ok' } : answer
       response.writeHead(status, { 'content-type': 'text/plain' }).end(body)
     })
