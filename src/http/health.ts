@@ -16,6 +16,7 @@ const Health = Type.Object({
       bytes: Type.Integer({ description: 'bytes of upload bodies received and waiting to be written, in memory and on disk' }),
       memoryBytes: Type.Integer(),
       accounts: Type.Integer(),
+      receiving: Type.Integer({ description: 'upload bodies being received' }),
     }),
   ),
 })
@@ -29,7 +30,7 @@ export interface HealthDeps {
   uploadSlots: ConnectionSlots
   readSlots: ConnectionSlots
   /** The upload bodies received and waiting to be written (the streams' SpoolBudget). */
-  uploadSpool: { readonly usage: { bytes: number; memoryBytes: number; accounts: number } }
+  uploadSpool: { readonly usage: { bytes: number; memoryBytes: number; accounts: number; receiving: number } }
 }
 
 export const healthRoutes: FastifyPluginAsyncTypebox<HealthDeps> = async (app, { db, uploadSlots, readSlots, uploadSpool }) => {

@@ -28,6 +28,7 @@ const FILE_BLOCK_BYTES = 1024 * 1024
 export class SpoolBudget {
   private total = 0
   private inMemory = 0
+  private receiving = 0
   private readonly perAccount = new Map<string, number>()
 
   constructor(readonly limits: SpoolLimits) {}
@@ -67,8 +68,19 @@ export class SpoolBudget {
     this.inMemory -= bytes
   }
 
-  get usage(): { bytes: number; memoryBytes: number; accounts: number } {
-    return { bytes: this.total, memoryBytes: this.inMemory, accounts: this.perAccount.size }
+  /** Counts a body being received (from `UploadSpool.open` until it is finished or given back). */
+  startReceiving(): () => void {
+    this.receiving++
+    let done = false
+    return () => {
+      if (done) return
+      done = true
+      this.receiving--
+    }
+  }
+
+  get usage(): { bytes: number; memoryBytes: number; accounts: number; receiving: number } {
+    return { bytes: this.total, memoryBytes: this.inMemory, accounts: this.perAccount.size, receiving: this.receiving }
   }
 }
 
@@ -85,18 +97,26 @@ export class UploadSpool {
   private pending: Buffer[] = []
   private pendingBytes = 0
   private released = false
+  private readonly received: () => void
 
   private constructor(
     private readonly budget: SpoolBudget,
     private readonly accountId: string,
-  ) {}
+  ) {
+    this.received = budget.startReceiving()
+  }
+
+  /** An empty spool of `accountId`, counted in `budget`: `write` to it, then `finish`, or `release` it. */
+  static open(budget: SpoolBudget, accountId: string): UploadSpool {
+    return new UploadSpool(budget, accountId)
+  }
 
   /** Reads `chunks` to their end into a spool; on any failure what was spooled is given back. */
   static async receive(chunks: AsyncIterable<Buffer>, budget: SpoolBudget, accountId: string): Promise<UploadSpool> {
     const spool = new UploadSpool(budget, accountId)
     try {
-      for await (const chunk of chunks) await spool.append(chunk)
-      await spool.flushPending()
+      for await (const chunk of chunks) await spool.write(chunk)
+      await spool.finish()
       return spool
     } catch (error) {
       await spool.release()
@@ -104,7 +124,7 @@ export class UploadSpool {
     }
   }
 
-  /** The body's bytes as received. */
+  /** The bytes written to the spool. */
   get bytes(): number {
     return this.memoryBytes + this.fileBytes + this.pendingBytes
   }
@@ -126,12 +146,14 @@ export class UploadSpool {
   async release(): Promise<void> {
     if (this.released) return
     this.released = true
+    this.received()
     this.budget.give(this.accountId, this.bytes)
     this.budget.releaseMemory(this.memoryBytes)
     await this.file?.close()
   }
 
-  private async append(chunk: Buffer): Promise<void> {
+  /** Adds `chunk`; refuses with 503 (ServiceBusyError) when the account's or the process's bound would pass. */
+  async write(chunk: Buffer): Promise<void> {
     this.budget.take(this.accountId, chunk.length)
     if (!this.file && this.memoryBytes + chunk.length <= BODY_MEMORY_BYTES && this.budget.holdInMemory(chunk.length)) {
       this.memory.push(chunk)
@@ -142,6 +164,12 @@ export class UploadSpool {
     this.pending.push(chunk)
     this.pendingBytes += chunk.length
     if (this.pendingBytes >= FILE_BLOCK_BYTES) await this.flushPending()
+  }
+
+  /** Writes what is still buffered: call once the last chunk is in, before reading it back. */
+  async finish(): Promise<void> {
+    await this.flushPending()
+    this.received()
   }
 
   private async flushPending(): Promise<void> {

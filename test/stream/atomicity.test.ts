@@ -3,7 +3,7 @@ import { gzipSync } from 'node:zlib'
 import { beforeAll, describe, expect, it } from 'vitest'
 import { factories } from '../helpers/factories.js'
 import { HIGH_LIMITS, useTestApp } from '../helpers/test-app.js'
-import { bodyBeingReceived, RawConnection, serverSettled, spooledBytes, uploadHead, waitUntil } from './raw-http.js'
+import { bodyBeingReceived, RawConnection, serverSettled, spoolUsage, uploadHead, waitUntil } from './raw-http.js'
 import { expectBatch } from '../helpers/responses.js'
 import { expectNothingStored, storedCounts } from './stored-rows.js'
 import { streamClient } from '../helpers/clients.js'
@@ -36,14 +36,14 @@ function validLines(bytes: number): string {
  * for it (an upload takes a connection only once its body is complete).
  */
 async function uploadInProgress(): Promise<void> {
-  await bodyBeingReceived(t, 512 * 1024)
+  await bodyBeingReceived(t)
 }
 
 /** Nothing of a cut-off upload is left: no transaction, no rows, and its spooled bytes given back. */
 async function nothingLeft(c: Awaited<ReturnType<typeof streamClient>>, streamId: string): Promise<void> {
   await serverSettled(t)
   await expectNothingStored(t, c, streamId)
-  await waitUntil('the spool to give the cut-off body back', async () => (await spooledBytes(t.app)) === 0)
+  await waitUntil('the spool to give the cut-off body back', async () => (await spoolUsage(t.app)).bytes === 0)
 }
 
 describe('a cut-off upload leaves nothing behind', () => {

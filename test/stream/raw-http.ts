@@ -118,18 +118,18 @@ export async function openTransactions(t: TestContext): Promise<{ state: string;
   return rows
 }
 
-/** Bytes of upload bodies `app` has received and holds (GET /healthz), before any is written. */
-export async function spooledBytes(app: FastifyInstance): Promise<number> {
+/** What `app` holds of upload bodies (GET /healthz): their bytes, and how many are being received. */
+export async function spoolUsage(app: FastifyInstance): Promise<{ bytes: number; receiving: number }> {
   const health = await app.inject({ method: 'GET', url: '/healthz' })
-  return (health.json() as { spool: { bytes: number } }).spool.bytes
+  return (health.json() as { spool: { bytes: number; receiving: number } }).spool
 }
 
 /**
- * Waits until the server has received part of an upload's body (it holds it in its spool), and
- * checks that it holds no transaction for it meanwhile: a body on its way costs no connection.
+ * Waits until the server is receiving `uploads` upload bodies, and checks that it holds no
+ * transaction for them meanwhile: a body on its way costs no connection.
  */
-export async function bodyBeingReceived(t: TestContext, minBytes = 1, app: FastifyInstance = t.app): Promise<void> {
-  await waitUntil('the server to hold part of the upload body', async () => (await spooledBytes(app)) >= minBytes)
+export async function bodyBeingReceived(t: TestContext, uploads = 1, app: FastifyInstance = t.app): Promise<void> {
+  await waitUntil(`the server to receive ${uploads} upload bodies`, async () => (await spoolUsage(app)).receiving >= uploads)
   expect(await openTransactions(t)).toEqual([])
 }
 
