@@ -10,6 +10,7 @@ import * as m0008 from './0008-rate-limit-windows.js'
 import * as m0009 from './0009-feed-objects.js'
 import * as m0010 from './0010-webhooks.js'
 import * as m0011 from './0011-access-token-public-id.js'
+import * as m0012 from './0012-console-sessions.js'
 
 // A static list instead of a directory scan: it works the same from TypeScript sources (tsx, vitest)
 // and from the compiled build, and a migration cannot be forgotten by the bundler.
@@ -25,4 +26,5 @@ export const migrations: Record<string, Migration> = {
   '0009-feed-objects': m0009,
   '0010-webhooks': m0010,
   '0011-access-token-public-id': m0011,
+  '0012-console-sessions': m0012,
 }

@@ -16,17 +16,21 @@ import { LocalFeedStorage } from './feeds/local-feed-storage.js'
 import { PostgresFeedStorage } from './feeds/postgres-feed-storage.js'
 import { answerClientError, answerFrameworkError, noRoute, sendPlatformError } from './http/error-funnels.js'
 import { healthRoutes } from './http/health.js'
+import { API_DESCRIPTION, completeDocument, securitySchemes, serviceTags } from './http/openapi.js'
 import { drainUnreadBody } from './http/unread-body.js'
+import { logOptions } from './http/log-options.js'
 import './http/fastify-types.js'
 import { jobsPlugin } from './jobs/jobs-plugin.js'
 import { AppMetrics } from './metrics/metrics.js'
 import { metricsRoutes } from './metrics/metrics-routes.js'
 import { createOutboundGuard, type ResolveHost } from './net/outbound-guard.js'
-import { ErrorBody } from './platform/schemas.js'
+import { platformErrorExamples, platformOperations, platformTags } from './platform/openapi-docs.js'
 import { platformPlugin } from './platform/platform-plugin.js'
 import { PostgresRateLimitStore } from './http/postgres-rate-limit.js'
 import { MemoryRateLimitStore, type RateLimitStore } from './http/rate-limit.js'
+import { streamErrorExamples, streamOperations, streamTags } from './stream/openapi-docs.js'
 import { streamPlugin } from './stream/stream-plugin.js'
+import { consolePlugin } from './console-web/console-plugin.js'
 
 export interface AppDeps {
   db: Db
@@ -48,10 +52,7 @@ export async function buildApp({ db, config, logger, clock = () => new Date(), r
   // limit holds across all of them. The embedded Postgres serves this process (and its CLI) alone.
   const limits = rateLimits ?? (config.DATABASE_URL ? new PostgresRateLimitStore(db) : new MemoryRateLimitStore())
   const app = Fastify({
-    logger: logger ?? {
-      level: config.LOG_LEVEL,
-      redact: { paths: ['req.headers.authorization', 'req.headers["x-auth-token"]'], censor: '[redacted]' },
-    },
+    logger: logOptions(config, logger),
     requestIdHeader: 'x-request-id',
     genReqId: () => randomUUID(),
     // X-Forwarded-For only from the configured proxies: from anyone else it would choose the address
@@ -77,25 +78,29 @@ export async function buildApp({ db, config, logger, clock = () => new Date(), r
   app.addHook('onSend', async (request, reply) => drainUnreadBody(request, reply))
   app.decorateRequest('caller', null)
   app.decorateRequest('deadline', null)
-  app.addSchema(ErrorBody)
   // Before every route: its hook times the requests of the routes registered after it.
   const metrics = new AppMetrics(db)
   await app.register(metricsRoutes, { metrics, token: config.METRICS_TOKEN })
 
+  // The API reference. Each route's security comes from its config.auth (the interface plugins'
+  // onRoute hooks), its prose and examples from the interfaces' openapi-docs files, by operationId.
   await app.register(swagger, {
     openapi: {
       openapi: '3.1.0',
-      info: { title: 'Catalog Platform', version: '2.0.0', description: 'Platform interface (/platform/v2, /product/v2) and stream interface' },
-      components: {
-        securitySchemes: {
-          xAuthToken: { type: 'apiKey', in: 'header', name: 'X-Auth-Token', description: '<client_id>:<client_secret>' },
-          bearer: { type: 'http', scheme: 'bearer', description: 'personal access token' },
-        },
-      },
-      security: [{ xAuthToken: [] }],
+      info: { title: 'Catalog Platform', version: '2.0.0', description: API_DESCRIPTION },
+      // Relative: "Try it out" calls the server that serves the reference, whatever its address.
+      servers: [{ url: '/', description: 'this server' }],
+      tags: [...platformTags, ...streamTags, ...serviceTags],
+      components: { securitySchemes },
     },
+    transformObject: (built) =>
+      completeDocument('openapiObject' in built ? built.openapiObject : built.swaggerObject, {
+        operations: { ...platformOperations, ...streamOperations },
+        platformErrors: platformErrorExamples,
+        streamErrors: streamErrorExamples,
+      }),
   })
-  await app.register(swaggerUi, { routePrefix: '/docs' })
+  await app.register(swaggerUi, { routePrefix: '/docs', uiConfig: { persistAuthorization: true, displayRequestDuration: true } })
   app.get('/openapi.json', { schema: { hide: true } }, async () => app.swagger())
   // The front door: someone who opens the server in a browser lands on the interactive reference.
   app.get('/', { schema: { hide: true } }, async (_request, reply) => reply.redirect('/docs', 302))
@@ -124,6 +129,9 @@ export async function buildApp({ db, config, logger, clock = () => new Date(), r
   const authLimit = new FailedAuthLimit(new MemoryFailedAuthStore(), config.AUTH_FAILURES_PER_MINUTE, clock)
   await app.register(platformPlugin, { db, config, clock, rateLimits: limits, runs: app.runWorker.queue, authLimit, outbound, readSlots, feedStorage: feeds })
   await app.register(streamPlugin, { prefix: config.STREAM_PREFIX, db, config, clock, rateLimits: limits, authLimit, uploadSlots, uploadSpool, metrics })
+
+  const health = () => ({ uploads: uploadSlots.usage, reads: readSlots.usage, spool: uploadSpool.usage })
+  await app.register(consolePlugin, { db, config, clock, authLimit, runs: app.runWorker.queue, readSlots, health })
 
   app.setNotFoundHandler((request, reply) => sendPlatformError(noRoute(request), request, reply))
   return app

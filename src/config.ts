@@ -98,6 +98,10 @@ const ConfigSchema = Type.Object({
   // GET /metrics wants `Authorization: Bearer <token>` when set; open when unset (a scraper on a
   // private network, or a proxy in front that guards it).
   METRICS_TOKEN: Type.Optional(Type.String({ minLength: 1 })),
+  // The console (/console): the operator's sign-in token (no operator view when unset; at least 24
+  // characters, it opens every account's runs and streams), and how long a session lasts.
+  CONSOLE_OPERATOR_TOKEN: Type.Optional(Type.String({ minLength: 24 })),
+  CONSOLE_SESSION_HOURS: Type.Number({ minimum: 0.01, maximum: 720, default: 12 }),
 })
 
 /** Fastify's trustProxy: nobody, the nearest N hops, or the proxies' addresses and CIDR ranges. */

@@ -116,7 +116,8 @@ export function operatorCommands(program: Command): void {
       const report = await withDatabase((db) => runCleanup(db, new Date(), options.graceMinutes, webhookWindowSeconds))
       print(
         `purged ${report.streams} stream(s), released the rows of ${report.batches} batch(es), removed the stages of ${report.sites} deleted site(s), ` +
-          `deleted ${report.feeds} removed feed file(s), ended or deleted ${report.webhookDeliveries} webhook deliveries`,
+          `deleted ${report.feeds} removed feed file(s), ended or deleted ${report.webhookDeliveries} webhook deliveries, ` +
+          `deleted ${report.consoleSessions} expired console session(s)`,
       )
     })
 

@@ -423,10 +423,26 @@ export interface WebhookDeliveryTable {
   finished_at: Date | null
 }
 
+export interface ConsoleSessionTable {
+  id_hash: string
+  account_id: string | null
+  operator: boolean
+  csrf_token: string
+  created_at: Date
+  expires_at: Date
+}
+
+export interface ConsoleKeyTable {
+  id: number
+  secret: string
+}
+
 export interface Database {
   account: AccountTable
   platform_credential: PlatformCredentialTable
   access_token: AccessTokenTable
+  console_session: ConsoleSessionTable
+  console_key: ConsoleKeyTable
   project: ProjectTable
   site: SiteTable
   site_tag: SiteTagTable

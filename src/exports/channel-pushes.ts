@@ -169,11 +169,13 @@ export async function isFileCurrent(db: DbHandle, push: ClaimedPush): Promise<bo
   return file !== undefined
 }
 
-/** Another attempt after `delaySeconds`. */
-export async function retryPush(db: DbHandle, push: ClaimedPush, delaySeconds: number, note: string): Promise<void> {
-  await ours(db, push)
+/** Another attempt after `delaySeconds`; returns its time (none when the claim no longer held the push). */
+export async function retryPush(db: DbHandle, push: ClaimedPush, delaySeconds: number, note: string): Promise<Date | undefined> {
+  const retried = await ours(db, push)
     .set({ status: 'pending', run_at: sql`now() + make_interval(secs => ${delaySeconds})`, locked_until: null, note })
-    .execute()
+    .returning('run_at')
+    .executeTakeFirst()
+  return retried?.run_at
 }
 
 /** Hands the push back untried (this process is stopping): the interrupted attempt does not count. */

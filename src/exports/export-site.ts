@@ -5,6 +5,7 @@ import { RunFailure, SiteErrorCode } from '../sites/run-failure.js'
 import { siteErrorReporter } from '../sites/site-errors.js'
 import { recordChannelExport } from './channel-pushes.js'
 import { exportChannel, type ExportLimits } from './export-channel.js'
+import type { ExportCounts } from './export-delta.js'
 import { channelsOfRun, recordFailedExport } from './export-store.js'
 
 /** The channels an export action runs: one channel, every channel of an export template, or all. */
@@ -20,20 +21,23 @@ async function channelsFor(db: Db, site: Site, run: Process): Promise<Channel[]>
   return channels
 }
 
+/** What an export of a site works with besides its database, storage, site and run. */
+export interface ExportSiteContext {
+  now: () => Date
+  limits: ExportLimits
+  /** Hears of replaced feed files that could not be removed once their export committed. */
+  onHookError?: (error: unknown) => void
+  /** Hears of each channel exported, with its delta counts, once committed (the run's end line shows them). */
+  onChannelExported?: (channelId: string, counts: ExportCounts) => void
+}
+
 /**
  * Exports a site's channels for an export action. Inactive channels are skipped. A channel that fails
  * keeps its previous files and stage, leaves a failed history entry and a site error, and fails the
  * run once every other channel had its turn.
  */
-export async function exportSite(
-  db: Db,
-  storage: FeedStorage,
-  site: Site,
-  run: Process,
-  now: () => Date,
-  limits: ExportLimits,
-  onHookError?: (error: unknown) => void,
-): Promise<string> {
+export async function exportSite(db: Db, storage: FeedStorage, site: Site, run: Process, context: ExportSiteContext): Promise<string> {
+  const { now, limits, onHookError } = context
   const report = siteErrorReporter(db, site, run.pid)
   const channels = await channelsFor(db, site, run)
   const active = channels.filter((channel) => channel.active)
@@ -51,6 +55,7 @@ export async function exportSite(
       // The files this export replaced are removed when its transaction commits (exportChannel).
       const result = await exportChannel(db, storage, site, channel, run.pid, start, limits, onHookError)
       queued += await recordChannelExport(db, { site, channel, pid: run.pid, start, end: now(), result })
+      context.onChannelExported?.(channel.id, result.counts)
       exported += result.counts.now
     } catch (error) {
       const message = error instanceof RunFailure ? error.message : `Channel ${channel.id} could not be exported; its previous files are kept`

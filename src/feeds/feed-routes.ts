@@ -20,7 +20,7 @@ import type { ByteRange, FeedStorage, StoredFeed } from './feed-storage.js'
 // gzip representation the export stored (compressed on the fly only for files exported before
 // gzip representations were stored).
 
-const FeedError = Type.Object({ success: Type.Literal(false), message: Type.String() })
+const feedError = (description: string) => Type.Object({ success: Type.Literal(false), message: Type.String() }, { description })
 const FeedParams = Type.Object({ token: Type.String(), filename: Type.String() })
 
 // The media types of the feed formats, for the OpenAPI document.
@@ -47,8 +47,14 @@ export const feedRoutes: FastifyPluginAsyncTypebox<{ db: Db; feedStorage: FeedSt
     url: '/feeds/:token/:filename',
     config: { auth: 'none' },
     schema: {
+      operationId: 'getFeedFile',
       tags: ['feeds'],
-      summary: 'An exported feed file (the URLs a channel lists in feed_destinations.urls)',
+      summary: 'Download an exported feed file',
+      description:
+        'The files of the built-in destination, at the URLs a channel lists in `feed_destinations.*.urls`: no credentials, the ' +
+        'token in the URL is the secret. Gzip when the client accepts it, `ETag` and `Last-Modified` for conditional requests ' +
+        '(304), one byte range per request (206, 416 outside the file). A full file is written on its first download after an ' +
+        'export, which waits for it. `HEAD` answers the headers of `GET`.',
       security: [],
       params: FeedParams,
       response: {
@@ -61,11 +67,11 @@ export const feedRoutes: FastifyPluginAsyncTypebox<{ db: Db; feedStorage: FeedSt
           content: Object.fromEntries(FEED_MEDIA_TYPES.map((type) => [type, { schema: { type: 'string' } }])),
         },
         304: { description: 'Not modified since the ETag or date the client has', type: 'null' },
-        400: FeedError,
-        404: FeedError,
-        416: FeedError,
-        429: FeedError,
-        500: FeedError,
+        400: feedError('A path parameter breaks a rule (a NUL, too long)'),
+        404: feedError('No such feed file: an unknown token or file name, or a file removed by a later export'),
+        416: feedError('The range lies outside the file (Content-Range: bytes */<size>)'),
+        429: feedError("The account's first downloads waited 30 s for a read slot; retry after Retry-After"),
+        500: feedError('Internal failure; the details are in the server log'),
       },
     },
     handler: async (request, reply) => {

@@ -34,7 +34,21 @@ export interface HealthDeps {
 }
 
 export const healthRoutes: FastifyPluginAsyncTypebox<HealthDeps> = async (app, { db, uploadSlots, readSlots, uploadSpool }) => {
-  app.get('/healthz', { schema: { tags: ['health'], security: [], response: { 200: Health, 503: Health } } }, async (request, reply) => {
+  const schema = {
+    operationId: 'getHealth',
+    summary: 'Health of this process',
+    description:
+      'For load balancers and the Docker HEALTHCHECK, without credentials. 200 while the database answers; 503 `unavailable` ' +
+      'when it does not, and 503 `saturated` (answered without waiting for a connection) while every pooled connection is busy and ' +
+      'requests wait for one. The body shows the pool, the upload and read slots, and the upload bodies held.',
+    tags: ['health'],
+    security: [],
+    response: {
+      200: { ...Health, description: 'The process can take work' },
+      503: { ...Health, description: 'The database is unreachable, or the pool is saturated' },
+    },
+  }
+  app.get('/healthz', { schema }, async (request, reply) => {
     const pool = poolUsage(db)
     const usage = { ...(pool ? { pool } : {}), uploads: uploadSlots.usage, reads: readSlots.usage, spool: uploadSpool.usage }
     // A saturated pool is answered without a pooled query: it would queue behind the others, and the

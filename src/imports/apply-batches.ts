@@ -18,10 +18,20 @@ interface PendingBatch {
   content_type: string | null
 }
 
-/** Applied batches by the status they end with. */
+/** One applied batch as its processing stage ended. */
+export interface ProcessedBatch {
+  id: string
+  kind: BatchKind
+  status: 'processed' | 'failed'
+  successCount: number
+  errorCount: number
+}
+
+/** Applied batches by the status they end with, and each of them (in upload order). */
 export interface AppliedBatches {
   processed: number
   failed: number
+  each: ProcessedBatch[]
 }
 
 export interface AppliedStream {
@@ -46,7 +56,7 @@ export async function applyPendingBatches(
 ): Promise<AppliedStream> {
   return inTransaction(db, async (tx) => {
     const stream = await tx.db.selectFrom('stream').select(['id', 'account_id', 'type', 'columns']).where('id', '=', streamId).forUpdate().executeTakeFirst()
-    const applied: AppliedStream = { failedRows: 0, batches: { processed: 0, failed: 0 } }
+    const applied: AppliedStream = { failedRows: 0, batches: { processed: 0, failed: 0, each: [] } }
     if (!stream) return applied
     const pending: PendingBatch[] = await tx.db
       .selectFrom('batch')
@@ -94,6 +104,7 @@ export async function applyPendingBatches(
       const stage = stages.get(batch.id) ?? doneStage(0, now)
       const status = batch.status === 'failed' || (stage.successCount === 0 && stage.errorCount > 0) ? 'failed' : 'processed'
       applied.batches[status]++
+      applied.batches.each.push({ id: batch.id, kind: batch.kind, status, successCount: stage.successCount, errorCount: stage.errorCount })
       const updated = await tx.db
         .updateTable('batch')
         .set({ applied_at: now, status, processing_stage: JSON.stringify(stage), error_count: sql`error_count + ${stage.errorCount}` })

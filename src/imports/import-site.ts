@@ -13,12 +13,20 @@ export interface ImportRun {
   upToSeq: string
   now: () => Date
   limits: CatalogLimits
-  metrics?: ImportObserver
+  observer?: ImportObserver
 }
 
-/** Hears of the batches an import applied, once they are committed (the metrics count them). */
+/** Whose import applied a stream's batches. */
+export interface ImportedStream {
+  pid: string
+  accountId: string
+  siteId: string
+  streamId: string
+}
+
+/** Hears of the batches an import applied, once they are committed (the metrics count them, the log shows each). */
 export interface ImportObserver {
-  batchesApplied(batches: AppliedBatches): void
+  batchesApplied(batches: AppliedBatches, where: ImportedStream): void
 }
 
 /**
@@ -66,7 +74,7 @@ export async function importSite(db: Db, site: Site, run: ImportRun): Promise<{ 
     }
     const outcome = await applyPendingBatches(db, row.stream_id, run.upToSeq, run.now(), run.limits.attributesPerStream, { pid: run.pid, siteId: site.id })
     // Counted here, as committed: the stage built next may still fail, and the batches stay applied.
-    run.metrics?.batchesApplied(outcome.batches)
+    run.observer?.batchesApplied(outcome.batches, { pid: run.pid, accountId: site.account_id, siteId: site.id, streamId: row.stream_id })
     if (outcome.failedRows > 0) {
       await report(
         SiteErrorCode.rowsFailedToParse,

@@ -5,6 +5,7 @@ import { deleteEndedPushes } from '../exports/channel-pushes.js'
 import { sweepFeedObjects } from '../feeds/postgres-feed-storage.js'
 import { purgeWebhookHistory } from '../webhooks/webhook-upkeep.js'
 import { purgeDeletedStreams } from '../streams/streams.js'
+import { deleteExpiredConsoleSessions } from '../accounts/console-sessions.js'
 
 // Work that imports and deletes leave for later, so that neither waits for it: run hourly by every
 // server process (each statement is idempotent, so two processes at once do no harm).
@@ -54,6 +55,8 @@ export interface CleanupReport {
   feeds: number
   /** Webhook deliveries failed past their window while their subscription was off, and ended ones deleted after a week. */
   webhookDeliveries: number
+  /** Console sessions past their end. */
+  consoleSessions: number
 }
 
 /**
@@ -67,5 +70,6 @@ export async function runCleanup(db: Db, now: Date, graceMinutes = 10, webhookWi
   const pushes = await deleteEndedPushes(db)
   const feeds = await sweepFeedObjects(db)
   const webhooks = await purgeWebhookHistory(db, webhookWindowSeconds)
-  return { streams, batches, sites, pushes, feeds, webhookDeliveries: webhooks.expired + webhooks.deliveries }
+  const consoleSessions = await deleteExpiredConsoleSessions(db, now)
+  return { streams, batches, sites, pushes, feeds, webhookDeliveries: webhooks.expired + webhooks.deliveries, consoleSessions }
 }

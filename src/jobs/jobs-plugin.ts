@@ -6,7 +6,8 @@ import type { OutboundGuard } from '../net/outbound-guard.js'
 import { runCleanup } from './cleanup.js'
 import { PushWorker } from './push-worker.js'
 import { Repeating } from './repeating.js'
-import type { RunObserver } from './run-observer.js'
+import { RunLog } from './run-log.js'
+import { allRunObservers, type RunObserver } from './run-observer.js'
 import { RunWorker } from './run-worker.js'
 import { runSchedulerTick, type SchedulerSettings } from './scheduler.js'
 import { DeliveryWorker, deliveryWorkerOptions } from '../webhooks/delivery-worker.js'
@@ -27,7 +28,7 @@ export interface JobsOptions {
   feedStorage: FeedStorage
   /** The guard of outbound requests, for pushes to http destinations. */
   outbound: OutboundGuard
-  /** Hears how runs end (the metrics). */
+  /** Hears how runs end (the metrics); the run log (RunLog, on the app's logger) hears the same events. */
   metrics?: RunObserver
 }
 
@@ -57,7 +58,7 @@ export const jobsPlugin = fp<JobsOptions>(
         feedStorage,
         limits: { attributesPerStream: config.MAX_ATTRIBUTES_PER_STREAM, stageColumns: config.MAX_STAGE_COLUMNS, feedMaxBytes: config.FEED_MAX_BYTES },
         accountConcurrency: config.RUN_ACCOUNT_CONCURRENCY,
-        metrics,
+        observer: allRunObservers(metrics, new RunLog(app.log)),
       },
       app.log,
     )

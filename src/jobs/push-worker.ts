@@ -109,12 +109,11 @@ export class PushWorker {
     const what = `${channel}: ${push.filename}`
     const budget = `the run's push budget of ${this.options.budgetSeconds} s ran out`
     if (push.attempts > PUSH_ATTEMPTS) {
-      await finishPush(this.db, push, 'failed', `${what} was not sent to ${push.url}: its attempts were interrupted (the server sending it stopped)`)
-      return
+      const interrupted = 'its attempts were interrupted (the server sending it stopped)'
+      return this.fail(push, `${what} was not sent to ${push.url}: ${interrupted}`, interrupted)
     }
     if (push.budget_left_ms <= 0) {
-      await finishPush(this.db, push, 'failed', `${what} was not sent to ${push.url}: ${budget}${push.note ? ` (last attempt: ${push.note})` : ''}`)
-      return
+      return this.fail(push, `${what} was not sent to ${push.url}: ${budget}${push.note ? ` (last attempt: ${push.note})` : ''}`, budget)
     }
     const replaced = `${what} was not sent to ${push.url}: a newer export replaced the file before it could be sent (nothing to send)`
     if (!(await isFileCurrent(this.db, push))) {
@@ -135,17 +134,37 @@ export class PushWorker {
     if (result.kind === 'missing') return finishPush(this.db, push, 'skipped', replaced)
     const attempts = `${push.attempts} attempt${push.attempts === 1 ? '' : 's'}`
     if (!result.retry || push.attempts >= PUSH_ATTEMPTS) {
-      return finishPush(this.db, push, 'failed', `${channel}: sending ${push.filename} to ${push.url} failed after ${attempts}: ${result.error}`)
+      return this.fail(push, `${channel}: sending ${push.filename} to ${push.url} failed after ${attempts}: ${result.error}`, result.error)
     }
     const backoff = BACKOFF_SECONDS * 2 ** (push.attempts - 1)
     if (push.budget_left_ms - (Date.now() - started) <= backoff * 1000) {
-      return finishPush(
-        this.db,
-        push,
-        'failed',
-        `${channel}: sending ${push.filename} to ${push.url} stopped after ${attempts}: ${budget} (last attempt: ${result.error})`,
-      )
+      const stopped = `${channel}: sending ${push.filename} to ${push.url} stopped after ${attempts}: ${budget} (last attempt: ${result.error})`
+      return this.fail(push, stopped, result.error)
     }
-    await retryPush(this.db, push, backoff, result.error)
+    const next = await retryPush(this.db, push, backoff, result.error)
+    if (next) this.log.warn({ ...pushFields(push), error: result.error, result: 'retrying', nextAttemptAt: next.toISOString() }, 'feed push attempt failed')
+  }
+
+  /** Ends a push that did not make it (a site error 2003 of its run), with a warning; `error` says why, without the destination's URL. */
+  private async fail(push: ClaimedPush, message: string, error: string): Promise<void> {
+    await finishPush(this.db, push, 'failed', message)
+    this.log.warn({ ...pushFields(push), error, result: 'failed' }, 'feed push attempt failed')
+  }
+}
+
+/**
+ * Who a push's lines are about: its run's `pid` (a run's grep finds its pushes), the channel and the
+ * file. Of the destination only its host: its URL may hold a token.
+ */
+function pushFields(push: ClaimedPush): Record<string, unknown> {
+  return {
+    pid: push.pid,
+    account: push.account_id,
+    site: push.site_id,
+    channel: push.channel_id,
+    push: push.id,
+    filename: push.filename,
+    host: URL.parse(push.url)?.host,
+    attempt: push.attempts,
   }
 }

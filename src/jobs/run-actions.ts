@@ -9,11 +9,20 @@ import { importSite, type ImportObserver } from '../imports/import-site.js'
 import { latestBatchSeq } from './process-store.js'
 import { findRunSite } from './run-store.js'
 import { RunFailure, SiteErrorCode } from '../sites/run-failure.js'
+import type { ChannelCounts } from './run-observer.js'
 
-/** What a run has touched so far, for the worker to undo when the run's site is deleted under it. */
+/**
+ * What a run has done so far: what the worker undoes when the run's site is deleted under it, and
+ * the counts its end line shows, as far as the run got (an `all` run whose export fails still
+ * shows what its import did).
+ */
 export interface RunTrace {
   /** The channels whose files the run may have written (keys under <channel>/<pid>/). */
   channelIds: string[]
+  /** Products in the import stage that the run's import built. */
+  products?: number
+  /** The channels exported, in order, each with its delta. */
+  channels: ChannelCounts[]
 }
 
 /** What a run works with besides its database and its row: the same for every run of a worker. */
@@ -23,8 +32,8 @@ export interface RunContext {
   limits: CatalogLimits & ExportLimits
   /** Hears of replaced feed files that could not be removed once their export committed (the export succeeded). */
   onHookError?: (error: unknown) => void
-  /** Hears of the batches each import applies (the metrics). */
-  metrics?: ImportObserver
+  /** Hears of the batches each import applies (the metrics, the run log). */
+  observer?: ImportObserver
 }
 
 /**
@@ -34,7 +43,7 @@ export interface RunContext {
 export async function performRun(db: Db, run: Process, context: RunContext, trace?: RunTrace): Promise<string> {
   const site = await runnableSite(db, run)
   const messages: string[] = []
-  if (run.action === 'import' || run.action === 'all') messages.push(await runImport(db, site, run, context))
+  if (run.action === 'import' || run.action === 'all') messages.push(await runImport(db, site, run, context, trace))
   if (run.action !== 'import') messages.push(await runExport(db, site, run, context, trace))
   return messages.join('; ')
 }
@@ -48,16 +57,22 @@ async function runnableSite(db: Db, run: Process): Promise<Site> {
   return site
 }
 
-async function runImport(db: Db, site: Site, run: Process, { now, limits, metrics }: RunContext): Promise<string> {
+async function runImport(db: Db, site: Site, run: Process, { now, limits, observer }: RunContext, trace?: RunTrace): Promise<string> {
   const upToSeq = await latestBatchSeq(db)
-  const { productCount } = await importSite(db, site, { pid: run.pid, upToSeq, now, limits, metrics })
+  const { productCount } = await importSite(db, site, { pid: run.pid, upToSeq, now, limits, observer })
+  if (trace) trace.products = productCount
   return `Imported ${productCount} products`
 }
 
 async function runExport(db: Db, site: Site, run: Process, { storage, now, limits, onHookError }: RunContext, trace?: RunTrace): Promise<string> {
   if (site.status === 'paused_upload') return 'Not exported: the site is paused_upload'
   if (trace) trace.channelIds = await siteChannelIds(db, site)
-  return exportSite(db, storage, site, run, now, limits, onHookError)
+  return exportSite(db, storage, site, run, {
+    now,
+    limits,
+    onHookError,
+    onChannelExported: (channel, { new: added, modified, deleted, unchanged }) => trace?.channels.push({ channel, new: added, modified, deleted, unchanged }),
+  })
 }
 
 /**

@@ -4,29 +4,18 @@ import type { Db } from '../db/database.js'
 import { inTransaction } from '../db/transaction.js'
 import type { FeedStorage } from '../feeds/feed-storage.js'
 import type { Process } from '../db/schema.js'
-import { addSiteError, type NewSiteError } from '../sites/site-errors.js'
-import { admitWaitingRuns } from './account-turns.js'
-import {
-  accountsOwedATurn,
-  beat,
-  claimProcess,
-  claimStaleRuns,
-  endProcess,
-  findRunOfJob,
-  lockSiteRuns,
-  setSiteProcessing,
-  siteExists,
-} from './process-store.js'
+import { addSiteError, runErrorCodes } from '../sites/site-errors.js'
+import { accountsOwedATurn, beat, claimProcess, findRunOfJob, setSiteProcessing, siteExists } from './process-store.js'
 import type { ExportLimits } from '../exports/export-channel.js'
 import type { CatalogLimits } from '../imports/build-stage.js'
 import { performRun, removeRunFeeds, type RunContext, type RunTrace } from './run-actions.js'
+import { endRun, passTurn, retryStaleRuns } from './run-endings.js'
 import { RunFailure, SiteErrorCode } from '../sites/run-failure.js'
 import { Repeating } from './repeating.js'
-import type { RunObserver, RunOutcome } from './run-observer.js'
+import type { RunEnd, RunObserver } from './run-observer.js'
 import { RunQueue, type RunHandlers, type RunJobData } from './run-queue.js'
 import { recordEvent } from '../webhooks/outbox.js'
 import { runStartedData } from '../webhooks/payloads.js'
-import { recordRunEnded } from '../webhooks/run-events.js'
 
 export interface RunWorkerOptions {
   concurrency: number
@@ -42,8 +31,8 @@ export interface RunWorkerOptions {
   limits: CatalogLimits & ExportLimits
   /** Runs of one account that may run at once, across every process (RUN_ACCOUNT_CONCURRENCY). */
   accountConcurrency: number
-  /** Hears how runs end (the metrics). */
-  metrics?: RunObserver
+  /** Hears how runs start and end (the metrics, the run log). */
+  observer?: RunObserver
 }
 
 /**
@@ -138,97 +127,85 @@ export class RunWorker {
       return
     }
     await setSiteProcessing(this.db, run.site_id, 'Running')
+    this.options.observer?.runStarted?.(run)
     const heartbeat = setInterval(() => {
       beat(this.db, pid, run.attempt).catch((error: unknown) => this.log.warn({ err: error, pid }, 'run heartbeat failed'))
     }, this.options.heartbeatSeconds * 1000)
-    const trace: RunTrace = { channelIds: [] }
+    const trace: RunTrace = { channelIds: [], channels: [] }
     const started = performance.now()
     // Whatever is thrown before an outcome is known is unexpected, and retried.
-    let outcome: RunOutcome = 'error'
+    const ending: RunEnd = { run, outcome: 'error' }
     try {
-      const message = await performRun(this.db, run, this.runContext(pid), trace)
+      ending.message = await performRun(this.db, run, this.runContext(pid), trace)
       // Not ended here: another attempt owns the run now, or the site was deleted as the run ended.
-      outcome = (await this.end(run, run.attempt, 'success', message)) ? 'success' : 'superseded'
-      if (outcome === 'superseded' && !(await siteExists(this.db, run.site_id).catch(() => true))) {
-        outcome = 'site_deleted'
-        await this.siteDeleted(run, trace)
-      }
+      const ended = await endRun(this.db, this.queue, run, { attempt: run.attempt, status: 'success', message: ending.message })
+      ending.outcome = ended ? 'success' : 'superseded'
+      if (!ended && !(await siteExists(this.db, run.site_id).catch(() => true))) await this.siteDeleted(run, trace, ending)
     } catch (error) {
-      if (this.interrupted) {
-        outcome = 'interrupted'
-        this.log.warn({ pid }, 'run interrupted by the shutdown; it will be retried')
-        throw error
-      }
-      // A delete of the site makes the run's next write to it fail (a foreign key, a serialisation
-      // failure): the run stops there, as a delete asks, neither failed nor retried.
-      // When the check itself fails, the error is handled as it would be without it.
-      if (!(await siteExists(this.db, run.site_id).catch(() => true))) {
-        outcome = 'site_deleted'
-        return this.siteDeleted(run, trace)
-      }
-      if (!(error instanceof RunFailure)) {
-        // Unexpected: pg-boss retries once, then the dead-letter handler marks the run failed.
-        this.log.error({ err: error, pid }, 'run failed unexpectedly')
-        throw error
-      }
-      await addSiteError(this.db, { accountId: run.account_id, siteId: run.site_id, pid, code: error.code, message: error.message, data: error.data })
-      await this.end(run, run.attempt, 'failed', error.message)
-      outcome = 'failed'
+      await this.failed(run, error, trace, ending)
     } finally {
       clearInterval(heartbeat)
-      this.options.metrics?.runEnded(run.action, outcome, (performance.now() - started) / 1000)
+      await this.report({ ...ending, seconds: (performance.now() - started) / 1000, products: trace.products, channels: trace.channels })
     }
+  }
+
+  /** How an attempt that threw ends, noted in `ending`; rethrows what pg-boss is to retry. */
+  private async failed(run: Process, error: unknown, trace: RunTrace, ending: RunEnd): Promise<void> {
+    if (this.interrupted) {
+      ending.outcome = 'interrupted'
+      ending.message = "Interrupted by this process's shutdown; it will be retried"
+      throw error
+    }
+    // A delete of the site makes the run's next write to it fail (a foreign key, a serialisation
+    // failure): the run stops there, as a delete asks, neither failed nor retried.
+    // When the check itself fails, the error is handled as it would be without it.
+    if (!(await siteExists(this.db, run.site_id).catch(() => true))) return this.siteDeleted(run, trace, ending)
+    if (!(error instanceof RunFailure)) {
+      // Unexpected: pg-boss retries once, then the dead-letter handler marks the run failed.
+      ending.error = error
+      throw error
+    }
+    const { code, message, data } = error
+    await addSiteError(this.db, { accountId: run.account_id, siteId: run.site_id, pid: run.pid, code, message, data })
+    await endRun(this.db, this.queue, run, { attempt: run.attempt, status: 'failed', message })
+    ending.outcome = 'failed'
+    ending.message = message
+  }
+
+  /**
+   * Tells the observer (metrics, run log) how an attempt ended, with the codes of the site errors
+   * its run wrote. After a shutdown's interrupt the pool takes nothing more: the codes are left out.
+   */
+  private async report(end: RunEnd): Promise<void> {
+    const { observer } = this.options
+    if (!observer) return
+    const { account_id, site_id, pid } = end.run
+    const errorCodes = end.outcome === 'interrupted' ? undefined : await runErrorCodes(this.db, account_id, site_id, pid).catch(() => undefined)
+    observer.runEnded({ ...end, errorCodes })
   }
 
   /** What a run of this worker works with; a replaced feed file that cannot be removed after its export committed is only logged. */
   private runContext(pid: string): RunContext {
-    const { feedStorage: storage, now, limits, metrics } = this.options
-    return { storage, now, limits, metrics, onHookError: (error) => this.log.warn({ err: error, pid }, 'removing replaced feed files failed') }
+    const { feedStorage: storage, now, limits, observer } = this.options
+    return { storage, now, limits, observer, onHookError: (error) => this.log.warn({ err: error, pid }, 'removing replaced feed files failed') }
   }
 
   /**
    * The run's site was deleted while it ran: the run's row went with it (its status answers 404 like
    * the site's), the files it may have exported for the site go too, and its account's turn passes on.
    */
-  private async siteDeleted(run: Process, trace: RunTrace): Promise<void> {
-    this.log.info({ pid: run.pid, siteId: run.site_id }, 'run stopped: its site was deleted')
+  private async siteDeleted(run: Process, trace: RunTrace, ending: RunEnd): Promise<void> {
+    ending.outcome = 'site_deleted'
+    ending.message = 'Stopped: its site was deleted while it ran'
     await removeRunFeeds(this.options.feedStorage, trace.channelIds, run.pid).catch((error: unknown) =>
       this.log.warn({ err: error, pid: run.pid }, 'the feed files of a run of a deleted site could not be removed'),
     )
     await this.passTurn(run.account_id)
   }
 
-  /**
-   * Ends a run and passes its account's turn on (to the run waiting behind it on the site, or to a
-   * run of another site of the account that waited for a free slot), in one transaction. Returns
-   * whether the run was ended here; the turn passes on either way.
-   */
-  private async end(
-    run: Pick<Process, 'pid' | 'site_id' | 'account_id'>,
-    attempt: number | null,
-    status: 'success' | 'failed',
-    message: string,
-    siteError?: Pick<NewSiteError, 'code' | 'data'>,
-  ): Promise<boolean> {
-    const { ended, admitted } = await inTransaction(this.db, async (tx) => {
-      await lockSiteRuns(tx.db, run.site_id)
-      const ended = await endProcess(tx.db, run.pid, attempt, status, message)
-      if (ended) {
-        await setSiteProcessing(tx.db, ended.site_id, 'Done')
-        // Before the event, which carries the codes of the run's site errors.
-        if (siteError) await addSiteError(tx.db, { accountId: run.account_id, siteId: run.site_id, pid: run.pid, message, ...siteError })
-        await recordRunEnded(tx, ended)
-      }
-      return { ended: ended !== undefined, admitted: await admitWaitingRuns(tx.db, this.queue, run.account_id) }
-    })
-    if (ended || admitted > 0) this.queue.wake()
-    return ended
-  }
-
   /** Gives the account's free run slots to its waiting runs. */
-  private async passTurn(accountId: string): Promise<void> {
-    const admitted = await inTransaction(this.db, (tx) => admitWaitingRuns(tx.db, this.queue, accountId))
-    if (admitted > 0) this.queue.wake()
+  private passTurn(accountId: string): Promise<void> {
+    return passTurn(this.db, this.queue, accountId)
   }
 
   private async passOwedTurns(): Promise<void> {
@@ -242,8 +219,9 @@ export class RunWorker {
       return
     }
     const message = 'The run was interrupted or failed unexpectedly twice and was given up; start it again'
-    if (await this.end(run, null, 'failed', message, { code: SiteErrorCode.runAbandoned, data: { attempts: run.attempt } })) {
-      this.options.metrics?.runEnded(run.action, 'abandoned')
+    const siteError = { code: SiteErrorCode.runAbandoned, data: { attempts: run.attempt } }
+    if (await endRun(this.db, this.queue, run, { attempt: null, status: 'failed', message, siteError })) {
+      await this.report({ run, outcome: 'abandoned', message })
     }
   }
 
@@ -254,21 +232,6 @@ export class RunWorker {
   async sweep(): Promise<void> {
     // Apart from the stale runs: a failure of one leaves the other to do its part.
     await this.passOwedTurns().catch((error: unknown) => this.log.warn({ err: error }, 'passing on owed account turns failed'))
-    const stale = await claimStaleRuns(this.db, this.options.staleSeconds, this.options.now())
-    for (const run of stale) {
-      if (!run.job_id) continue
-      const retried = await this.queue.failStale(run.job_id, 'the process running it stopped answering')
-      if (retried) {
-        await addSiteError(this.db, {
-          accountId: run.account_id,
-          siteId: run.site_id,
-          pid: run.pid,
-          code: SiteErrorCode.runInterrupted,
-          message: 'The run was interrupted (the server running it stopped) and is being retried',
-          data: { attempt: run.attempt },
-        })
-        this.queue.wake()
-      }
-    }
+    await retryStaleRuns(this.db, this.queue, this.options.staleSeconds, this.options.now(), this.log)
   }
 }

@@ -1,9 +1,8 @@
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client'
 import { sameSecret } from '../auth/secrets.js'
 import { poolUsage, type Db } from '../db/database.js'
-import type { ProcessAction } from '../db/schema.js'
 import type { AppliedBatches } from '../imports/apply-batches.js'
-import type { RunObserver, RunOutcome } from '../jobs/run-observer.js'
+import type { RunEnd, RunObserver } from '../jobs/run-observer.js'
 import { ACTIONS } from '../jobs/run-requests.js'
 import { countActiveRuns } from '../jobs/run-store.js'
 import type { UploadObserver, UploadResult } from '../streams/uploads.js'
@@ -108,7 +107,7 @@ export class AppMetrics implements UploadObserver, RunObserver {
     this.batches.inc({ stage: 'import', outcome: 'failed' }, failed)
   }
 
-  runEnded(action: ProcessAction, outcome: RunOutcome, seconds?: number): void {
+  runEnded({ run: { action }, outcome, seconds }: RunEnd): void {
     this.runs.inc({ action, outcome })
     if (seconds !== undefined) this.runDuration.observe({ action, outcome }, seconds)
   }

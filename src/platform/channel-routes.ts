@@ -6,7 +6,7 @@ import type { ChannelExport } from '../db/schema.js'
 import { feedUrl } from '../feeds/feed-urls.js'
 import { formatTimestamp, links } from './envelope.js'
 import { baseOf, type PlatformDeps } from './deps.js'
-import { Envelope, Links, NullableBoolean, NullableString, SiteParams, SuccessBody, errorResponses } from './schemas.js'
+import { Envelope, Links, NullableBoolean, NullableString, SiteParams, SuccessBody, errorResponses, writeErrorResponses } from './schemas.js'
 import { accountOf } from '../auth/caller.js'
 
 // Channels (SPEC.md "Channel", DESIGN.md 5.8): reads as the specification has them; writes are this
@@ -126,13 +126,17 @@ export const channelRoutes: FastifyPluginAsyncTypebox<PlatformDeps> = async (app
   const { db } = deps
   const limits = accountLimits(deps.config)
   const Channels = Envelope('Channels', ChannelOut)
-  app.get('/sites/:siteId/channels', { schema: { tags, params: SiteParams, response: { 200: Channels, ...errorResponses } } }, async (request) => {
-    const found = await listChannels(db, accountOf(request), request.params.siteId)
-    return { success: true as const, Channels: found.map((c) => channelView(c, baseOf(request, deps))) }
-  })
+  app.get(
+    '/sites/:siteId/channels',
+    { schema: { operationId: 'listChannels', tags, params: SiteParams, response: { 200: Channels, ...errorResponses } } },
+    async (request) => {
+      const found = await listChannels(db, accountOf(request), request.params.siteId)
+      return { success: true as const, Channels: found.map((c) => channelView(c, baseOf(request, deps))) }
+    },
+  )
   app.get(
     '/sites/:siteId/channels/:channelId',
-    { schema: { tags, params: ChannelParams, response: { 200: Channels, ...errorResponses } } },
+    { schema: { operationId: 'getChannel', tags, params: ChannelParams, response: { 200: Channels, ...errorResponses } } },
     async (request) => {
       const found = await getChannel(db, accountOf(request), request.params.siteId, request.params.channelId)
       return { success: true as const, Channels: [channelView(found, baseOf(request, deps))] }
@@ -140,7 +144,9 @@ export const channelRoutes: FastifyPluginAsyncTypebox<PlatformDeps> = async (app
   )
   app.get(
     '/sites/:siteId/channels/:channelId/history',
-    { schema: { tags, params: ChannelParams, response: { 200: Envelope('Channels', ChannelWithHistory), ...errorResponses } } },
+    {
+      schema: { operationId: 'getChannelHistory', tags, params: ChannelParams, response: { 200: Envelope('Channels', ChannelWithHistory), ...errorResponses } },
+    },
     async (request) => {
       const { details, history } = await channelHistory(db, accountOf(request), request.params.siteId, request.params.channelId)
       return { success: true as const, Channels: [{ ...channelView(details, baseOf(request, deps)), history: history.map(historyView) }] }
@@ -148,7 +154,7 @@ export const channelRoutes: FastifyPluginAsyncTypebox<PlatformDeps> = async (app
   )
   app.post(
     '/sites/:siteId/channels',
-    { schema: { tags, params: SiteParams, body: ChannelBody, response: { 201: Channels, ...errorResponses } } },
+    { schema: { operationId: 'createChannel', tags, params: SiteParams, body: ChannelBody, response: { 201: Channels, ...writeErrorResponses } } },
     async (request, reply) => {
       const created = await createChannel(db, accountOf(request), request.params.siteId, request.body, limits, deps.outbound)
       return reply.code(201).send({ success: true as const, Channels: [channelView(created, baseOf(request, deps))] })
@@ -156,7 +162,7 @@ export const channelRoutes: FastifyPluginAsyncTypebox<PlatformDeps> = async (app
   )
   app.put(
     '/sites/:siteId/channels/:channelId',
-    { schema: { tags, params: ChannelParams, body: ChannelBody, response: { 200: Channels, ...errorResponses } } },
+    { schema: { operationId: 'updateChannel', tags, params: ChannelParams, body: ChannelBody, response: { 200: Channels, ...writeErrorResponses } } },
     async (request) => {
       const updated = await updateChannel(db, accountOf(request), request.params.siteId, request.params.channelId, request.body, deps.outbound)
       return { success: true as const, Channels: [channelView(updated, baseOf(request, deps))] }
@@ -164,7 +170,7 @@ export const channelRoutes: FastifyPluginAsyncTypebox<PlatformDeps> = async (app
   )
   app.delete(
     '/sites/:siteId/channels/:channelId',
-    { schema: { tags, params: ChannelParams, response: { 200: SuccessBody, ...errorResponses } } },
+    { schema: { operationId: 'deleteChannel', tags, params: ChannelParams, response: { 200: SuccessBody, ...errorResponses } } },
     async (request) => {
       await deleteChannel(db, deps.feedStorage, accountOf(request), request.params.siteId, request.params.channelId, {
         onHookError: (error) => request.log.warn({ err: error }, 'the feed files of a deleted channel could not be removed'),

@@ -4,7 +4,7 @@ import type { DataSource } from '../db/schema.js'
 import { accountLimits } from '../accounts/object-limits.js'
 import { createDataSource, deleteDataSource, getDataSource, listDataSources, updateDataSource } from '../sites/data-sources.js'
 import { type PlatformDeps } from './deps.js'
-import { NullableBoolean, NullableString, SiteParams, errorResponses } from './schemas.js'
+import { NullableBoolean, NullableString, SiteParams, errorResponses, writeErrorResponses } from './schemas.js'
 import { accountOf } from '../auth/caller.js'
 
 // Site stream data sources (SPEC.md "site stream data sources"): X-Auth-Token or bearer. Ids are
@@ -66,7 +66,7 @@ export const dataSourceRoutes: FastifyPluginAsyncTypebox<PlatformDeps> = async (
   const limits = accountLimits(settings)
   app.get(
     '/sites/:siteId/streams',
-    { config, schema: { tags, params: SiteParams, querystring: PageQuery, response: { 200: Sources, ...errorResponses } } },
+    { config, schema: { operationId: 'listDataSources', tags, params: SiteParams, querystring: PageQuery, response: { 200: Sources, ...errorResponses } } },
     async (request) => {
       const page = await listDataSources(db, accountOf(request), request.params.siteId, request.query)
       return { success: true as const, Sources: page.sources.map(sourceView), meta: { cursor: page.cursor } }
@@ -75,19 +75,19 @@ export const dataSourceRoutes: FastifyPluginAsyncTypebox<PlatformDeps> = async (
 
   app.post(
     '/sites/:siteId/streams',
-    { config, schema: { tags, params: SiteParams, body: SourceBody, response: { 201: Sources, ...errorResponses } } },
+    { config, schema: { operationId: 'createDataSource', tags, params: SiteParams, body: SourceBody, response: { 201: Sources, ...writeErrorResponses } } },
     async (request, reply) => reply.code(201).send(single(await createDataSource(db, accountOf(request), request.params.siteId, request.body, limits))),
   )
 
   app.get(
     '/sites/:siteId/streams/:streamId',
-    { config, schema: { tags, params: SourceParams, response: { 200: Sources, ...errorResponses } } },
+    { config, schema: { operationId: 'getDataSource', tags, params: SourceParams, response: { 200: Sources, ...errorResponses } } },
     async (request) => single(await getDataSource(db, accountOf(request), request.params.siteId, request.params.streamId)),
   )
 
   app.put(
     '/sites/:siteId/streams/:streamId',
-    { config, schema: { tags, params: SourceParams, body: SourceBody, response: { 200: Sources, ...errorResponses } } },
+    { config, schema: { operationId: 'updateDataSource', tags, params: SourceParams, body: SourceBody, response: { 200: Sources, ...writeErrorResponses } } },
     async (request) => single(await updateDataSource(db, accountOf(request), request.params.siteId, request.params.streamId, request.body)),
   )
 
@@ -96,7 +96,12 @@ export const dataSourceRoutes: FastifyPluginAsyncTypebox<PlatformDeps> = async (
     '/sites/:siteId/streams/:streamId',
     {
       config,
-      schema: { tags, params: SourceParams, response: { 200: Type.Object({ success: Type.Literal(true), message: Type.String() }), ...errorResponses } },
+      schema: {
+        operationId: 'deleteDataSource',
+        tags,
+        params: SourceParams,
+        response: { 200: Type.Object({ success: Type.Literal(true), message: Type.String() }), ...errorResponses },
+      },
     },
     async (request) => {
       const source = await deleteDataSource(db, accountOf(request), request.params.siteId, request.params.streamId)

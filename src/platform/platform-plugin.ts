@@ -1,11 +1,13 @@
 import type { FastifyInstance, FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify'
-import { authAttempt, type Caller } from '../auth/authenticate.js'
+import { authAttempt, type AuthScheme, type Caller } from '../auth/authenticate.js'
 import { GoneError, TooManyRequestsError, UnauthorizedError } from '../errors.js'
 import { noRoute, sendPlatformError } from '../http/error-funnels.js'
 import { MAX_JSON_BODY_BYTES, readJsonBody } from '../http/json-body.js'
 import { refuseNulParameters } from '../http/nul-guard.js'
+import { documentRoutes } from '../http/openapi.js'
 import { endpointKey, rateLimitSubject } from '../http/rate-limit.js'
 import type { PlatformDeps } from './deps.js'
+import { ErrorBody } from './schemas.js'
 import { channelRoutes } from './channel-routes.js'
 import { dataSourceRoutes } from './data-source-routes.js'
 import { processRoutes } from './process-routes.js'
@@ -21,6 +23,9 @@ import { webhookRoutes } from './webhook-routes.js'
  * where a route allows it), and `{success:false,message}` for every error.
  */
 export const platformPlugin: FastifyPluginAsync<PlatformDeps> = async (app, deps) => {
+  // What each route accepts, checked below and stated in the OpenAPI document alike.
+  app.addHook('onRoute', documentRoutes({ auth: DEFAULT_AUTH }))
+
   // Clients send JSON with no Content-Type or a wrong one (COMPAT.md): every body is read as JSON,
   // compressed or not.
   app.removeAllContentTypeParsers()
@@ -29,7 +34,7 @@ export const platformPlugin: FastifyPluginAsync<PlatformDeps> = async (app, deps
   )
 
   app.addHook('onRequest', async (request, reply) => {
-    const scheme = request.routeOptions.config.auth ?? 'x-auth-token'
+    const scheme = request.routeOptions.config.auth ?? DEFAULT_AUTH
     if (request.is404 || scheme === 'none') return
     const headers = { xAuthToken: request.headers['x-auth-token'], authorization: request.headers.authorization }
     const caller = await deps.authLimit.authenticate(request.ip, authAttempt(deps.db, scheme, headers))
@@ -68,6 +73,9 @@ export const platformPlugin: FastifyPluginAsync<PlatformDeps> = async (app, deps
   await app.register(withdrawnProductWrites, { prefix: '/platform/v2' })
 }
 
+/** The credentials a platform route accepts unless its `config.auth` says otherwise (SPEC.md section 5). */
+const DEFAULT_AUTH: AuthScheme = 'x-auth-token'
+
 // The product write endpoints were withdrawn on 2025-03-31; old clients still call them (COMPAT.md).
 const withdrawnProductWrites: FastifyPluginAsync = async (app) => {
   // Old clients send compressed, large or broken bodies here: the answer is 410 whatever they sent,
@@ -84,7 +92,7 @@ const withdrawnProductWrites: FastifyPluginAsync = async (app) => {
       method: ['GET', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS'],
       url: `/sites/:siteId/products/:batchId/${step}`,
       config: { auth: 'none' },
-      schema: { hide: true, response: { 410: { $ref: 'PlatformError#' } } },
+      schema: { hide: true, response: { 410: ErrorBody } },
       handler: gone,
     })
   }

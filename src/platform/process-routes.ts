@@ -4,7 +4,7 @@ import type { FastifyRequest } from 'fastify'
 import { getRun, requestRun } from '../jobs/run-requests.js'
 import { links } from './envelope.js'
 import { baseOf, type PlatformDeps } from './deps.js'
-import { Links, NullableString, SiteParams, errorResponses } from './schemas.js'
+import { Links, NullableString, SiteParams, errorResponses, writeErrorResponses } from './schemas.js'
 import { accountOf } from '../auth/caller.js'
 
 const ProcessBody = Type.Object({
@@ -31,7 +31,10 @@ export const processRoutes: FastifyPluginAsyncTypebox<PlatformDeps> = async (app
 
   app.post(
     '/process/:siteId',
-    { config: { auth: 'x-auth-token-or-bearer' }, schema: { tags, params: SiteParams, body: ProcessBody, response: { 200: ProcessOut, ...errorResponses } } },
+    {
+      config: { auth: 'x-auth-token-or-bearer' },
+      schema: { operationId: 'requestRun', tags, params: SiteParams, body: ProcessBody, response: { 200: ProcessOut, ...writeErrorResponses } },
+    },
     async (request) => {
       const run = await requestRun(db, deps.runs, accountOf(request), request.params.siteId, request.body)
       return { success: true as const, process_id: run.pid, estimated_duration: run.estimatedDuration, message: run.message }
@@ -49,6 +52,6 @@ export const processRoutes: FastifyPluginAsyncTypebox<PlatformDeps> = async (app
     return { success: true as const, status: run.status, message: run.message, links: links(baseOf(request, deps), relations) }
   }
   const statusSchema = { tags, params: StatusParams, response: { 200: StatusOut, ...errorResponses } }
-  app.get('/sites/:siteId/status/:pid', { schema: statusSchema }, status)
-  app.post('/sites/:siteId/status/:pid', { schema: statusSchema }, status)
+  app.get('/sites/:siteId/status/:pid', { schema: { ...statusSchema, operationId: 'getRunStatus' } }, status)
+  app.post('/sites/:siteId/status/:pid', { schema: { ...statusSchema, operationId: 'getRunStatusByPost' } }, status)
 }

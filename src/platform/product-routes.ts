@@ -5,7 +5,7 @@ import { readStagePage, stageProperties, type StageQuery } from '../catalog/stag
 import { BadRequestError } from '../errors.js'
 import { jsonTextStream } from '../http/json-stream.js'
 import { type PlatformDeps } from './deps.js'
-import { errorResponses } from './schemas.js'
+import { errorResponses, readBudgetResponses } from './schemas.js'
 import { accountOf } from '../auth/caller.js'
 
 // Product data reads (SPEC.md "Platform: product data", COMPAT.md): stage `import` or its alias
@@ -24,7 +24,18 @@ const RowsQuery = Type.Object(
 const PropertiesQuery = Type.Object({ hidden: Type.Integer({ minimum: 0, maximum: 1, default: 0 }) }, { additionalProperties: true })
 const Rows = Type.Object({ success: Type.Literal(true), products: Type.Array(Type.Record(Type.String(), Type.String())) })
 const Properties = Type.Object({ success: Type.Literal(true), columns: Type.Array(Type.String()), products: Type.Integer() })
-const StageParams = Type.Object({ siteId: Type.String(), stageName: Type.String(), stageId: Type.Optional(Type.String()) })
+const StageName = Type.String({ description: 'import (also intermediate) or channel' })
+// The stage id may be left out when it is 0 (COMPAT.md): two routes, each declaring what its path has.
+const StageParams = Type.Object({ siteId: Type.String(), stageName: StageName })
+const StageIdParams = Type.Object({
+  siteId: Type.String(),
+  stageName: StageName,
+  stageId: Type.String({ description: '0 for the import stage; the channel id' }),
+})
+const stageUrls = [
+  { path: '/site/:siteId/stage/:stageName', params: StageParams, id: 'NoStageId' },
+  { path: '/site/:siteId/stage/:stageName/:stageId', params: StageIdParams, id: '' },
+] as const
 const tags = ['product data']
 
 /** `fields` in any of its three forms, in the order asked. */
@@ -44,9 +55,12 @@ export function fieldList(query: Record<string, unknown>): string[] {
 
 export const productRoutes: FastifyPluginAsyncTypebox<PlatformDeps> = async (app, { db, config, readSlots }) => {
   const budget = { maxBytes: config.PRODUCT_READ_MAX_BYTES, timeoutMs: config.PRODUCT_READ_TIMEOUT_MS, slots: readSlots }
-  for (const url of ['/site/:siteId/stage/:stageName', '/site/:siteId/stage/:stageName/:stageId']) {
-    app.get(url, { schema: { tags, params: StageParams, querystring: RowsQuery, response: { 200: Rows, ...errorResponses } } }, async (request, reply) => {
-      const { siteId, stageName, stageId } = request.params
+  const rowsResponses = { 200: Rows, ...errorResponses, ...readBudgetResponses }
+  for (const { path, params, id } of stageUrls) {
+    const schema = { operationId: `readStageProducts${id}`, tags, params, querystring: RowsQuery, response: rowsResponses }
+    app.get(path, { schema }, async (request, reply) => {
+      const { siteId, stageName } = request.params
+      const stageId = 'stageId' in request.params ? request.params.stageId : undefined
       const q = request.query
       const query: StageQuery = { limit: q.limit, offset: q.offset, hidden: q.hidden === 1, filter: q.filter, fields: fieldList(q) }
       const products = await readStagePage(db, accountOf(request), siteId, { name: stageName, id: stageId }, query, budget)
@@ -54,9 +68,11 @@ export const productRoutes: FastifyPluginAsyncTypebox<PlatformDeps> = async (app
       return (reply as FastifyReply).type('application/json; charset=utf-8').send(jsonTextStream('{"success":true,"products":[', products, ']}'))
     })
   }
-  for (const url of ['/site/:siteId/stage/:stageName/properties', '/site/:siteId/stage/:stageName/:stageId/properties']) {
-    app.get(url, { schema: { tags, params: StageParams, querystring: PropertiesQuery, response: { 200: Properties, ...errorResponses } } }, async (request) => {
-      const { siteId, stageName, stageId } = request.params
+  for (const { path, params, id } of stageUrls) {
+    const schema = { operationId: `readStageProperties${id}`, tags, params, querystring: PropertiesQuery, response: { 200: Properties, ...errorResponses } }
+    app.get(`${path}/properties`, { schema }, async (request) => {
+      const { siteId, stageName } = request.params
+      const stageId = 'stageId' in request.params ? request.params.stageId : undefined
       const properties = await stageProperties(db, accountOf(request), siteId, { name: stageName, id: stageId }, request.query.hidden === 1)
       return { success: true as const, ...properties }
     })

@@ -3,7 +3,7 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { accountLimits } from '../accounts/object-limits.js'
 import { createProject, deleteProject, getProject, listProjects, updateProject } from '../sites/projects.js'
 import { baseOf, type PlatformDeps } from './deps.js'
-import { Envelope, NullableString, ProjectParams, SuccessBody, errorResponses } from './schemas.js'
+import { Envelope, NullableString, ProjectParams, SuccessBody, errorResponses, writeErrorResponses } from './schemas.js'
 import { ProjectOut, projectView } from './views.js'
 import { accountOf } from '../auth/caller.js'
 
@@ -19,24 +19,32 @@ export const projectRoutes: FastifyPluginAsyncTypebox<PlatformDeps> = async (app
   const { db } = deps
   const limits = accountLimits(deps.config)
 
-  app.get('/projects', { schema: { tags, response: { 200: Projects, ...errorResponses } } }, async (request) => {
+  app.get('/projects', { schema: { operationId: 'listProjects', tags, response: { 200: Projects, ...errorResponses } } }, async (request) => {
     const projects = await listProjects(db, accountOf(request))
     return { success: true as const, Projects: projects.map((p) => projectView(p, baseOf(request, deps))) }
   })
 
-  app.post('/projects', { schema: { tags, body: ProjectBody, response: { 201: Projects, ...errorResponses } } }, async (request, reply) => {
-    const project = await createProject(db, accountOf(request), request.body, limits)
-    return reply.code(201).send({ success: true as const, Projects: [projectView(project, baseOf(request, deps))] })
-  })
+  app.post(
+    '/projects',
+    { schema: { operationId: 'createProject', tags, body: ProjectBody, response: { 201: Projects, ...writeErrorResponses } } },
+    async (request, reply) => {
+      const project = await createProject(db, accountOf(request), request.body, limits)
+      return reply.code(201).send({ success: true as const, Projects: [projectView(project, baseOf(request, deps))] })
+    },
+  )
 
-  app.get('/projects/:projectId', { schema: { tags, params: ProjectParams, response: { 200: Projects, ...errorResponses } } }, async (request) => {
-    const project = await getProject(db, accountOf(request), request.params.projectId)
-    return { success: true as const, Projects: [projectView(project, baseOf(request, deps))] }
-  })
+  app.get(
+    '/projects/:projectId',
+    { schema: { operationId: 'getProject', tags, params: ProjectParams, response: { 200: Projects, ...errorResponses } } },
+    async (request) => {
+      const project = await getProject(db, accountOf(request), request.params.projectId)
+      return { success: true as const, Projects: [projectView(project, baseOf(request, deps))] }
+    },
+  )
 
   app.put(
     '/projects/:projectId',
-    { schema: { tags, params: ProjectParams, body: ProjectBody, response: { 200: Projects, ...errorResponses } } },
+    { schema: { operationId: 'updateProject', tags, params: ProjectParams, body: ProjectBody, response: { 200: Projects, ...writeErrorResponses } } },
     async (request) => {
       const project = await updateProject(db, accountOf(request), request.params.projectId, request.body)
       return { success: true as const, Projects: [projectView(project, baseOf(request, deps))] }
@@ -44,8 +52,12 @@ export const projectRoutes: FastifyPluginAsyncTypebox<PlatformDeps> = async (app
   )
 
   // DELETE answers 200 with a body: clients read `success` from it (COMPAT.md).
-  app.delete('/projects/:projectId', { schema: { tags, params: ProjectParams, response: { 200: SuccessBody, ...errorResponses } } }, async (request) => {
-    await deleteProject(db, accountOf(request), request.params.projectId)
-    return { success: true as const }
-  })
+  app.delete(
+    '/projects/:projectId',
+    { schema: { operationId: 'deleteProject', tags, params: ProjectParams, response: { 200: SuccessBody, ...errorResponses } } },
+    async (request) => {
+      await deleteProject(db, accountOf(request), request.params.projectId)
+      return { success: true as const }
+    },
+  )
 }

@@ -71,7 +71,15 @@ export const siteReportRoutes: FastifyPluginAsyncTypebox<PlatformDeps> = async (
   const { db } = deps
   app.get(
     '/sites/:siteId/errors',
-    { schema: { tags: ['errors'], params: SiteParams, querystring: ErrorQuery, response: { 200: Envelope('Errors', ErrorOut), ...errorResponses } } },
+    {
+      schema: {
+        operationId: 'listSiteErrors',
+        tags: ['errors'],
+        params: SiteParams,
+        querystring: ErrorQuery,
+        response: { 200: Envelope('Errors', ErrorOut), ...errorResponses },
+      },
+    },
     async (request) => {
       const { errors } = await listSiteErrors(db, accountOf(request), request.params.siteId, request.query)
       return { success: true as const, Errors: errors.map((error) => errorView(error, baseOf(request, deps))) }
@@ -81,6 +89,7 @@ export const siteReportRoutes: FastifyPluginAsyncTypebox<PlatformDeps> = async (
     '/sites/:siteId/importhistory',
     {
       schema: {
+        operationId: 'listImportHistory',
         tags: ['import history'],
         params: SiteParams,
         querystring: HistoryQuery,

@@ -9,7 +9,18 @@ import { projectIds } from '../sites/projects.js'
 import { createSite, deleteSite, findSites, getSite, listSites, updateSite } from '../sites/sites.js'
 import { NotFoundError } from '../errors.js'
 import { baseOf, type PlatformDeps } from './deps.js'
-import { Envelope, NullableBoolean, NullableString, ProjectParams, ProjectSiteParams, SiteParams, SuccessBody, errorResponses } from './schemas.js'
+import {
+  Envelope,
+  NullableBoolean,
+  NullableString,
+  ProjectParams,
+  ProjectSiteParams,
+  SiteParams,
+  SuccessBody,
+  conflictResponse,
+  errorResponses,
+  writeErrorResponses,
+} from './schemas.js'
 import { SiteOut, siteView } from './views.js'
 import { accountOf } from '../auth/caller.js'
 
@@ -48,17 +59,21 @@ export const siteRoutes: FastifyPluginAsyncTypebox<PlatformDeps> = async (app, d
     Sites: sites.map((s) => siteView(s, baseOf(request, deps), [s.project_id])),
   })
 
-  app.get('/sites', { schema: { tags, response: { 200: Sites, ...errorResponses } } }, async (request) =>
+  app.get('/sites', { schema: { operationId: 'listSites', tags, response: { 200: Sites, ...errorResponses } } }, async (request) =>
     listing(request, await listSites(db, accountOf(request))),
   )
 
-  app.post('/sites', { schema: { tags, body: SiteBody, response: { 201: Sites, ...errorResponses } } }, async (request, reply) => {
-    const site = await createSite(db, accountOf(request), request.body, limits)
-    return reply.code(201).send(await envelope(request, site))
-  })
+  app.post(
+    '/sites',
+    { schema: { operationId: 'createSite', tags, body: SiteBody, response: { 201: Sites, ...writeErrorResponses, ...conflictResponse } } },
+    async (request, reply) => {
+      const site = await createSite(db, accountOf(request), request.body, limits)
+      return reply.code(201).send(await envelope(request, site))
+    },
+  )
 
   // A numeric id names one site; `<tagName>:<tagValue>` every site carrying that tag (a listing).
-  app.get('/sites/:siteId', { schema: { tags, params: SiteParams, response: { 200: Sites, ...errorResponses } } }, async (request) => {
+  app.get('/sites/:siteId', { schema: { operationId: 'getSite', tags, params: SiteParams, response: { 200: Sites, ...errorResponses } } }, async (request) => {
     const { siteId } = request.params
     if (isId(siteId)) return envelope(request, await getSite(db, accountOf(request), siteId))
     const sites = await findSites(db, accountOf(request), siteId)
@@ -66,22 +81,28 @@ export const siteRoutes: FastifyPluginAsyncTypebox<PlatformDeps> = async (app, d
     return listing(request, sites)
   })
 
-  app.put('/sites/:siteId', { schema: { tags, params: SiteParams, body: SiteBody, response: { 200: Sites, ...errorResponses } } }, async (request) =>
-    envelope(request, await updateSite(db, accountOf(request), request.params.siteId, request.body, limits)),
+  app.put(
+    '/sites/:siteId',
+    { schema: { operationId: 'updateSite', tags, params: SiteParams, body: SiteBody, response: { 200: Sites, ...writeErrorResponses, ...conflictResponse } } },
+    async (request) => envelope(request, await updateSite(db, accountOf(request), request.params.siteId, request.body, limits)),
   )
 
   // The site's feed files go once no row names them any more: after the commit (deleteSite).
   const removalFailed = (request: FastifyRequest) => (error: unknown) => {
     request.log.warn({ err: error }, 'the feed files of a deleted site could not be removed')
   }
-  app.delete('/sites/:siteId', { schema: { tags, params: SiteParams, response: { 200: SuccessBody, ...errorResponses } } }, async (request) => {
-    await deleteSite(db, deps.feedStorage, accountOf(request), request.params.siteId, undefined, { onHookError: removalFailed(request) })
-    return { success: true as const }
-  })
+  app.delete(
+    '/sites/:siteId',
+    { schema: { operationId: 'deleteSite', tags, params: SiteParams, response: { 200: SuccessBody, ...errorResponses } } },
+    async (request) => {
+      await deleteSite(db, deps.feedStorage, accountOf(request), request.params.siteId, undefined, { onHookError: removalFailed(request) })
+      return { success: true as const }
+    },
+  )
 
   app.delete(
     '/projects/:projectId/sites/:siteId',
-    { schema: { tags, params: ProjectSiteParams, response: { 200: SuccessBody, ...errorResponses } } },
+    { schema: { operationId: 'deleteProjectSite', tags, params: ProjectSiteParams, response: { 200: SuccessBody, ...errorResponses } } },
     async (request) => {
       await deleteSite(db, deps.feedStorage, accountOf(request), request.params.siteId, request.params.projectId, { onHookError: removalFailed(request) })
       return { success: true as const }
@@ -90,20 +111,30 @@ export const siteRoutes: FastifyPluginAsyncTypebox<PlatformDeps> = async (app, d
 
   app.post(
     '/sites/:siteId/copy',
-    { schema: { tags, params: SiteParams, body: CopyBody, response: { 201: Sites, ...errorResponses } } },
+    { schema: { operationId: 'copySite', tags, params: SiteParams, body: CopyBody, response: { 201: Sites, ...writeErrorResponses } } },
     async (request, reply) => {
       const site = await copySite(db, accountOf(request), request.params.siteId, request.body, limits)
       return reply.code(201).send(await envelope(request, site))
     },
   )
 
-  app.get('/projects/:projectId/sites', { schema: { tags, params: ProjectParams, response: { 200: Sites, ...errorResponses } } }, async (request) =>
-    listing(request, await listSites(db, accountOf(request), request.params.projectId)),
+  app.get(
+    '/projects/:projectId/sites',
+    { schema: { operationId: 'listProjectSites', tags, params: ProjectParams, response: { 200: Sites, ...errorResponses } } },
+    async (request) => listing(request, await listSites(db, accountOf(request), request.params.projectId)),
   )
 
   app.post(
     '/projects/:projectId/sites',
-    { schema: { tags, params: ProjectParams, body: SiteBody, response: { 201: Sites, ...errorResponses } } },
+    {
+      schema: {
+        operationId: 'createProjectSite',
+        tags,
+        params: ProjectParams,
+        body: SiteBody,
+        response: { 201: Sites, ...writeErrorResponses, ...conflictResponse },
+      },
+    },
     async (request, reply) => {
       const site = await createSite(db, accountOf(request), request.body, limits, request.params.projectId)
       return reply.code(201).send(await envelope(request, site))
@@ -112,14 +143,22 @@ export const siteRoutes: FastifyPluginAsyncTypebox<PlatformDeps> = async (app, d
 
   app.put(
     '/projects/:projectId/sites/:siteId',
-    { schema: { tags, params: ProjectSiteParams, body: SiteBody, response: { 200: Sites, ...errorResponses } } },
+    {
+      schema: {
+        operationId: 'updateProjectSite',
+        tags,
+        params: ProjectSiteParams,
+        body: SiteBody,
+        response: { 200: Sites, ...writeErrorResponses, ...conflictResponse },
+      },
+    },
     async (request) => envelope(request, await updateSite(db, accountOf(request), request.params.siteId, request.body, limits, request.params.projectId)),
   )
 
   // Reading one site of a project is not in SPEC.md, but its links make clients expect it.
   app.get(
     '/projects/:projectId/sites/:siteId',
-    { schema: { tags, params: ProjectSiteParams, response: { 200: Sites, ...errorResponses } } },
+    { schema: { operationId: 'getProjectSite', tags, params: ProjectSiteParams, response: { 200: Sites, ...errorResponses } } },
     async (request) => {
       const site = await getSite(db, accountOf(request), request.params.siteId)
       if (site.project_id !== request.params.projectId) throw new NotFoundError()

@@ -5,7 +5,7 @@ import { listDeliveries, retryDelivery } from '../webhooks/deliveries.js'
 import { webhookSettings } from '../webhooks/webhook-input.js'
 import { createWebhook, deleteWebhook, getWebhook, listWebhooks, rotateWebhookSecret, updateWebhook } from '../webhooks/webhooks.js'
 import { baseOf, type PlatformDeps } from './deps.js'
-import { Envelope, NullableBoolean, NullableString, SuccessBody, errorResponses } from './schemas.js'
+import { Envelope, NullableBoolean, NullableString, SuccessBody, conflictResponse, errorResponses, writeErrorResponses } from './schemas.js'
 import { DeliveryOut, WebhookOut, deliveryView, webhookView } from './webhook-views.js'
 
 // Webhooks (issue 15): an account's subscriptions to events, signed as Standard Webhooks has it,
@@ -33,24 +33,32 @@ export const webhookRoutes: FastifyPluginAsyncTypebox<PlatformDeps> = async (app
   const { db } = deps
   const settings = webhookSettings(deps.config, deps.outbound)
 
-  app.post('/webhooks', { config, schema: { tags, body: WebhookBody, response: { 201: Webhooks, ...errorResponses } } }, async (request, reply) => {
-    const { webhook, secret } = await createWebhook(db, accountOf(request), request.body, settings)
-    return reply.code(201).send({ success: true as const, Webhooks: [webhookView(webhook, baseOf(request, deps), secret)] })
-  })
+  app.post(
+    '/webhooks',
+    { config, schema: { operationId: 'createWebhook', tags, body: WebhookBody, response: { 201: Webhooks, ...writeErrorResponses } } },
+    async (request, reply) => {
+      const { webhook, secret } = await createWebhook(db, accountOf(request), request.body, settings)
+      return reply.code(201).send({ success: true as const, Webhooks: [webhookView(webhook, baseOf(request, deps), secret)] })
+    },
+  )
 
-  app.get('/webhooks', { config, schema: { tags, response: { 200: Webhooks, ...errorResponses } } }, async (request) => {
+  app.get('/webhooks', { config, schema: { operationId: 'listWebhooks', tags, response: { 200: Webhooks, ...errorResponses } } }, async (request) => {
     const found = await listWebhooks(db, accountOf(request))
     return { success: true as const, Webhooks: found.map((webhook) => webhookView(webhook, baseOf(request, deps))) }
   })
 
-  app.get('/webhooks/:webhookId', { config, schema: { tags, params: WebhookParams, response: { 200: Webhooks, ...errorResponses } } }, async (request) => ({
-    success: true as const,
-    Webhooks: [webhookView(await getWebhook(db, accountOf(request), request.params.webhookId), baseOf(request, deps))],
-  }))
+  app.get(
+    '/webhooks/:webhookId',
+    { config, schema: { operationId: 'getWebhook', tags, params: WebhookParams, response: { 200: Webhooks, ...errorResponses } } },
+    async (request) => ({
+      success: true as const,
+      Webhooks: [webhookView(await getWebhook(db, accountOf(request), request.params.webhookId), baseOf(request, deps))],
+    }),
+  )
 
   app.put(
     '/webhooks/:webhookId',
-    { config, schema: { tags, params: WebhookParams, body: WebhookBody, response: { 200: Webhooks, ...errorResponses } } },
+    { config, schema: { operationId: 'updateWebhook', tags, params: WebhookParams, body: WebhookBody, response: { 200: Webhooks, ...writeErrorResponses } } },
     async (request) => ({
       success: true as const,
       Webhooks: [webhookView(await updateWebhook(db, accountOf(request), request.params.webhookId, request.body, settings), baseOf(request, deps))],
@@ -59,7 +67,7 @@ export const webhookRoutes: FastifyPluginAsyncTypebox<PlatformDeps> = async (app
 
   app.delete(
     '/webhooks/:webhookId',
-    { config, schema: { tags, params: WebhookParams, response: { 200: SuccessBody, ...errorResponses } } },
+    { config, schema: { operationId: 'deleteWebhook', tags, params: WebhookParams, response: { 200: SuccessBody, ...errorResponses } } },
     async (request) => {
       await deleteWebhook(db, accountOf(request), request.params.webhookId)
       return { success: true as const }
@@ -68,7 +76,7 @@ export const webhookRoutes: FastifyPluginAsyncTypebox<PlatformDeps> = async (app
 
   app.post(
     '/webhooks/:webhookId/rotate-secret',
-    { config, schema: { tags, params: WebhookParams, response: { 200: Webhooks, ...errorResponses } } },
+    { config, schema: { operationId: 'rotateWebhookSecret', tags, params: WebhookParams, response: { 200: Webhooks, ...errorResponses } } },
     async (request) => {
       const { webhook, secret } = await rotateWebhookSecret(db, accountOf(request), request.params.webhookId)
       return { success: true as const, Webhooks: [webhookView(webhook, baseOf(request, deps), secret)] }
@@ -77,7 +85,16 @@ export const webhookRoutes: FastifyPluginAsyncTypebox<PlatformDeps> = async (app
 
   app.get(
     '/webhooks/:webhookId/deliveries',
-    { config, schema: { tags, params: WebhookParams, querystring: DeliveryQuery, response: { 200: Deliveries, ...errorResponses } } },
+    {
+      config,
+      schema: {
+        operationId: 'listWebhookDeliveries',
+        tags,
+        params: WebhookParams,
+        querystring: DeliveryQuery,
+        response: { 200: Deliveries, ...errorResponses },
+      },
+    },
     async (request) => {
       const { status, limit, offset } = request.query
       const page = { limit, offset, ...(status && { status: status as 'pending' | 'delivered' | 'failed' }) }
@@ -88,7 +105,10 @@ export const webhookRoutes: FastifyPluginAsyncTypebox<PlatformDeps> = async (app
 
   app.post(
     '/webhooks/:webhookId/deliveries/:deliveryId/retry',
-    { config, schema: { tags, params: DeliveryParams, response: { 200: Deliveries, ...errorResponses } } },
+    {
+      config,
+      schema: { operationId: 'retryWebhookDelivery', tags, params: DeliveryParams, response: { 200: Deliveries, ...errorResponses, ...conflictResponse } },
+    },
     async (request) => {
       const { webhookId, deliveryId } = request.params
       const retried = await retryDelivery(db, accountOf(request), webhookId, deliveryId, settings)

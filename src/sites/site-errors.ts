@@ -94,3 +94,16 @@ export async function listSiteErrors(db: DbHandle, accountId: string, siteSegmen
     .execute()
   return { siteId: site.id, errors }
 }
+
+/** The codes of the site errors a run wrote, in the order first written, each once (for the run's end line). */
+export async function runErrorCodes(db: DbHandle, accountId: string, siteId: string, pid: string): Promise<number[]> {
+  const rows = await db
+    .selectFrom('site_error')
+    .select('error')
+    .where('account_id', '=', accountId)
+    .where('site_id', '=', siteId)
+    .where('pid', '=', pid)
+    .orderBy('id')
+    .execute()
+  return [...new Set(rows.map((row) => row.error))]
+}

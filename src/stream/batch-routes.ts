@@ -1,12 +1,12 @@
 import { Type } from '@sinclair/typebox'
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { getBatch, listBatches } from '../streams/batch-store.js'
-import { BatchResource, JsonApiError, PageLinks, batchResource, pageLinks } from './json-api.js'
+import { BatchResource, PageLinks, batchResource, jsonApiErrors, pageLinks } from './json-api.js'
 import type { StreamDeps } from './deps.js'
 import { MAX_PAGE, PageQuery } from './stream-routes.js'
 import { accountOf } from '../auth/caller.js'
 
-const errors = { 400: JsonApiError, 401: JsonApiError, 404: JsonApiError, 429: JsonApiError, 500: JsonApiError }
+const errors = jsonApiErrors(400, 401, 404, 429, 500)
 const tags = ['batches']
 
 export const batchRoutes: FastifyPluginAsyncTypebox<StreamDeps> = async (app, { db, config }) => {
@@ -16,6 +16,7 @@ export const batchRoutes: FastifyPluginAsyncTypebox<StreamDeps> = async (app, { 
     '/streams/:streamId/batches',
     {
       schema: {
+        operationId: 'listBatches',
         tags,
         params: Type.Object({ streamId: Type.String() }),
         querystring: PageQuery,
@@ -35,6 +36,7 @@ export const batchRoutes: FastifyPluginAsyncTypebox<StreamDeps> = async (app, { 
     '/streams/:streamId/batches/:batchId',
     {
       schema: {
+        operationId: 'getBatch',
         tags,
         params: Type.Object({ streamId: Type.String(), batchId: Type.String() }),
         response: { 200: Type.Object({ data: BatchResource }), ...errors },

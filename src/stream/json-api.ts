@@ -105,3 +105,34 @@ export const JsonApiError = Type.Object({
     }),
   ),
 })
+
+// What each error answer of the stream interface means (the OpenAPI document shows it; the body is
+// the JSON:API `errors` array for every one).
+const ERROR_MEANINGS = {
+  400: 'A path, query or body value breaks a rule; `detail` names it',
+  401: 'The bearer token is missing or invalid',
+  403: 'The stream is `disabled`: uploads are refused and nothing is imported',
+  404: 'The stream, batch or product is not in this account',
+  408: 'The body arrived slower than UPLOAD_MIN_BYTES_PER_SECOND and was cut off; nothing was written',
+  409: 'The name is taken (by a stream, or by one deleted less than 7 days ago), or `data.id` is not the stream in the path',
+  413: 'The body is larger than MAX_UPLOAD_BYTES (200 MB) once decoded, or a JSON:API document larger than 1 MiB',
+  415: 'The Content-Type (or Content-Encoding) is not one this endpoint reads',
+  422: 'The document breaks a rule (name of 3 to 255 characters, type, at most 100 streams)',
+  423: 'The stream is `locked` or `locked_upload`',
+  429: 'Rate limit exceeded (per token and endpoint), or too many failed authentications; see Retry-After',
+  500: 'Internal failure; the details are in the server log',
+  503: 'The request ran past STREAM_REQUEST_TIMEOUT_MS (10 s), or the upload queue or spool is full; nothing was written',
+} as const
+type ErrorStatus = keyof typeof ERROR_MEANINGS
+
+const retryAfter = { 'Retry-After': { type: 'integer', description: 'seconds to wait before trying again' } }
+
+/** The JSON:API error answers of an operation, by status, each with what it means. */
+export function jsonApiErrors<S extends ErrorStatus>(...statuses: S[]): Record<S, typeof JsonApiError> {
+  const answers = {} as Record<S, typeof JsonApiError>
+  for (const status of statuses) {
+    const withHeaders = status === 429 || status === 503 ? { headers: retryAfter } : {}
+    answers[status] = Type.Object(JsonApiError.properties, { description: ERROR_MEANINGS[status], ...withHeaders })
+  }
+  return answers
+}

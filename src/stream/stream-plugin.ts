@@ -1,8 +1,9 @@
 import type { FastifyInstance, FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify'
-import { authAttempt, type Caller } from '../auth/authenticate.js'
+import { authAttempt, type AuthScheme, type Caller } from '../auth/authenticate.js'
 import { ClientClosedError, RequestTimeoutError, TooManyRequestsError, UnauthorizedError } from '../errors.js'
 import { JSON_API, noRoute, sendStreamError } from '../http/error-funnels.js'
 import { refuseNulParameters } from '../http/nul-guard.js'
+import { documentRoutes } from '../http/openapi.js'
 import { rateLimitBucket, rateLimitSubject, type RateLimits } from '../http/rate-limit.js'
 import { batchRoutes } from './batch-routes.js'
 import type { StreamDeps } from './deps.js'
@@ -12,6 +13,8 @@ import { uploadRoutes } from './upload-routes.js'
 /** The stream interface (JSON:API, bearer tokens), mounted at STREAM_PREFIX. */
 export const streamPlugin: FastifyPluginAsync<StreamDeps> = async (app, deps) => {
   const limits = { products: deps.config.RATE_LIMIT_PRODUCTS, batches: deps.config.RATE_LIMIT_BATCHES, other: deps.config.RATE_LIMIT_OTHER }
+  // Every route takes the bearer token (identify below); JSON:API documents in and out.
+  app.addHook('onRoute', documentRoutes({ auth: STREAM_AUTH, mediaTypes: { consumes: [JSON_API, 'application/json'], produces: [JSON_API] } }))
 
   app.addHook('onRequest', async (request, reply) => {
     reply.type(JSON_API)
@@ -52,6 +55,9 @@ export const streamPlugin: FastifyPluginAsync<StreamDeps> = async (app, deps) =>
   await app.register(batchRoutes, deps)
 }
 
+/** The stream interface takes personal access tokens only (SPEC.md section 5). */
+const STREAM_AUTH: AuthScheme = 'bearer'
+
 /**
  * Who sends the request: the caller its bearer token authenticates, or why not (401, or 429 from the
  * failed-authentication limit). A request that hits no route is not authenticated: it is counted by
@@ -60,7 +66,7 @@ export const streamPlugin: FastifyPluginAsync<StreamDeps> = async (app, deps) =>
 async function identify(request: FastifyRequest, deps: StreamDeps): Promise<{ caller: Caller | null; refusal: Error | null }> {
   if (request.is404) return { caller: null, refusal: null }
   try {
-    const caller = await deps.authLimit.authenticate(request.ip, authAttempt(deps.db, 'bearer', { authorization: request.headers.authorization }))
+    const caller = await deps.authLimit.authenticate(request.ip, authAttempt(deps.db, STREAM_AUTH, { authorization: request.headers.authorization }))
     if (caller) return { caller, refusal: null }
     return { caller: null, refusal: new UnauthorizedError('A valid personal access token is required: Authorization: Bearer <token>') }
   } catch (error) {

@@ -3,7 +3,7 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import type { FastifyRequest } from 'fastify'
 import { BadRequestError, UnsupportedMediaTypeError } from '../errors.js'
 import { MAX_JSON_BODY_BYTES, readJsonBody } from '../http/json-body.js'
-import { JsonApiError, PageLinks, StreamResource, pageLinks, streamResource } from './json-api.js'
+import { PageLinks, StreamResource, jsonApiErrors, pageLinks, streamResource } from './json-api.js'
 import type { StreamDeps } from './deps.js'
 import { createStream, deleteStream, getStream, listStreams, renameStream, type StreamInput } from '../streams/streams.js'
 import { accountOf } from '../auth/caller.js'
@@ -25,16 +25,8 @@ export const PageQuery = Type.Object({
   'page[limit]': Type.Optional(Type.Integer({ minimum: 1, default: 10 })),
 })
 export const MAX_PAGE = 10
-const errors = {
-  400: JsonApiError,
-  401: JsonApiError,
-  404: JsonApiError,
-  409: JsonApiError,
-  415: JsonApiError,
-  422: JsonApiError,
-  429: JsonApiError,
-  500: JsonApiError,
-}
+const errors = jsonApiErrors(400, 401, 404, 429, 500)
+const writeErrors = { ...errors, ...jsonApiErrors(409, 413, 415, 422) }
 const tags = ['streams']
 const StreamDoc = Type.Object({ data: StreamResource })
 
@@ -52,18 +44,23 @@ export const streamRoutes: FastifyPluginAsyncTypebox<StreamDeps> = async (app, {
     return readJsonBody(body, request.headers['content-encoding'])
   })
 
-  app.post('/streams', { schema: { tags, body: StreamDocumentBody, response: { 201: StreamDoc, ...errors } } }, async (request, reply) => {
-    const stream = await createStream(db, accountOf(request), streamInput(request.body), clock())
-    return reply
-      .code(201)
-      .header('location', `${prefix}/streams/${stream.id}`)
-      .send({ data: streamResource(stream, prefix) })
-  })
+  app.post(
+    '/streams',
+    { schema: { operationId: 'createStream', tags, body: StreamDocumentBody, response: { 201: StreamDoc, ...writeErrors } } },
+    async (request, reply) => {
+      const stream = await createStream(db, accountOf(request), streamInput(request.body), clock())
+      return reply
+        .code(201)
+        .header('location', `${prefix}/streams/${stream.id}`)
+        .send({ data: streamResource(stream, prefix) })
+    },
+  )
 
   app.get(
     '/streams',
     {
       schema: {
+        operationId: 'listStreams',
         tags,
         querystring: PageQuery,
         response: { 200: Type.Object({ data: Type.Array(StreamResource), links: PageLinks, meta: Type.Object({ total: Type.Integer() }) }), ...errors },
@@ -77,23 +74,31 @@ export const streamRoutes: FastifyPluginAsyncTypebox<StreamDeps> = async (app, {
     },
   )
 
-  app.get('/streams/:streamId', { schema: { tags, params: StreamParams, response: { 200: StreamDoc, ...errors } } }, async (request) => ({
-    data: streamResource(await getStream(db, accountOf(request), request.params.streamId), prefix),
-  }))
+  app.get(
+    '/streams/:streamId',
+    { schema: { operationId: 'getStream', tags, params: StreamParams, response: { 200: StreamDoc, ...errors } } },
+    async (request) => ({
+      data: streamResource(await getStream(db, accountOf(request), request.params.streamId), prefix),
+    }),
+  )
 
   app.patch(
     '/streams/:streamId',
-    { schema: { tags, params: StreamParams, body: StreamDocumentBody, response: { 200: StreamDoc, ...errors } } },
+    { schema: { operationId: 'updateStream', tags, params: StreamParams, body: StreamDocumentBody, response: { 200: StreamDoc, ...writeErrors } } },
     async (request) => {
       const input = { ...streamInput(request.body), id: request.body.data.id }
       return { data: streamResource(await renameStream(db, accountOf(request), request.params.streamId, input, clock()), prefix) }
     },
   )
 
-  app.delete('/streams/:streamId', { schema: { tags, params: StreamParams, response: { 204: Type.Null(), ...errors } } }, async (request, reply) => {
-    await deleteStream(db, accountOf(request), request.params.streamId, clock())
-    return reply.code(204).send(null)
-  })
+  app.delete(
+    '/streams/:streamId',
+    { schema: { operationId: 'deleteStream', tags, params: StreamParams, response: { 204: Type.Null(), ...errors } } },
+    async (request, reply) => {
+      await deleteStream(db, accountOf(request), request.params.streamId, clock())
+      return reply.code(204).send(null)
+    },
+  )
 }
 
 /** Reads a stream document; the account may be named in data.relationships or top-level relationships. */

@@ -3,29 +3,21 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import type { FastifyReply, FastifyRequest } from 'fastify'
 import { BadRequestError } from '../errors.js'
 import { UploadDeadline } from '../streams/upload-deadline.js'
-import { BatchResource, JsonApiError, batchResource } from './json-api.js'
+import { BatchResource, JsonApiError, batchResource, jsonApiErrors } from './json-api.js'
 import type { StreamDeps } from './deps.js'
 import { deleteProducts, uploadProducts } from '../streams/uploads.js'
 import { accountOf } from '../auth/caller.js'
+import { allUploadObservers, uploadLog } from './upload-log.js'
 
 const StreamParams = Type.Object({ streamId: Type.String() })
 const BatchDoc = Type.Object({ data: BatchResource })
-const errors = {
-  400: JsonApiError,
-  401: JsonApiError,
-  403: JsonApiError,
-  404: JsonApiError,
-  408: JsonApiError,
-  413: JsonApiError,
-  415: JsonApiError,
-  423: JsonApiError,
-  429: JsonApiError,
-  500: JsonApiError,
-  503: JsonApiError,
-}
+const errors = jsonApiErrors(400, 401, 403, 404, 408, 413, 415, 423, 429, 500, 503)
 // An empty payload answers 422 with a failed batch document (COMPAT.md); other 422s are errors.
-const uploadResponses = { 202: BatchDoc, 422: Type.Union([BatchDoc, JsonApiError]), ...errors }
+const emptyPayload = Type.Union([BatchDoc, JsonApiError], { description: 'The body is empty (a failed batch document), or a row limit is passed' })
+const uploadResponses = { 202: BatchDoc, 422: emptyPayload, ...errors }
 const tags = ['products']
+const DeleteQuery = Type.Object({ all: Type.Optional(Type.Boolean({ description: 'true deletes every row of the stream; send no body then' })) })
+const ProductParams = Type.Object({ streamId: Type.String(), productId: Type.String({ description: 'the `id` of the row' }) })
 
 function hasBody(request: FastifyRequest): boolean {
   const length = request.headers['content-length']
@@ -42,6 +34,9 @@ export const uploadRoutes: FastifyPluginAsyncTypebox<StreamDeps> = async (app, {
   const deadlineOf = (request: FastifyRequest, reply: FastifyReply) =>
     UploadDeadline.of(request.deadline ?? AbortSignal.timeout(config.STREAM_REQUEST_TIMEOUT_MS), config.STREAM_REQUEST_TIMEOUT_MS, reply.elapsedTime)
 
+  // Every upload is counted and logged; on the request's logger, its line carries the request's id.
+  const observerOf = (request: FastifyRequest) => allUploadObservers(metrics, uploadLog(request.log))
+
   const upload = (kind: 'upsert' | 'delete') => async (request: FastifyRequest, reply: FastifyReply, streamId: string) =>
     uploadProducts(db, {
       accountId: accountOf(request),
@@ -57,17 +52,17 @@ export const uploadRoutes: FastifyPluginAsyncTypebox<StreamDeps> = async (app, {
       slots: uploadSlots,
       spool: uploadSpool,
       now: clock,
-      observer: metrics,
+      observer: observerOf(request),
     })
 
   const deleteWithoutBody = (request: FastifyRequest, reply: FastifyReply, streamId: string, productId: string | undefined) =>
-    deleteProducts(db, accountOf(request), streamId, productId, clock(), deadlineOf(request, reply), uploadSlots, metrics)
+    deleteProducts(db, accountOf(request), streamId, productId, clock(), deadlineOf(request, reply), uploadSlots, observerOf(request))
 
   const uploadProductsRoute = upload('upsert')
   app.route({
     method: ['POST', 'PUT', 'PATCH'],
     url: '/streams/:streamId/products',
-    schema: { tags, params: StreamParams, response: uploadResponses },
+    schema: { operationId: 'uploadProducts', tags, params: StreamParams, response: uploadResponses },
     handler: async (request, reply) => {
       const result = await uploadProductsRoute(request, reply, request.params.streamId)
       return reply.code(result.statusCode).send({ data: batchResource(result.batch, prefix) })
@@ -77,7 +72,7 @@ export const uploadRoutes: FastifyPluginAsyncTypebox<StreamDeps> = async (app, {
   const deleteLines = upload('delete')
   app.delete(
     '/streams/:streamId/products',
-    { schema: { tags, params: StreamParams, querystring: Type.Object({ all: Type.Optional(Type.Boolean()) }), response: uploadResponses } },
+    { schema: { operationId: 'deleteProducts', tags, params: StreamParams, querystring: DeleteQuery, response: uploadResponses } },
     async (request, reply) => {
       if (request.query.all === true) {
         if (hasBody(request)) throw new BadRequestError('?all=true deletes every row and takes no body; send either ids or all=true')
@@ -91,7 +86,7 @@ export const uploadRoutes: FastifyPluginAsyncTypebox<StreamDeps> = async (app, {
 
   app.delete(
     '/streams/:streamId/products/:productId',
-    { schema: { tags, params: Type.Object({ streamId: Type.String(), productId: Type.String() }), response: { 202: BatchDoc, ...errors } } },
+    { schema: { operationId: 'deleteProduct', tags, params: ProductParams, response: { 202: BatchDoc, ...errors } } },
     async (request, reply) => {
       const { streamId, productId } = request.params
       const batch = await deleteWithoutBody(request, reply, streamId, productId)

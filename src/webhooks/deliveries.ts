@@ -25,6 +25,15 @@ export async function listDeliveries(db: DbHandle, accountId: string, webhookId:
   return query.orderBy('d.id', 'desc').limit(page.limit).offset(page.offset).execute()
 }
 
+/** One delivery of the account's subscription; another account's, or none, is a 404. */
+export async function getDelivery(db: DbHandle, accountId: string, webhookId: string, deliveryId: string): Promise<DeliveryRow> {
+  const webhook = await getWebhook(db, accountId, webhookId)
+  if (!isId(deliveryId)) throw new NotFoundError()
+  const found = await selectDeliveries(db, accountId).where('d.webhook_id', '=', webhook.id).where('d.id', '=', deliveryId).executeTakeFirst()
+  if (!found) throw new NotFoundError()
+  return found
+}
+
 function selectDeliveries(db: DbHandle, accountId: string) {
   return db
     .selectFrom('webhook_delivery as d')

@@ -133,13 +133,21 @@ export interface FailurePolicy {
   disableAfter: number
 }
 
+/** What became of a delivery after a failed attempt: `pending` with its next attempt's time, or `failed` for good. */
+export interface FailedAttempt {
+  status: 'pending' | 'failed'
+  nextAttemptAt: Date | null
+  /** Whether the subscription was disabled now. */
+  disabled: boolean
+}
+
 /**
  * A failed attempt: another one after the delay while that is within the delivery's window, else
  * the delivery has failed. The subscription's streak grows; it is disabled, with the reason, after
  * `disableAfter` failures in a row, or when a delivery failed for good with nothing delivered since
- * the streak began a whole window ago. Returns whether the subscription was disabled now.
+ * the streak began a whole window ago. Returns nothing when the claim no longer held the delivery.
  */
-export async function markAttemptFailed(db: Db, delivery: ClaimedDelivery, outcome: AttemptOutcome, policy: FailurePolicy): Promise<boolean> {
+export async function markAttemptFailed(db: Db, delivery: ClaimedDelivery, outcome: AttemptOutcome, policy: FailurePolicy): Promise<FailedAttempt | undefined> {
   return inTransaction(db, async ({ db: trx }) => {
     const giveUpAt = sql<Date>`coalesce(retry_until, created_at + make_interval(secs => ${policy.windowSeconds}))`
     const next = sql<Date>`now() + make_interval(secs => ${policy.delaySeconds})`
@@ -153,9 +161,10 @@ export async function markAttemptFailed(db: Db, delivery: ClaimedDelivery, outco
         last_error: outcome.error?.slice(0, 500) ?? null,
         response_body: outcome.body,
       })
-      .returning('status')
+      .returning(['status', 'next_attempt_at'])
       .executeTakeFirst()
-    if (!ended) return false
+    if (!ended) return undefined
+    const attempt = { status: ended.status === 'failed' ? ('failed' as const) : ('pending' as const), nextAttemptAt: ended.next_attempt_at, disabled: false }
     const streak = await trx
       .updateTable('webhook')
       .set({ consecutive_failures: sql`consecutive_failures + 1`, failing_since: sql`coalesce(failing_since, now())` })
@@ -168,10 +177,10 @@ export async function markAttemptFailed(db: Db, delivery: ClaimedDelivery, outco
         sql<boolean>`failing_since <= now() - make_interval(secs => ${policy.windowSeconds})`.as('long'),
       ])
       .executeTakeFirst()
-    if (!streak?.active) return false
+    if (!streak?.active) return attempt
     const tooMany = streak.consecutive_failures >= policy.disableAfter
     const gaveUp = ended.status === 'failed' && streak.long
-    if (!tooMany && !gaveUp) return false
+    if (!tooMany && !gaveUp) return attempt
     const since = streak.failing_since?.toISOString() ?? 'now'
     const reason =
       `Disabled after ${streak.consecutive_failures} failed delivery attempt${streak.consecutive_failures === 1 ? '' : 's'} in a row ` +
@@ -183,7 +192,7 @@ export async function markAttemptFailed(db: Db, delivery: ClaimedDelivery, outco
       .where('account_id', '=', delivery.account_id)
       .where('id', '=', delivery.webhook_id)
       .execute()
-    return true
+    return { ...attempt, disabled: true }
   })
 }
 

@@ -4,8 +4,8 @@ import type { Db } from '../db/database.js'
 import type { OutboundGuard } from '../net/outbound-guard.js'
 import { onDeliveriesDue } from './delivery-signal.js'
 import { deliveryMessage, type LinkBase } from './delivery-message.js'
-import { claimDeliveries, markAttemptFailed, markDelivered, markExpired, releaseDelivery, type ClaimedDelivery } from './delivery-store.js'
-import { postJson } from './webhook-sender.js'
+import { claimDeliveries, markAttemptFailed, markDelivered, markExpired, releaseDelivery, type ClaimedDelivery, type FailedAttempt } from './delivery-store.js'
+import { postJson, type PostResult } from './webhook-sender.js'
 import { CoalescedWakes } from '../net/coalesced-wakes.js'
 import { SendSlots, type SendSlot } from '../net/send-slots.js'
 
@@ -135,7 +135,10 @@ export class DeliveryWorker {
 
   private async deliver(delivery: ClaimedDelivery, slot: SendSlot): Promise<void> {
     if (this.stopped) return releaseDelivery(this.db, delivery)
-    if (delivery.expired) return markExpired(this.db, delivery, this.options.retryHours)
+    if (delivery.expired) {
+      await markExpired(this.db, delivery, this.options.retryHours)
+      return this.log.warn({ ...deliveryFields(delivery), result: 'failed' }, 'webhook delivery expired unsent')
+    }
     // The real time, whatever clock the app runs on: receivers check webhook-timestamp against theirs.
     const { headers, body } = deliveryMessage(delivery, new Date(), this.options.links)
     this.slots.sending(slot)
@@ -148,11 +151,46 @@ export class DeliveryWorker {
     // Ended early to make room for another (WEBHOOK_MAX_OPEN): a failed attempt, retried like a timeout.
     if (result.aborted) result = { ...result, aborted: false, error: slot.cutReason ?? null }
     if (result.ok) return markDelivered(this.db, delivery, result)
-    const disabled = await markAttemptFailed(this.db, delivery, result, {
+    const failed = await markAttemptFailed(this.db, delivery, result, {
       delaySeconds: retryDelaySeconds(delivery.attempts, this.options.retryBaseSeconds),
       windowSeconds: Math.round(this.options.retryHours * 3600),
       disableAfter: this.options.disableAfter,
     })
-    if (disabled) this.log.info({ webhook: delivery.webhook_id, account: delivery.account_id }, 'webhook disabled after failed deliveries')
+    // Not ours any more (our lease ran out and another process took it): that process tells.
+    if (failed) this.logFailedAttempt(delivery, result, failed)
+  }
+
+  /** A warning for every failed attempt: what went wrong (the receiver's status code, or our own words) and what comes next. */
+  private logFailedAttempt(delivery: ClaimedDelivery, result: PostResult, failed: FailedAttempt): void {
+    this.log.warn(
+      {
+        ...deliveryFields(delivery),
+        attempt: delivery.attempts,
+        statusCode: result.status ?? undefined,
+        error: result.error,
+        result: failed.status === 'failed' ? 'failed' : 'retrying',
+        nextAttemptAt: failed.nextAttemptAt?.toISOString(),
+        disabled: failed.disabled || undefined,
+      },
+      'webhook delivery attempt failed',
+    )
+    if (failed.disabled) this.log.info({ webhook: delivery.webhook_id, account: delivery.account_id }, 'webhook disabled after failed deliveries')
+  }
+}
+
+/**
+ * Who a delivery's lines are about. The receiver's URL is left out (it may hold a token); an event
+ * of a run (run.*, batch.processed and export.finished by an import or export) carries its `pid`,
+ * so that the run's grep finds its deliveries too.
+ */
+function deliveryFields(delivery: ClaimedDelivery): Record<string, unknown> {
+  const pid = delivery.payload.pid
+  return {
+    account: delivery.account_id,
+    webhook: delivery.webhook_id,
+    delivery: delivery.id,
+    event: delivery.event_id,
+    eventType: delivery.event_type,
+    pid: typeof pid === 'string' ? pid : undefined,
   }
 }

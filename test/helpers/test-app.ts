@@ -53,7 +53,7 @@ export interface TestContext {
  */
 export function useTestApp(
   env: Record<string, string> = {},
-  { sharedRateLimits = false, ...deps }: Pick<AppDeps, 'resolveHost'> & { sharedRateLimits?: boolean } = {},
+  { sharedRateLimits = false, logger = false, ...deps }: Pick<AppDeps, 'resolveHost' | 'logger'> & { sharedRateLimits?: boolean } = {},
 ): TestContext {
   const context = {} as TestContext
   let current = new Date()
@@ -76,7 +76,8 @@ export function useTestApp(
     context.config = loadConfig({ LOG_LEVEL: 'silent', AUTH_FAILURES_PER_MINUTE: '1000000', PLATFORM_RATE_LIMIT: '1000000', ...env })
     // sharedRateLimits: the counters in Postgres, as a server on a DATABASE_URL keeps them.
     const rateLimits = sharedRateLimits ? new PostgresRateLimitStore(context.db) : undefined
-    context.app = await buildApp({ ...deps, db: context.db, config: context.config, logger: false, clock: context.clock.now, rateLimits })
+    // No log unless a file reads it (run and upload logs): then its logger options, e.g. a stream it keeps.
+    context.app = await buildApp({ ...deps, db: context.db, config: context.config, logger, clock: context.clock.now, rateLimits })
     await context.app.ready()
     context.account = async (name = 'Test account') => {
       const created = await createAccount(context.db, name)

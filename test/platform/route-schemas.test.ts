@@ -24,9 +24,17 @@ function operations(document: OpenApiDocument): { method: string; path: string; 
 
 const toOpenApiPath = (path: string) => path.replace(/:(\w+)/g, '{$1}')
 
-// Routes kept out of the OpenAPI document on purpose: the front door, the document and its UI, and the product
-// write endpoints withdrawn on 2025-03-31 that answer 410 to old clients (COMPAT.md).
-const HIDDEN = [/^\/$/, /^\/metrics$/, /^\/docs/, /^\/openapi\.json$/, /^\/platform\/v2\/sites\/:siteId\/products\/:batchId\/(upload|commit|discard)$/]
+// Routes kept out of the OpenAPI document on purpose: the front door, the document and its UI, the product
+// write endpoints withdrawn on 2025-03-31 that answer 410 to old clients (COMPAT.md), and the console's HTML
+// pages, which are for people in a browser, not part of the API (test/console/ covers them).
+const HIDDEN = [
+  /^\/$/,
+  /^\/metrics$/,
+  /^\/docs/,
+  /^\/openapi\.json$/,
+  /^\/platform\/v2\/sites\/:siteId\/products\/:batchId\/(upload|commit|discard)$/,
+  /^\/console(\/|$)/,
+]
 
 describe('route schemas', () => {
   // A route without a response schema still appears, as `200: {description: 'Default Response'}`

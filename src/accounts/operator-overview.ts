@@ -1,0 +1,186 @@
+import { sql } from 'kysely'
+import type { DbHandle } from '../db/database.js'
+import type { ProcessAction, ProcessStatus, StreamStatus } from '../db/schema.js'
+
+// What the operator's view of the console reads: every account at once, the only queries of the
+// console that cross accounts (the guard lets only an operator session reach them). Each list is
+// bounded; `cut` says that more rows matched than it holds.
+
+/** A list of at most `limit` rows; `cut` when more matched. */
+export interface Bounded<T> {
+  rows: T[]
+  cut: boolean
+}
+
+function bounded<T>(rows: T[], limit: number): Bounded<T> {
+  return { rows: rows.slice(0, limit), cut: rows.length > limit }
+}
+
+export interface AccountObjects {
+  id: string
+  name: string
+  createdAt: Date
+  projects: number
+  sites: number
+  streams: number
+  channels: number
+  webhooks: number
+}
+
+/** Accounts, oldest first, with how many of each object they hold (live streams only). */
+export async function accountObjectCounts(db: DbHandle, limit: number): Promise<Bounded<AccountObjects>> {
+  const { rows } = await sql<Record<string, unknown>>`
+    SELECT a.id, a.name, a.created_at,
+      (SELECT count(*) FROM project WHERE account_id = a.id) AS projects,
+      (SELECT count(*) FROM site WHERE account_id = a.id) AS sites,
+      (SELECT count(*) FROM stream WHERE account_id = a.id AND deleted_at IS NULL) AS streams,
+      (SELECT count(*) FROM channel WHERE account_id = a.id) AS channels,
+      (SELECT count(*) FROM webhook WHERE account_id = a.id) AS webhooks
+    FROM account a
+    ORDER BY a.id
+    LIMIT ${limit + 1}`.execute(db)
+  const accounts = rows.map((row) => ({
+    id: String(row.id),
+    name: String(row.name),
+    createdAt: row.created_at as Date,
+    projects: Number(row.projects),
+    sites: Number(row.sites),
+    streams: Number(row.streams),
+    channels: Number(row.channels),
+    webhooks: Number(row.webhooks),
+  }))
+  return bounded(accounts, limit)
+}
+
+export interface ActiveRun {
+  pid: string
+  accountId: string
+  accountName: string
+  siteId: string
+  siteTitle: string
+  action: ProcessAction
+  status: ProcessStatus
+  trigger: string
+  createdAt: Date
+  startedAt: Date | null
+}
+
+/** Runs queued or running on any account, running first, then the longest waiting. */
+export async function activeRunsOfAllAccounts(db: DbHandle, limit: number): Promise<Bounded<ActiveRun>> {
+  const rows = await db
+    .selectFrom('process as p')
+    .innerJoin('site as s', (join) => join.onRef('s.id', '=', 'p.site_id').onRef('s.account_id', '=', 'p.account_id'))
+    .innerJoin('account as a', 'a.id', 'p.account_id')
+    .select(['p.pid', 'p.account_id', 'a.name', 'p.site_id', 's.title', 'p.action', 'p.status', 'p.trigger', 'p.created_at', 'p.started_at'])
+    .where('p.status', 'in', ['queued', 'running'])
+    .orderBy(sql`p.status = 'running'`, 'desc')
+    .orderBy('p.created_at')
+    .limit(limit + 1)
+    .execute()
+  const runs = rows.map((row) => ({
+    pid: row.pid,
+    accountId: row.account_id,
+    accountName: row.name,
+    siteId: row.site_id,
+    siteTitle: row.title,
+    action: row.action,
+    status: row.status,
+    trigger: row.trigger,
+    createdAt: row.created_at,
+    startedAt: row.started_at,
+  }))
+  return bounded(runs, limit)
+}
+
+export interface SiteRunStats {
+  siteId: string
+  siteTitle: string
+  accountId: string
+  accountName: string
+  runs: number
+  failed: number
+  /** The longest run that ended in the period, in seconds; null when none ended. */
+  slowestSeconds: number | null
+  /** The message of the latest failed run. */
+  lastFailure: string | null
+}
+
+/**
+ * Sites of every account by their runs queued since `since`: the failing ones (most failed runs
+ * first) or the slowest (longest ended run first). Each site's runs are read through its index on
+ * (site, time), so the work grows with the number of sites and their recent runs only.
+ */
+export async function siteRunStats(db: DbHandle, since: Date, order: 'failing' | 'slowest', limit: number): Promise<Bounded<SiteRunStats>> {
+  const filter = order === 'failing' ? sql`r.failed > 0` : sql`r.slowest_seconds IS NOT NULL`
+  const orderBy = order === 'failing' ? sql`r.failed DESC, r.runs DESC, s.id` : sql`r.slowest_seconds DESC, s.id`
+  const { rows } = await sql<Record<string, unknown>>`
+    SELECT s.id, s.title, s.account_id, a.name AS account_name, r.runs, r.failed, r.slowest_seconds,
+      (SELECT message FROM process WHERE site_id = s.id AND status = 'failed' AND created_at >= ${since}
+        ORDER BY created_at DESC LIMIT 1) AS last_failure
+    FROM site s
+    JOIN account a ON a.id = s.account_id
+    CROSS JOIN LATERAL (
+      SELECT count(*) AS runs, count(*) FILTER (WHERE status = 'failed') AS failed,
+        max(extract(epoch FROM finished_at - started_at)) AS slowest_seconds
+      FROM process WHERE site_id = s.id AND account_id = s.account_id AND created_at >= ${since}
+    ) r
+    WHERE ${filter}
+    ORDER BY ${orderBy}
+    LIMIT ${limit + 1}`.execute(db)
+  const sites = rows.map((row) => ({
+    siteId: String(row.id),
+    siteTitle: String(row.title),
+    accountId: String(row.account_id),
+    accountName: String(row.account_name),
+    runs: Number(row.runs),
+    failed: Number(row.failed),
+    slowestSeconds: row.slowest_seconds === null ? null : Number(row.slowest_seconds),
+    lastFailure: row.last_failure === null ? null : String(row.last_failure),
+  }))
+  return bounded(sites, limit)
+}
+
+export interface StreamState {
+  id: string
+  name: string
+  type: string
+  status: StreamStatus
+  accountId: string
+  accountName: string
+  updatedAt: Date
+}
+
+/** Live streams of every account (or of one), those not active first; with the count of each status. */
+export async function streamStatesOfAllAccounts(
+  db: DbHandle,
+  limit: number,
+  accountId?: string,
+): Promise<Bounded<StreamState> & { byStatus: Partial<Record<StreamStatus, number>> }> {
+  let query = db
+    .selectFrom('stream as s')
+    .innerJoin('account as a', 'a.id', 's.account_id')
+    .select(['s.id', 's.name', 's.type', 's.status', 's.account_id', 'a.name as account_name', 's.updated_at'])
+    .where('s.deleted_at', 'is', null)
+  if (accountId !== undefined) query = query.where('s.account_id', '=', accountId)
+  const rows = await query
+    .orderBy(sql`s.status = 'active'`)
+    .orderBy('s.id')
+    .limit(limit + 1)
+    .execute()
+  let counts = db
+    .selectFrom('stream')
+    .select(['status', (eb) => eb.fn.countAll<string>().as('n')])
+    .where('deleted_at', 'is', null)
+  if (accountId !== undefined) counts = counts.where('account_id', '=', accountId)
+  const byStatus = Object.fromEntries((await counts.groupBy('status').execute()).map((row) => [row.status, Number(row.n)]))
+  const streams = rows.map((row) => ({
+    id: row.id,
+    name: row.name,
+    type: row.type,
+    status: row.status,
+    accountId: row.account_id,
+    accountName: row.account_name,
+    updatedAt: row.updated_at,
+  }))
+  return { ...bounded(streams, limit), byStatus }
+}

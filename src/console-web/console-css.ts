@@ -1,0 +1,66 @@
+// The console's one stylesheet, served at /console/assets/console.css (no build step, no CDN).
+export const CONSOLE_CSS = `
+:root { --fg: #1d232b; --muted: #5b6675; --line: #d7dde5; --bg: #f6f8fa; --accent: #0b5cad; --bad: #b42318; --ok: #137333; --warn: #8a5a00; }
+* { box-sizing: border-box; }
+body { margin: 0; font: 15px/1.45 system-ui, -apple-system, "Segoe UI", Roboto, sans-serif; color: var(--fg); background: var(--bg); }
+a { color: var(--accent); }
+a:focus, button:focus, input:focus, select:focus { outline: 3px solid #7fb0e6; outline-offset: 1px; }
+.skip { position: absolute; left: -999px; } .skip:focus { left: 8px; top: 8px; background: #fff; padding: 4px 8px; z-index: 2; }
+header { background: #fff; border-bottom: 1px solid var(--line); padding: 8px 24px; }
+header nav { display: flex; gap: 16px; align-items: center; flex-wrap: wrap; }
+.brand { font-weight: 700; margin-right: 8px; }
+.sign-out { margin-left: auto; }
+.trail { list-style: none; display: flex; gap: 6px; padding: 0; margin: 6px 0 0; color: var(--muted); font-size: 14px; }
+.trail li + li::before { content: "›"; margin-right: 6px; }
+main { max-width: 1200px; margin: 0 auto; padding: 16px 24px 48px; }
+section > h2:first-child { margin-top: 4px; }
+h1 { font-size: 24px; margin: 8px 0 16px; } h2 { font-size: 18px; margin: 28px 0 8px; }
+section { background: #fff; border: 1px solid var(--line); border-radius: 6px; padding: 12px 16px; margin-bottom: 16px; }
+table { border-collapse: collapse; width: 100%; font-size: 14px; }
+th, td { text-align: left; padding: 6px 8px; border-bottom: 1px solid var(--line); vertical-align: top; }
+th { color: var(--muted); font-weight: 600; }
+td.num, th.num { text-align: right; font-variant-numeric: tabular-nums; }
+.badge { display: inline-block; padding: 1px 8px; border-radius: 10px; font-size: 12px; font-weight: 600; background: #e8ecf1; }
+.badge-success, .badge-active, .badge-done, .badge-delivered, .badge-processed, .badge-uploaded { background: #e4f4e8; color: var(--ok); }
+.badge-failed, .badge-error, .badge-disabled, .badge-failure, .badge-high { background: #fde8e6; color: var(--bad); }
+.badge-running, .badge-queued, .badge-pending, .badge-warning, .badge-paused_upload, .badge-medium,
+.badge-locked, .badge-locked_upload, .badge-locked_processing {
+  background: #fff3d6;
+  color: var(--warn);
+}
+.error { color: var(--bad); } .muted { color: var(--muted); }
+form.inline { display: inline; }
+button { font: inherit; padding: 5px 12px; border: 1px solid var(--accent); background: var(--accent); color: #fff; border-radius: 4px; cursor: pointer; }
+button.secondary { background: #fff; color: var(--accent); }
+input, select { font: inherit; padding: 4px 6px; border: 1px solid #9aa6b4; border-radius: 4px; }
+label { font-weight: 600; margin-right: 4px; }
+.filters { display: flex; gap: 12px; flex-wrap: wrap; align-items: end; margin-bottom: 8px; }
+.filters div { display: flex; flex-direction: column; }
+.sign-in {
+  max-width: 520px;
+  background: #fff;
+  border: 1px solid var(--line);
+  padding: 16px;
+  border-radius: 6px;
+  display: flex;
+  flex-direction: column;
+  gap: 8px;
+}
+.charts { display: grid; grid-template-columns: repeat(auto-fit, minmax(320px, 1fr)); gap: 16px; }
+.chart { position: relative; height: 220px; }
+.scroll { overflow-x: auto; }
+.pager { display: flex; gap: 12px; margin-top: 8px; }
+.live { padding: 8px 12px; border-left: 4px solid var(--accent); background: #eef5fc; margin-bottom: 16px; }
+pre { white-space: pre-wrap; word-break: break-all; font-size: 12px; background: var(--bg); padding: 6px; margin: 4px 0; }
+.cards {
+  display: flex;
+  gap: 12px;
+  flex-wrap: wrap;
+  } .card { background: #fff;
+  border: 1px solid var(--line);
+  border-radius: 6px;
+  padding: 8px 14px;
+  min-width: 140px;
+}
+.card strong { display: block; font-size: 20px; }
+`

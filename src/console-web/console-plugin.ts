@@ -1,0 +1,103 @@
+import type { FastifyInstance, FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify'
+import cookie from '@fastify/cookie'
+import formbody from '@fastify/formbody'
+import { consoleCookieKey, findConsoleSession } from '../accounts/console-sessions.js'
+import { AppError } from '../errors.js'
+import { sameSecret } from '../auth/secrets.js'
+import type { ConsoleDeps } from './deps.js'
+import { html } from './html.js'
+import { page } from './layout.js'
+import { SESSION_COOKIE } from './session-cookie.js'
+import { assetRoutes } from './asset-routes.js'
+import { sessionRoutes } from './session-routes.js'
+import { overviewRoutes } from './overview-routes.js'
+import { sitePageRoutes } from './site-page-routes.js'
+import { runActionRoutes } from './run-action-routes.js'
+import { streamPageRoutes } from './stream-page-routes.js'
+import { webhookPageRoutes } from './webhook-page-routes.js'
+import { operatorRoutes } from './operator-routes.js'
+
+// Pages run no inline script and load nothing from elsewhere: every asset is served here.
+const CONTENT_SECURITY_POLICY =
+  "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; " +
+  "form-action 'self'; frame-ancestors 'none'; base-uri 'none'"
+
+/**
+ * The console (DESIGN.md section 10): HTML pages under /console from this process, calling the same
+ * domain functions as the API and showing exactly what the signed-in account may see. Sessions are
+ * rows in Postgres named by a signed HttpOnly, SameSite=Strict cookie; every form that writes carries
+ * the session's CSRF token.
+ */
+export const consolePlugin: FastifyPluginAsync<ConsoleDeps> = async (app, deps) => {
+  await app.register(cookie, { secret: await consoleCookieKey(deps.db) })
+  await app.register(formbody, { bodyLimit: 64 * 1024 })
+
+  app.addHook('onRequest', async (request, reply) => {
+    reply.header('content-security-policy', CONTENT_SECURITY_POLICY)
+    reply.header('x-content-type-options', 'nosniff')
+    reply.header('referrer-policy', 'same-origin')
+    const signed = request.cookies[SESSION_COOKIE]
+    const id = signed ? request.unsignCookie(signed) : undefined
+    request.consoleSession = id?.valid && id.value ? await findConsoleSession(deps.db, id.value, deps.clock()) : undefined
+    await guard(request, reply)
+  })
+
+  // Every form that writes carries the session's token (a synchronizer token): another site cannot
+  // post one, even where a browser would send the cookie.
+  app.addHook('preHandler', async (request) => {
+    if (request.method !== 'POST' || request.routeOptions.config.console === 'public') return
+    const sent = (request.body as { _csrf?: unknown } | undefined)?._csrf
+    const session = request.consoleSession
+    if (!session || typeof sent !== 'string' || !sameSecret(sent, session.csrfToken)) {
+      throw new AppError(403, 'The form has expired or did not come from this console; reload the page and try again', 'forbidden')
+    }
+  })
+
+  app.setErrorHandler((thrown, request, reply) => errorPage(thrown, request, reply))
+  await app.register(
+    async (scope: FastifyInstance) => {
+      scope.setNotFoundHandler((request, reply) => errorPage(new AppError(404, 'There is no such page', 'not_found'), request, reply))
+    },
+    { prefix: '/console' },
+  )
+
+  await app.register(assetRoutes)
+  await app.register(sessionRoutes, deps)
+  await app.register(overviewRoutes, deps)
+  await app.register(sitePageRoutes, deps)
+  await app.register(runActionRoutes, deps)
+  await app.register(streamPageRoutes, deps)
+  await app.register(webhookPageRoutes, deps)
+  await app.register(operatorRoutes, deps)
+}
+
+/** Pages of an account need a session of one, the operator's pages an operator session. */
+async function guard(request: FastifyRequest, reply: FastifyReply): Promise<void> {
+  const needs = request.routeOptions.config.console ?? 'account'
+  if (needs === 'public' || request.is404) return
+  const session = request.consoleSession
+  const allowed = needs === 'operator' ? session?.operator === true : session?.accountId != null
+  if (allowed) return
+  if (session && needs === 'account') return reply.redirect('/console/operator', 303)
+  if (session && needs === 'operator')
+    throw new AppError(403, 'The operator view needs a sign-in with the operator token (CONSOLE_OPERATOR_TOKEN)', 'forbidden')
+  if (request.method === 'GET') return reply.redirect(`/console/sign-in?next=${encodeURIComponent(request.url)}`, 303)
+  throw new AppError(401, 'Sign in first', 'unauthorized')
+}
+
+function errorPage(thrown: unknown, request: FastifyRequest, reply: FastifyReply) {
+  const known =
+    thrown instanceof AppError || (typeof (thrown as { statusCode?: unknown })?.statusCode === 'number' && (thrown as { statusCode: number }).statusCode < 500)
+  const status = known ? ((thrown as { statusCode: number }).statusCode ?? 500) : 500
+  if (status >= 500) request.log.error({ err: thrown }, 'console page failed')
+  const message = status >= 500 ? 'Something went wrong on our side; the error is in the server log.' : (thrown as Error).message
+  const title = status === 404 ? 'Not found' : status === 403 ? 'Refused' : status >= 500 ? 'Server error' : 'Cannot do that'
+  const body = html`<p class="error" role="alert">${message}</p>
+    <p><a href="/console">Back to the overview</a></p>`
+  return reply
+    .code(status)
+    .type('text/html; charset=utf-8')
+    .send(page({ title, session: request.consoleSession, body }).text)
+}
+
+export type ConsoleApp = FastifyInstance

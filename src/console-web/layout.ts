@@ -1,0 +1,89 @@
+import type { ConsoleSession } from '../accounts/console-sessions.js'
+import { html, type Html } from './html.js'
+
+export interface PageFrame {
+  title: string
+  session: ConsoleSession | undefined
+  /** Breadcrumbs after "Overview": [label, href] pairs, the last one the current page. */
+  trail?: [string, string][]
+  body: Html
+}
+
+/** The page around every console view: navigation, sign-out, the one stylesheet and script. */
+export function page({ title, session, trail = [], body }: PageFrame): Html {
+  return html`<!doctype html>
+    <html lang="en">
+      <head>
+        <meta charset="utf-8" />
+        <meta name="viewport" content="width=device-width, initial-scale=1" />
+        <title>${title} · Catalog Platform console</title>
+        <link rel="stylesheet" href="/console/assets/console.css" />
+        <script src="/console/assets/chart.umd.min.js" defer></script>
+        <script src="/console/assets/console.js" defer></script>
+      </head>
+      <body>
+        <a class="skip" href="#main">Skip to content</a>
+        <header>
+          <nav aria-label="Main">
+            <span class="brand">Catalog Platform</span>
+            ${session?.accountId ? html`<a href="/console">Overview</a> <a href="/console/webhooks">Webhooks</a>` : ''}
+            ${session?.operator ? html`<a href="/console/operator">Operator</a>` : ''} ${session ? signOut(session) : ''}
+          </nav>
+          ${trail.length > 0 ? breadcrumbs(trail) : ''}
+        </header>
+        <main id="main">
+          <h1>${title}</h1>
+          ${body}
+        </main>
+      </body>
+    </html>`
+}
+
+function signOut(session: ConsoleSession): Html {
+  return html`<form class="sign-out" method="post" action="/console/sign-out">
+    <input type="hidden" name="_csrf" value="${session.csrfToken}" />
+    <button type="submit">Sign out</button>
+  </form>`
+}
+
+function breadcrumbs(trail: [string, string][]): Html {
+  const items = trail.map(([label, href], i) =>
+    i === trail.length - 1 ? html`<li aria-current="page">${label}</li>` : html`<li><a href="${href}">${label}</a></li>`,
+  )
+  return html`<nav aria-label="Breadcrumb">
+    <ol class="trail">
+      ${items}
+    </ol>
+  </nav>`
+}
+
+/** A form field that carries the session's CSRF token. */
+export function csrfField(session: ConsoleSession): Html {
+  return html`<input type="hidden" name="_csrf" value="${session.csrfToken}" />`
+}
+
+/** A short status word as a badge (success, failed, running, …). */
+export function badge(text: string): Html {
+  return html`<span class="badge badge-${text.toLowerCase().replace(/[^a-z_]/g, '')}">${text}</span>`
+}
+
+/** Date and time in UTC, the way the platform interface shows them. */
+export function when(date: Date | null | undefined): string {
+  return date ? date.toISOString().slice(0, 19).replace('T', ' ') : '—'
+}
+
+/** A duration in seconds, short. */
+export function duration(start: Date | null | undefined, end: Date | null | undefined): string {
+  if (!start || !end) return '—'
+  const seconds = (end.getTime() - start.getTime()) / 1000
+  if (seconds < 1) return `${Math.round(seconds * 1000)} ms`
+  return seconds < 60 ? `${seconds.toFixed(1)} s` : `${Math.floor(seconds / 60)} min ${Math.round(seconds % 60)} s`
+}
+
+/** A table's header row; a heading starting with # is a right-aligned number column. */
+export function headings(names: string[]): Html {
+  const cells = names.map((name) => (name.startsWith('#') ? html`<th scope="col" class="num">${name.slice(1)}</th>` : html`<th scope="col">${name}</th>`))
+  return html`<tr>
+    ${cells}
+  </tr>`
+}

@@ -1,0 +1,172 @@
+import type { ConsoleSession } from '../accounts/console-sessions.js'
+import type { AccountObjects, ActiveRun, Bounded, SiteRunStats, StreamState } from '../accounts/operator-overview.js'
+import type { StreamStatus } from '../db/schema.js'
+import { html, type Html } from './html.js'
+import { badge, csrfField, duration, when } from './layout.js'
+
+// The sections of the operator's page (operator-routes.ts).
+
+/** The switches the operator page offers for a stream, as `streams set-status` of the CLI sets them. */
+const STREAM_SWITCHES: [StreamStatus, string][] = [
+  ['active', 'Activate'],
+  ['locked_upload', 'Lock upload'],
+  ['locked', 'Lock'],
+  ['disabled', 'Disable'],
+]
+
+function cutNote(list: Bounded<unknown>, what: string): Html {
+  return list.cut ? html`<p class="muted" role="note">Only the first ${list.rows.length} ${what} are shown; there are more.</p>` : html``
+}
+
+function table(headers: (string | [string, 'num'])[], rows: Html[]): Html {
+  const cells = headers.map((header) =>
+    typeof header === 'string' ? html`<th scope="col">${header}</th>` : html`<th scope="col" class="num">${header[0]}</th>`,
+  )
+  return html`<div class="scroll">
+    <table>
+      <thead>
+        <tr>
+          ${cells}
+        </tr>
+      </thead>
+      <tbody>
+        ${rows}
+      </tbody>
+    </table>
+  </div>`
+}
+
+function account(name: string, id: string): Html {
+  return html`${name} <span class="muted">#${id}</span>`
+}
+
+/** Usage figures of this process (slots, spool, database pool), one card per kind. */
+export function healthSection(health: Record<string, unknown>): Html {
+  const cards = Object.entries(health).map(([name, value]) => {
+    const figures = value && typeof value === 'object' ? Object.entries(value as Record<string, unknown>) : [['value', value] as [string, unknown]]
+    const items = figures.map(([key, figure]) => html`<li>${key}: ${String(figure)}</li>`)
+    return html`<div class="card">
+      <h3>${name}</h3>
+      <ul>
+        ${items}
+      </ul>
+    </div>`
+  })
+  return html`<section aria-labelledby="health-heading">
+    <h2 id="health-heading">This process</h2>
+    <div class="cards">${cards}</div>
+  </section>`
+}
+
+export function accountsSection(accounts: Bounded<AccountObjects>): Html {
+  const rows = accounts.rows.map(
+    (a) =>
+      html`<tr>
+        <td>${account(a.name, a.id)}</td>
+        <td>${when(a.createdAt)}</td>
+        <td class="num">${a.projects}</td>
+        <td class="num">${a.sites}</td>
+        <td class="num">${a.streams}</td>
+        <td class="num">${a.channels}</td>
+        <td class="num">${a.webhooks}</td>
+      </tr>`,
+  )
+  return html`<section aria-labelledby="accounts-heading">
+    <h2 id="accounts-heading">Accounts</h2>
+    ${
+      accounts.rows.length === 0
+        ? html`<p class="muted">No accounts yet: create one with <code>npx catalog-platform accounts create</code>.</p>`
+        : table(['Account', 'Created', ['Projects', 'num'], ['Sites', 'num'], ['Streams', 'num'], ['Channels', 'num'], ['Webhooks', 'num']], rows)
+    }
+    ${cutNote(accounts, 'accounts')}
+  </section>`
+}
+
+/** Time since `start`; never below zero when this process's clock is behind the database's. */
+function elapsed(start: Date, now: Date): string {
+  return duration(start, now < start ? start : now)
+}
+
+const RUN_HEADERS = ['Account', 'Site', 'Action', 'Status', 'Queued', 'Started', 'Elapsed', 'Run']
+
+export function runsSection(runs: Bounded<ActiveRun>, now: Date): Html {
+  const rows = runs.rows.map(
+    (run) =>
+      html`<tr>
+        <td>${account(run.accountName, run.accountId)}</td>
+        <td>${run.siteTitle} <span class="muted">#${run.siteId}</span></td>
+        <td>${run.action} <span class="muted">(${run.trigger})</span></td>
+        <td>${badge(run.status)}</td>
+        <td>${when(run.createdAt)}</td>
+        <td>${when(run.startedAt)}</td>
+        <td>${run.startedAt ? elapsed(run.startedAt, now) : html`waiting ${elapsed(run.createdAt, now)}`}</td>
+        <td><code>${run.pid}</code></td>
+      </tr>`,
+  )
+  return html`<section aria-labelledby="runs-heading">
+    <h2 id="runs-heading">Runs queued and running</h2>
+    ${runs.rows.length === 0 ? html`<p class="muted">No run is queued or running.</p>` : table(RUN_HEADERS, rows)} ${cutNote(runs, 'runs')}
+  </section>`
+}
+
+export function siteStatsSection(id: string, title: string, sites: Bounded<SiteRunStats>): Html {
+  const seconds = (value: number | null) => (value === null ? '—' : duration(new Date(0), new Date(value * 1000)))
+  const rows = sites.rows.map(
+    (site) =>
+      html`<tr>
+        <td>${account(site.accountName, site.accountId)}</td>
+        <td>${site.siteTitle} <span class="muted">#${site.siteId}</span></td>
+        <td class="num">${site.runs}</td>
+        <td class="num">${site.failed}</td>
+        <td class="num">${seconds(site.slowestSeconds)}</td>
+        <td>${site.lastFailure ?? '—'}</td>
+      </tr>`,
+  )
+  return html`<section aria-labelledby="${id}-heading">
+    <h2 id="${id}-heading">${title}</h2>
+    ${
+      sites.rows.length === 0
+        ? html`<p class="muted">None.</p>`
+        : table(['Account', 'Site', ['Runs', 'num'], ['Failed', 'num'], ['Slowest run', 'num'], 'Latest failure'], rows)
+    }
+    ${cutNote(sites, 'sites')}
+  </section>`
+}
+
+export function streamsSection(
+  streams: Bounded<StreamState> & { byStatus: Partial<Record<StreamStatus, number>> },
+  session: ConsoleSession,
+  accountFilter: string,
+): Html {
+  const counts = Object.entries(streams.byStatus).map(([status, n]) => html`${badge(status)} ${n} `)
+  const rows = streams.rows.map((stream) => {
+    const buttons = STREAM_SWITCHES.filter(([status]) => status !== stream.status).map(
+      ([status, label]) =>
+        html`<button type="submit" name="status" value="${status}" class="secondary" aria-label="${label} stream #${stream.id}">${label}</button> `,
+    )
+    return html`<tr id="stream-${stream.id}">
+      <td>${stream.name} <span class="muted">#${stream.id} · ${stream.type}</span></td>
+      <td>${account(stream.accountName, stream.accountId)}</td>
+      <td>${badge(stream.status)}</td>
+      <td>${when(stream.updatedAt)}</td>
+      <td>
+        <form class="inline" method="post" action="/console/operator/streams/${stream.id}/status">
+          ${csrfField(session)} ${accountFilter ? html`<input type="hidden" name="account" value="${accountFilter}" />` : ''} ${buttons}
+        </form>
+      </td>
+    </tr>`
+  })
+  return html`<section aria-labelledby="streams-heading">
+    <h2 id="streams-heading">Streams</h2>
+    <p>${counts.length > 0 ? counts : html`<span class="muted">No streams.</span>`}</p>
+    <form class="filters" method="get" action="/console/operator#streams-heading">
+      <div>
+        <label for="stream-account">Account id</label><input id="stream-account" name="account" value="${accountFilter}" inputmode="numeric" size="10" />
+      </div>
+      <div><button type="submit">Show its streams</button></div>
+      ${accountFilter ? html`<div><a href="/console/operator#streams-heading">All accounts</a></div>` : ''}
+    </form>
+    ${streams.rows.length === 0 ? '' : table(['Stream', 'Account', 'Status', 'Changed', 'Set status'], rows)}
+    ${cutNote(streams, 'streams (those not active first)')}
+  </section>`
+}

@@ -1,0 +1,41 @@
+import type { FastifyPluginAsync } from 'fastify'
+import { getRun, requestRun } from '../jobs/run-requests.js'
+import { accountLimits } from '../accounts/object-limits.js'
+import { updateSite } from '../sites/sites.js'
+import { BadRequestError } from '../errors.js'
+import type { ConsoleDeps } from './deps.js'
+import { accountOfSession } from './pages.js'
+
+/** What a person does on a site page: start a run and watch it, pause and resume the site's exports. */
+export const runActionRoutes: FastifyPluginAsync<ConsoleDeps> = async (app, deps) => {
+  const { db, config, runs, clock } = deps
+
+  app.post('/console/sites/:siteId/runs', { schema: { hide: true } }, async (request, reply) => {
+    const accountId = accountOfSession(request)
+    const { siteId } = request.params as { siteId: string }
+    const { action } = request.body as { action?: string }
+    const queued = await requestRun(db, runs, accountId, siteId, { action: action ?? null })
+    return reply.redirect(`/console/sites/${encodeURIComponent(siteId)}?run=${queued.pid}`, 303)
+  })
+
+  // Polled once a second by the site page while a run it started is under way.
+  app.get('/console/sites/:siteId/runs/:pid/status', { schema: { hide: true } }, async (request) => {
+    const accountId = accountOfSession(request)
+    const { siteId, pid } = request.params as { siteId: string; pid: string }
+    const { run } = await getRun(db, accountId, siteId, pid)
+    const end = run.finished_at ?? clock()
+    const seconds = run.started_at ? Math.max(0, (end.getTime() - run.started_at.getTime()) / 1000) : 0
+    const phase =
+      run.status === 'queued' ? 'waiting for a run slot' : run.status === 'running' ? `running for ${seconds.toFixed(0)} s` : `took ${seconds.toFixed(1)} s`
+    return { pid: run.pid, status: run.status, action: run.action, message: run.message, elapsed: phase }
+  })
+
+  app.post('/console/sites/:siteId/status', { schema: { hide: true } }, async (request, reply) => {
+    const accountId = accountOfSession(request)
+    const { siteId } = request.params as { siteId: string }
+    const { status } = request.body as { status?: string }
+    if (status !== 'active' && status !== 'paused_upload') throw new BadRequestError('status: must be active or paused_upload')
+    const site = await updateSite(db, accountId, siteId, { status }, accountLimits(config))
+    return reply.redirect(`/console/sites/${site.id}`, 303)
+  })
+}

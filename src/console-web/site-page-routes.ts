@@ -1,0 +1,68 @@
+import type { FastifyPluginAsync } from 'fastify'
+import { channelHistory, listChannels } from '../channels/channels.js'
+import { listDataSources } from '../sites/data-sources.js'
+import { listImportHistory } from '../sites/import-history.js'
+import { listSiteRuns } from '../sites/site-overview.js'
+import { listSiteErrors } from '../sites/site-errors.js'
+import type { ConsoleDeps } from './deps.js'
+import { page } from './layout.js'
+import { accountOfSession, queryInt, queryText, sendPage } from './pages.js'
+import { sitePage, type ErrorFilter } from './site-page-views.js'
+import { productBrowser } from './product-browser.js'
+
+const RUNS_PER_PAGE = 20
+const CHART_POINTS = 50
+
+export const sitePageRoutes: FastifyPluginAsync<ConsoleDeps> = async (app, deps) => {
+  const { db } = deps
+  app.get('/console/sites/:siteId', { schema: { hide: true } }, async (request, reply) => {
+    const accountId = accountOfSession(request)
+    const { siteId } = request.params as { siteId: string }
+    const query = request.query as Record<string, unknown>
+    const runsOffset = queryInt(query.runs_offset, 0)
+    const filter: ErrorFilter = { pid: queryText(query.pid, 64), type: queryText(query.type, 16), classification: queryText(query.classification, 16) }
+    const { site, runs } = await listSiteRuns(db, accountId, siteId, { limit: RUNS_PER_PAGE, offset: runsOffset })
+    const [recent, imports, errors, sources, channels] = await Promise.all([
+      runsOffset === 0 ? Promise.resolve(runs) : listSiteRuns(db, accountId, site.id, { limit: CHART_POINTS, offset: 0 }).then((r) => r.runs),
+      listImportHistory(db, accountId, site.id, { limit: CHART_POINTS, offset: 0 }),
+      listSiteErrors(db, accountId, site.id, { pid: filter.pid || undefined, limit: 1000, offset: 0 }),
+      listDataSources(db, accountId, site.id, { limit: 100, cursor: 0, previous: 0 }),
+      listChannels(db, accountId, site.id),
+    ])
+    const histories = await Promise.all(channels.map((details) => channelHistory(db, accountId, site.id, details.channel.id)))
+    const shownErrors = errors.errors.filter(
+      (error) => (!filter.type || error.type === filter.type) && (!filter.classification || error.classification === filter.classification),
+    )
+    const body = sitePage({
+      site,
+      session: request.consoleSession!,
+      runs,
+      runsOffset,
+      runsPerPage: RUNS_PER_PAGE,
+      recentRuns: recent,
+      imports,
+      errors: shownErrors,
+      errorFilter: filter,
+      sources: sources.sources,
+      channels: histories,
+      livePid: queryText(query.run, 64),
+    })
+    const trail: [string, string][] = [
+      ['Overview', '/console'],
+      [site.title, `/console/sites/${site.id}`],
+    ]
+    return sendPage(reply, page({ title: site.title, session: request.consoleSession, trail, body }))
+  })
+
+  app.get('/console/sites/:siteId/products', { schema: { hide: true } }, async (request, reply) => {
+    const accountId = accountOfSession(request)
+    const { siteId } = request.params as { siteId: string }
+    const { site, body, status } = await productBrowser(deps, accountId, siteId, request.query as Record<string, unknown>)
+    const trail: [string, string][] = [
+      ['Overview', '/console'],
+      [site.title, `/console/sites/${site.id}`],
+      ['Products', `/console/sites/${site.id}/products`],
+    ]
+    return sendPage(reply, page({ title: `Products of ${site.title}`, session: request.consoleSession, trail, body }), status)
+  })
+}

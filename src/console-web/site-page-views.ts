@@ -1,0 +1,301 @@
+import type { ConsoleSession } from '../accounts/console-sessions.js'
+import type { ChannelDetails } from '../channels/channels.js'
+import type { ChannelExport, DataSource, ImportHistory, Site, SiteError } from '../db/schema.js'
+import { feedUrl } from '../feeds/feed-urls.js'
+import { html, jsonAttribute, type Html } from './html.js'
+import { badge, csrfField, duration, when } from './layout.js'
+
+export interface ErrorFilter {
+  pid: string
+  type: string
+  classification: string
+}
+
+export interface SiteRun {
+  pid: string
+  action: string
+  target_id: string | null
+  trigger: string
+  status: string
+  message: string
+  attempt: number
+  created_at: Date
+  started_at: Date | null
+  finished_at: Date | null
+  error_count: string | null
+}
+
+export interface SitePageData {
+  site: Site
+  session: ConsoleSession
+  runs: SiteRun[]
+  runsOffset: number
+  runsPerPage: number
+  recentRuns: SiteRun[]
+  imports: ImportHistory[]
+  errors: SiteError[]
+  errorFilter: ErrorFilter
+  sources: DataSource[]
+  channels: { details: ChannelDetails; history: ChannelExport[] }[]
+  livePid: string
+}
+
+export function sitePage(data: SitePageData): Html {
+  const { site } = data
+  return html`<p>
+      ${badge(site.status)} ${badge(site.processing_status)} <span class="muted">site #${site.id} · project #${site.project_id}</span> ·
+      <a href="/console/sites/${site.id}/products">Browse products</a>
+    </p>
+    ${data.livePid ? liveRun(site.id, data.livePid) : ''} ${actions(data)} ${charts(data)} ${runsSection(data)} ${errorsSection(data)}
+    ${sourcesSection(data.sources)} ${channelsSection(data.channels)}`
+}
+
+function liveRun(siteId: string, pid: string): Html {
+  return html`<div class="live" role="status" aria-live="polite" data-poll="/console/sites/${siteId}/runs/${pid}/status">
+    Run <code>${pid}</code>: <strong data-field="status">queued</strong> · <span data-field="elapsed"></span> · <span data-field="message"></span>
+    <a data-field="refresh" href="/console/sites/${siteId}?pid=${pid}" hidden>Show its results</a>
+  </div>`
+}
+
+function actions({ site, session }: SitePageData): Html {
+  const paused = site.status === 'paused_upload'
+  return html`<section aria-labelledby="actions-heading">
+    <h2 id="actions-heading">Actions</h2>
+    <form class="inline" method="post" action="/console/sites/${site.id}/runs">
+      ${csrfField(session)}
+      <label for="action">Start a run</label>
+      <select id="action" name="action">
+        <option value="import">import</option>
+        <option value="export-all">export-all</option>
+        <option value="all">all (import, then export)</option>
+      </select>
+      <button type="submit">Start</button>
+    </form>
+    ${
+      site.status === 'disabled'
+        ? html`<span class="muted">The site is disabled: it runs nothing.</span>`
+        : html`<form class="inline" method="post" action="/console/sites/${site.id}/status">
+            ${csrfField(session)}
+            <input type="hidden" name="status" value="${paused ? 'active' : 'paused_upload'}" />
+            <button type="submit" class="secondary">${paused ? 'Resume exports' : 'Pause exports'}</button>
+          </form>`
+    }
+  </section>`
+}
+
+function charts({ imports, recentRuns }: SitePageData): Html {
+  const importPoints = [...imports].reverse()
+  const importChart = {
+    labels: importPoints.map((entry) => entry.import_time.toISOString().slice(0, 16).replace('T', ' ')),
+    datasets: [{ label: 'products', data: importPoints.map((entry) => Number(entry.product_count)), borderColor: '#0b5cad' }],
+    unit: 'products',
+  }
+  const ended = [...recentRuns].reverse().filter((run) => run.started_at && run.finished_at)
+  const runChart = {
+    type: 'bar',
+    labels: ended.map((run) => `${run.action} ${run.created_at.toISOString().slice(5, 16).replace('T', ' ')}`),
+    datasets: [{ label: 'seconds', data: ended.map((run) => (run.finished_at!.getTime() - run.started_at!.getTime()) / 1000), backgroundColor: '#7fb0e6' }],
+    unit: 'seconds',
+  }
+  return html`<section aria-labelledby="charts-heading">
+    <h2 id="charts-heading">History</h2>
+    <div class="charts">
+      <figure>
+        <figcaption>Products per import (${importPoints.length} latest)</figcaption>
+        <div class="chart">
+          <canvas
+            role="img"
+            aria-label="Products per import: ${importPoints.map((p) => p.product_count).join(', ')}"
+            data-chart="${jsonAttribute(importChart)}"
+          ></canvas>
+        </div>
+      </figure>
+      <figure>
+        <figcaption>Run durations (${ended.length} latest)</figcaption>
+        <div class="chart"><canvas role="img" aria-label="Run durations in seconds" data-chart="${jsonAttribute(runChart)}"></canvas></div>
+      </figure>
+    </div>
+  </section>`
+}
+
+function runsSection({ site, runs, runsOffset, runsPerPage }: SitePageData): Html {
+  const rows = runs.map(
+    (run) =>
+      html`<tr>
+        <td><a href="/console/sites/${site.id}?pid=${run.pid}#errors-heading">${run.pid.slice(0, 8)}</a></td>
+        <td>${run.action}${run.target_id ? ` #${run.target_id}` : ''}</td>
+        <td>${badge(run.status)}</td>
+        <td>${when(run.created_at)}</td>
+        <td>${duration(run.started_at, run.finished_at)}</td>
+        <td class="num">${run.error_count ?? '0'}</td>
+        <td>${run.message}</td>
+      </tr>`,
+  )
+  const pager = html`<div class="pager">
+    ${runsOffset > 0 ? html`<a href="/console/sites/${site.id}?runs_offset=${Math.max(0, runsOffset - runsPerPage)}">Newer runs</a>` : ''}
+    ${runs.length === runsPerPage ? html`<a href="/console/sites/${site.id}?runs_offset=${runsOffset + runsPerPage}">Older runs</a>` : ''}
+  </div>`
+  return html`<section aria-labelledby="runs-heading">
+    <h2 id="runs-heading">Runs</h2>
+    ${
+      runs.length === 0
+        ? html`<p class="muted">No runs yet.</p>`
+        : html`<table>
+            <thead>
+              <tr>
+                <th scope="col">Run</th>
+                <th scope="col">Action</th>
+                <th scope="col">Status</th>
+                <th scope="col">Queued</th>
+                <th scope="col">Duration</th>
+                <th scope="col" class="num">Errors</th>
+                <th scope="col">Message</th>
+              </tr>
+            </thead>
+            <tbody>
+              ${rows}
+            </tbody>
+          </table>`
+    }
+    ${pager}
+  </section>`
+}
+
+function errorsSection({ site, errors, errorFilter }: SitePageData): Html {
+  const option = (value: string, current: string) => html`<option value="${value}" ${value === current ? html` selected` : ''}>${value || 'any'}</option>`
+  const rows = errors.map(
+    (error) =>
+      html`<tr>
+        <td>${badge(error.type)}</td>
+        <td>${badge(error.classification)}</td>
+        <td>${error.error}</td>
+        <td>${error.message}</td>
+        <td><a href="/console/sites/${site.id}?pid=${error.pid}#errors-heading">${error.pid.slice(0, 8)}</a></td>
+        <td>${when(error.created_at)}</td>
+      </tr>`,
+  )
+  return html`<section aria-labelledby="errors-heading">
+    <h2 id="errors-heading">Site errors ${errorFilter.pid ? html`of run <code>${errorFilter.pid.slice(0, 8)}</code>` : 'of the latest run'}</h2>
+    <form class="filters" method="get" action="/console/sites/${site.id}#errors-heading">
+      <div><label for="pid">Run (pid)</label><input id="pid" name="pid" value="${errorFilter.pid}" size="38" /></div>
+      <div>
+        <label for="type">Type</label
+        ><select id="type" name="type">
+          ${['', 'Error', 'Warning', 'Info'].map((v) => option(v, errorFilter.type))}
+        </select>
+      </div>
+      <div>
+        <label for="classification">Classification</label
+        ><select id="classification" name="classification">
+          ${['', 'high', 'medium', 'low'].map((v) => option(v, errorFilter.classification))}
+        </select>
+      </div>
+      <div><button type="submit">Filter</button></div>
+    </form>
+    ${
+      errors.length === 0
+        ? html`<p class="muted">No site errors.</p>`
+        : html`<table>
+            <thead>
+              <tr>
+                <th scope="col">Type</th>
+                <th scope="col">Classification</th>
+                <th scope="col">Code</th>
+                <th scope="col">Message</th>
+                <th scope="col">Run</th>
+                <th scope="col">When</th>
+              </tr>
+            </thead>
+            <tbody>
+              ${rows}
+            </tbody>
+          </table>`
+    }
+  </section>`
+}
+
+function sourcesSection(sources: DataSource[]): Html {
+  const rows = sources.map(
+    (source) =>
+      html`<tr>
+        <td>#${source.id}</td>
+        <td>${source.description}</td>
+        <td>${source.import_type === 1 ? 'main' : 'additional'}</td>
+        <td>${badge(source.status)}</td>
+        <td><a href="/console/streams/${source.stream_id}">stream #${source.stream_id}</a></td>
+      </tr>`,
+  )
+  return html`<section aria-labelledby="sources-heading">
+    <h2 id="sources-heading">Data sources</h2>
+    ${
+      sources.length === 0
+        ? html`<p class="muted">No data sources: connect a stream through the platform interface.</p>`
+        : html`<table>
+            <thead>
+              <tr>
+                <th scope="col">Id</th>
+                <th scope="col">Description</th>
+                <th scope="col">Feed</th>
+                <th scope="col">Status</th>
+                <th scope="col">Stream</th>
+              </tr>
+            </thead>
+            <tbody>
+              ${rows}
+            </tbody>
+          </table>`
+    }
+  </section>`
+}
+
+function channelsSection(channels: SitePageData['channels']): Html {
+  const items = channels.map(({ details, history }) => {
+    const feed = details.destinations.find((destination) => destination.kind === 'feed' && destination.token)
+    const links = feed ? details.files.map((file) => html`<li><a href="${feedUrl('', feed.token ?? '', file.filename)}">${file.filename}</a></li>`) : []
+    const last = history[0]
+    const points = [...history].reverse()
+    const chart = {
+      type: 'bar',
+      labels: points.map((entry) => entry.export_time.toISOString().slice(5, 16).replace('T', ' ')),
+      datasets: (['new', 'modified', 'deleted', 'unchanged'] as const).map((kind, i) => ({
+        label: kind,
+        data: points.map((entry) => Number(entry[`product_count_${kind}`])),
+        backgroundColor: ['#137333', '#0b5cad', '#b42318', '#9aa6b4'][i],
+      })),
+    }
+    return html`<article aria-labelledby="channel-${details.channel.id}">
+      <h3 id="channel-${details.channel.id}">
+        ${details.channel.name}
+        <span class="muted">#${details.channel.id} · ${details.channel.format} · ${details.channel.export_name}</span>
+        ${badge(details.channel.active ? 'active' : 'inactive')}
+      </h3>
+      ${lastExport(last)}
+      ${
+        links.length > 0
+          ? html`<p>Feed files:</p>
+              <ul>
+                ${links}
+              </ul>`
+          : ''
+      }
+      ${points.length > 0 ? historyChart(details.channel.name, chart) : ''}
+      <p><a href="/console/sites/${details.channel.site_id}/products?stage=channel&amp;channel=${details.channel.id}">Browse this channel's products</a></p>
+    </article>`
+  })
+  return html`<section aria-labelledby="channels-heading">
+    <h2 id="channels-heading">Channels</h2>
+    ${channels.length === 0 ? html`<p class="muted">No channels.</p>` : items}
+  </section>`
+}
+
+function lastExport(last: ChannelExport | undefined): Html {
+  if (!last) return html`<p class="muted">Not exported yet.</p>`
+  const counts =
+    `${last.product_count_new} new, ${last.product_count_modified} modified, ` +
+    `${last.product_count_deleted} deleted, ${last.product_count_unchanged} unchanged`
+  return html`<p>Last export ${when(last.export_time)}: ${last.product_count_now} products — ${counts}.</p>`
+}
+
+function historyChart(name: string, chart: unknown): Html {
+  return html`<div class="chart"><canvas role="img" aria-label="Export history of ${name}" data-chart="${jsonAttribute(chart)}"></canvas></div>`
+}

@@ -1,0 +1,189 @@
+import fs from 'node:fs/promises'
+import type { AddressInfo } from 'node:net'
+import type { Browser, Page } from 'playwright-core'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { importFixture, type ImportFixture } from '../helpers/factories.js'
+import { HIGH_LIMITS, useTestApp, type TestAccount } from '../helpers/test-app.js'
+import { launchBrowser } from './browser.js'
+import { eventually } from '../helpers/eventually.js'
+import { recordUpload, startReceiver, type Receiver } from '../webhooks/receiver.js'
+
+// The console as a person uses it, in a real headless Chromium (issue 22): sign in with the
+// credential the CLI printed, find a site, read why its last import failed, start a run and watch it
+// end, page through products with a filter, and be refused another account's site. With
+// CONSOLE_SCREENSHOTS=1 the main pages are saved under docs/ for the README.
+
+// Webhook receivers on 127.0.0.1 (plain http allowed) with short back-offs, so that a receiver
+// answering 500 makes a failed delivery within seconds.
+const t = useTestApp({
+  ...HIGH_LIMITS,
+  CONSOLE_OPERATOR_TOKEN: 'operator-token-for-the-browser-test',
+  ALLOW_PRIVATE_DESTINATIONS: 'true',
+  WEBHOOK_ALLOW_HTTP: 'true',
+  WEBHOOK_POLL_SECONDS: '0.2',
+  WEBHOOK_RETRY_BASE_SECONDS: '0.2',
+  WEBHOOK_RETRY_HOURS: '0.001',
+})
+const receivers: Receiver[] = []
+let base = ''
+let browser: Browser
+let shop: ImportFixture
+let empty: ImportFixture
+let other: ImportFixture
+let streamId = ''
+
+beforeAll(async () => {
+  await t.app.listen({ port: 0, host: '127.0.0.1' })
+  base = `http://127.0.0.1:${(t.app.server.address() as AddressInfo).port}`
+  shop = await importFixture(t, { title: 'Shop DE' })
+  streamId = await shop.createStream()
+  const rows = Array.from({ length: 60 }, (_, i) => ({ id: `SKU${String(i).padStart(3, '0')}`, title: `Shirt ${i}`, price: String(i) }))
+  const lines = [...rows.map((row) => JSON.stringify(row)), '{"title":"no id"}', '{"id":"broken"'].join('\n')
+  expect((await shop.upload(streamId, lines)).statusCode).toBe(202)
+  await shop.attach(streamId)
+  const channel = await shop.platform('POST', `/sites/${shop.site.id}/channels`, {
+    name: 'Google DE',
+    export_name: 'google-shopping',
+    format: 'csv',
+    filenames: [{ type: null, filename: 'google-de.csv' }],
+  })
+  expect(channel.statusCode, channel.body).toBe(201)
+  expect((await shop.run('all')).status).toBe('success')
+  // A second site of the same account whose import fails: its stream has no products (1001).
+  empty = await importFixture(t, { title: 'Empty shop' }, shop.c)
+  await empty.attach(await empty.createStream())
+  expect((await empty.run('import')).status).toBe('failed')
+  other = await importFixture(t, { title: 'Somebody else' })
+  browser = await launchBrowser()
+}, 120_000)
+
+afterAll(async () => {
+  await browser?.close()
+  await t.app.close()
+  for (const receiver of receivers) await receiver.close()
+})
+
+async function signedIn(account: TestAccount, credential = account.xAuthToken): Promise<Page> {
+  const page = await browser.newPage({ viewport: { width: 1280, height: 900 } })
+  await page.goto(`${base}/console`)
+  await page.getByLabel('Credential').fill(credential)
+  await page.getByRole('button', { name: 'Sign in' }).click()
+  await page.waitForURL(`${base}/console`)
+  return page
+}
+
+async function screenshot(page: Page, name: string): Promise<void> {
+  if (process.env.CONSOLE_SCREENSHOTS !== '1') return
+  await fs.mkdir('docs/screenshots', { recursive: true })
+  await page.screenshot({ path: `docs/screenshots/${name}.png`, fullPage: true })
+}
+
+describe('the console in a browser', () => {
+  it('signs in with the X-Auth-Token value, lists the sites and opens one', async () => {
+    const page = await signedIn(shop.account)
+    await expect(page.getByRole('heading', { name: 'Overview' }).isVisible()).resolves.toBe(true)
+    await expect(page.getByRole('link', { name: 'Empty shop' }).isVisible()).resolves.toBe(true)
+    await screenshot(page, 'overview')
+    await page.getByRole('link', { name: 'Shop DE' }).click()
+    await page.waitForURL(`${base}/console/sites/${shop.site.id}`)
+    await expect(page.getByRole('heading', { name: 'Runs' }).isVisible()).resolves.toBe(true)
+    expect(await page.locator('main').innerText()).toContain('Imported 60 products')
+    // The channel's last export and its feed file, downloaded from the link the page shows.
+    const channels = await page.locator('section[aria-labelledby=channels-heading]').innerText()
+    expect(channels).toContain('60 products — 60 new, 0 modified, 0 deleted, 0 unchanged')
+    const feed = await page.getByRole('link', { name: 'google-de.csv' }).getAttribute('href')
+    const download = await fetch(`${base}${feed}`)
+    expect(download.status).toBe(200)
+    expect(await download.text()).toContain('SKU059')
+    await page.close()
+  })
+
+  it('shows why the last import of a site failed, and which upload lines were refused and why', async () => {
+    const page = await signedIn(shop.account, shop.account.token)
+    await page.getByRole('link', { name: 'Empty shop' }).click()
+    const errors = await page.locator('section[aria-labelledby=errors-heading]').innerText()
+    expect(errors).toContain('1001')
+    expect(errors).toMatch(/no products/i)
+    await page.goto(`${base}/console/streams/${streamId}`)
+    const batches = await page.locator('main').innerText()
+    expect(batches).toContain('Missing "id" attribute')
+    expect(batches).toContain('{"title":"no id"}')
+    await screenshot(page, 'stream')
+    await page.close()
+  })
+
+  it('starts a run and shows it end without a reload', async () => {
+    const page = await signedIn(shop.account)
+    await page.goto(`${base}/console/sites/${shop.site.id}`)
+    await page.getByLabel('Start a run').selectOption('import')
+    await page.getByRole('button', { name: 'Start' }).click()
+    const live = page.locator('[data-poll]')
+    await live.waitFor()
+    const url = page.url()
+    await page.locator('[data-ended]').waitFor({ timeout: 60_000 })
+    expect(await live.getAttribute('data-ended')).toBe('success')
+    expect(await live.locator('[data-field=status]').innerText()).toBe('success')
+    expect(page.url()).toBe(url)
+    await screenshot(page, 'site')
+    await page.close()
+  })
+
+  it('pages through products with a filter, and shows a bad filter its message', async () => {
+    const page = await signedIn(shop.account)
+    await page.goto(`${base}/console/sites/${shop.site.id}/products`)
+    await page.getByLabel('Filter').fill('price >= 10')
+    await page.getByLabel('Fields').fill('id,price')
+    await page.getByRole('button', { name: 'Show' }).click()
+    const firstPage = await page.locator('main table tbody tr').allInnerTexts()
+    expect(firstPage).toHaveLength(25)
+    expect(firstPage[0]).toContain('SKU010')
+    await screenshot(page, 'products')
+    await page.getByRole('link', { name: 'Next page' }).click()
+    const secondPage = await page.locator('main table tbody tr').allInnerTexts()
+    expect(secondPage).toHaveLength(25)
+    expect(secondPage[0]).toContain('SKU035')
+    await page.getByLabel('Filter').fill('colour = 1')
+    await page.getByRole('button', { name: 'Show' }).click()
+    expect(await page.getByRole('alert').innerText()).toContain('unknown column "colour"')
+    await page.close()
+  })
+
+  it('retries a failed webhook delivery from the webhooks page', async () => {
+    const receiver = await startReceiver()
+    receivers.push(receiver)
+    receiver.fallback = { status: 500, body: 'receiver down' }
+    const created = await shop.c.post('/webhooks', { url: receiver.url, events: ['batch.uploaded'], description: 'ERP' })
+    expect(created.statusCode, created.body).toBe(201)
+    const webhookId = created.json<{ Webhooks: { id: string }[] }>().Webhooks[0]!.id
+    await recordUpload(t.db, shop.account.accountId)
+    const deliveries = async () => (await shop.c.get(`/webhooks/${webhookId}/deliveries`)).json<{ Deliveries: { id: string; status: string }[] }>().Deliveries
+    const failed = await eventually(async () => (await deliveries()).find((d) => d.status === 'failed'), 'a failed delivery')
+    // Failing for good may have disabled the subscription: on again, as a person would through the API.
+    expect((await shop.c.put(`/webhooks/${webhookId}`, { active: true })).statusCode).toBe(200)
+    receiver.fallback = { status: 200, body: 'ok' }
+
+    const page = await signedIn(shop.account)
+    await page.getByRole('link', { name: 'Webhooks' }).click()
+    const row = page.locator(`#delivery-${failed.id}`)
+    expect(await row.innerText()).toContain('failed')
+    expect(await row.innerText()).toContain('500')
+    await screenshot(page, 'webhooks')
+    await page.getByRole('button', { name: `Retry delivery #${failed.id}` }).click()
+    await page.waitForURL(/retried=/)
+    await eventually(async () => ((await deliveries()).find((d) => d.id === failed.id)?.status === 'delivered' ? true : undefined), 'the retried delivery')
+    await page.reload()
+    expect(await page.locator(`#delivery-${failed.id}`).innerText()).toContain('delivered')
+    await page.close()
+  })
+
+  it("is refused another account's site by its URL, and the operator view without the operator token", async () => {
+    const page = await signedIn(shop.account)
+    const response = await page.goto(`${base}/console/sites/${other.site.id}`)
+    expect(response?.status()).toBe(404)
+    expect(await page.locator('main').innerText()).not.toContain('Somebody else')
+    const operator = await page.goto(`${base}/console/operator`)
+    expect(operator?.status()).toBe(403)
+    expect(await page.getByRole('alert').innerText()).toContain('operator token')
+    await page.close()
+  })
+})

@@ -1,0 +1,52 @@
+import { describe, expect, it } from 'vitest'
+import { importFixture } from '../helpers/factories.js'
+import { registeredRoutes } from '../helpers/registered-routes.js'
+import { HIGH_LIMITS, useTestApp } from '../helpers/test-app.js'
+import { consoleUser } from './console-session.js'
+
+// Every console page and form with the values clients get wrong (NUL, numbers beyond 64 bits, texts of
+// 10,000 characters) in path segments, query parameters and form fields, signed in: never a 500, and
+// every answer an HTML page (or a redirect), never a stack trace.
+
+const t = useTestApp({ ...HIGH_LIMITS, CONSOLE_OPERATOR_TOKEN: 'operator-token-for-the-mistakes-walk' })
+const HOSTILE = ['a\u0000b', '1e20', '9223372036854775807', '99999999999999999999', '-1', 'x'.repeat(900), '%', '<script>']
+const QUERY_NAMES = ['offset', 'runs_offset', 'pid', 'type', 'classification', 'stage', 'channel', 'fields', 'filter', 'webhook', 'status', 'account']
+
+function consoleRoutes() {
+  return registeredRoutes(t.app.printRoutes({ commonPrefix: false })).filter(
+    ({ method, path }) => path.startsWith('/console') && !path.startsWith('/console/assets') && method !== 'HEAD',
+  )
+}
+
+function fill(path: string, value: string, ids: Record<string, string>): string {
+  return path.replace(/:(\w+)/g, (_match, name: string) => encodeURIComponent(value === '' ? (ids[name] ?? '1') : value))
+}
+
+describe('console pages with hostile values', () => {
+  it('answers every page and form below 500, in HTML, for an account and for the operator', async () => {
+    const f = await importFixture(t, { title: 'Walked shop' })
+    const streamId = await f.createStream()
+    await f.attach(streamId)
+    const run = await f.run('import')
+    const ids: Record<string, string> = { siteId: f.site.id, streamId, pid: run.pid, webhookId: '1', deliveryId: '1' }
+    const users = [await consoleUser(t.app, f.account.xAuthToken), await consoleUser(t.app, 'operator-token-for-the-mistakes-walk')]
+    const routes = consoleRoutes()
+    expect(routes.length).toBeGreaterThan(10)
+    for (const user of users) {
+      const csrf = await user.csrf(user === users[0] ? '/console' : '/console/operator')
+      for (const route of routes) {
+        for (const value of ['', ...HOSTILE]) {
+          const url = fill(route.path, value, ids)
+          const answers =
+            route.method === 'GET'
+              ? [await user.get(url), ...(await Promise.all(QUERY_NAMES.map((name) => user.get(`${url}?${name}=${encodeURIComponent(value || 'a\u0000b')}`))))]
+              : [await user.post(url, { _csrf: csrf, action: value, status: value, credential: value })]
+          for (const answer of answers) {
+            expect(answer.status, `${route.method} ${url}: ${answer.body.slice(0, 200)}`).toBeLessThan(500)
+            expect(answer.body).not.toMatch(/at .*\.[jt]s:\d+|TypeError|ReferenceError/)
+          }
+        }
+      }
+    }
+  }, 120_000)
+})
