@@ -8,6 +8,9 @@ export async function up(db: Kysely<unknown>): Promise<void> {
       id_hash text PRIMARY KEY,
       account_id bigint REFERENCES account (id) ON DELETE CASCADE,
       operator boolean NOT NULL DEFAULT false,
+      -- The credential that signed in (platform:<client_id>, token:<id>, or a mark of the operator
+      -- token): the session lasts only while it stays valid.
+      credential_id text NOT NULL,
       csrf_token text NOT NULL,
       created_at timestamptz NOT NULL,
       expires_at timestamptz NOT NULL,

@@ -32,6 +32,8 @@ export interface CredentialCheck {
 export interface AuthAttempt {
   /** The credential's public part (`platform:<client_id>`, `token:<public id>`); null when it has none. */
   publicId: string | null
+  /** Whether the request presents a credential at all (false: no header, or a malformed one). */
+  presented: boolean
   check(): Promise<CredentialCheck>
 }
 
@@ -42,7 +44,7 @@ export async function authenticate(db: DbHandle, scheme: AuthScheme, headers: Au
 
 export function authAttempt(db: DbHandle, scheme: AuthScheme, headers: AuthHeaders): AuthAttempt {
   const presented = presentedCredential(scheme, headers)
-  return { publicId: publicIdOf(presented), check: () => checkCredential(db, presented) }
+  return { publicId: publicIdOf(presented), presented: presented.kind !== 'none', check: () => checkCredential(db, presented) }
 }
 
 /** Reads the credential the scheme accepts from the headers; an X-Auth-Token goes before a bearer token. */

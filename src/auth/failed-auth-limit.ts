@@ -7,17 +7,17 @@ import type { AuthAttempt, Caller } from './authenticate.js'
 // N times the limit.
 //
 // Why two counters (issue 21). Counting per address alone refused every request of an address over
-// the limit, valid credentials included: behind a company's NAT one job with a revoked token stopped
-// every integration of the company. A valid credential must never be refused because other clients
-// at its address failed, yet guessing must stay throttled; the credential cannot simply be checked
-// first, or a guesser would get unlimited checks. So credentials carry a public part that names
-// them before the secret is checked: the client_id of an X-Auth-Token, the id in a personal access
-// token (`cpat_<public id>_<secret>`). One that has one is checked unless its own (address, id)
-// counter is over the limit: its neighbours' failures do not touch that counter, and guessing its
-// secret from one address is throttled all the same. One without a public part (a legacy token
-// `cpat_<secret>`, a malformed or missing header), or whose public id names no credential (a revoked
-// token's included), is refused unchecked while its address is over the limit, so that inventing
-// ids does not get a guesser out of the throttle. Valid credentials are never counted.
+// the limit, valid credentials included: behind a company's NAT one job with a revoked token (or a
+// mistyped secret of the company's own client id) stopped every integration of the company. So a
+// presented credential is always checked, and a valid one always passes: other clients' failures,
+// at its address or with its own public id, never refuse it. A failure counts for its address and,
+// when its public id names a credential (the client_id of an X-Auth-Token, the id in a personal
+// access token `cpat_<public id>_<secret>`), for that (address, id) pair; past the limit of either,
+// failures answer 429 instead of 401 until the window ends, so a guesser is told to stop and learns
+// nothing from the answers. The check itself is one indexed lookup, and a secret holds 192+ random
+// bits: answering 429 stops a guesser as well as refusing unchecked would, and refusing unchecked
+// would refuse the valid credentials behind the same address. A request that presents no credential
+// (no header, a malformed one) is refused unchecked while its address is over the limit.
 
 const WINDOW_MS = 60_000
 
@@ -80,19 +80,22 @@ export class FailedAuthLimit {
   ) {}
 
   /**
-   * Checks the credential of `attempt` unless the failures counted for it say not to (see the top of
-   * this file): then it throws 429 without looking at the secret, until the window ends.
+   * Checks the credential of `attempt`: the caller when it is valid, whatever was counted. A failure
+   * is counted (see the top of this file) and answers null (401), or 429 once its address or its
+   * credential's public id has failed too often in this window.
    */
   async authenticate(address: string, attempt: AuthAttempt): Promise<Caller | null> {
     const now = this.clock()
-    const credentialKey = attempt.publicId === null ? null : `${address} ${attempt.publicId}`
-    if (credentialKey !== null && this.isOver(credentialKey, now)) throw this.refusal(credentialKey, now, 'credential')
-    const addressOver = this.isOver(address, now)
-    if (addressOver && credentialKey === null) throw this.refusal(address, now, 'address')
+    if (!attempt.presented && this.isOver(address, now)) throw this.refusal(address, now, 'address')
     const { caller, knownPublicId } = await attempt.check()
     if (caller) return caller
-    if (addressOver && !knownPublicId) throw this.refusal(address, now, 'address')
-    this.countFailure(address, knownPublicId ? credentialKey : null)
+    const credentialKey = knownPublicId && attempt.publicId !== null ? `${address} ${attempt.publicId}` : null
+    // Over the limit before this failure: the first `perMinute` failures of a window answer 401.
+    const credentialOver = credentialKey !== null && this.isOver(credentialKey, now)
+    const addressOver = this.isOver(address, now)
+    this.countFailure(address, credentialKey)
+    if (credentialOver) throw this.refusal(credentialKey, now, 'credential')
+    if (addressOver) throw this.refusal(address, now, 'address')
     return null
   }
 
@@ -105,7 +108,7 @@ export class FailedAuthLimit {
     return new TooManyFailedAuthenticationsError(Math.max(1, Math.ceil((windowEnd - now.getTime()) / 1000)), of)
   }
 
-  // Per public id only for ids that name a credential: invented ids add no counters.
+  // Per public id only for ids that name a credential: invented ids add no counters of their own.
   private countFailure(address: string, credentialKey: string | null): void {
     const now = this.clock()
     this.store.addFailure(address, now)

@@ -24,7 +24,11 @@ function pollRuns() {
     var started = Date.now()
     function tick() {
       fetch(url, { headers: { accept: 'application/json' }, credentials: 'same-origin' })
-        .then(function (response) { return response.json() })
+        .then(function (response) {
+          // A run gone or a session ended (the answer is the sign-in page): stop watching.
+          if (!response.ok || (response.headers.get('content-type') || '').indexOf('application/json') !== 0) throw new Error('stop')
+          return response.json()
+        })
         .then(function (run) {
           box.querySelector('[data-field=status]').textContent = run.status
           box.querySelector('[data-field=elapsed]').textContent = run.elapsed
@@ -37,7 +41,7 @@ function pollRuns() {
           }
           if (Date.now() - started < 30 * 60 * 1000) setTimeout(tick, 1000)
         })
-        .catch(function () { setTimeout(tick, 3000) })
+        .catch(function (error) { if (error.message !== 'stop' && Date.now() - started < 30 * 60 * 1000) setTimeout(tick, 3000) })
     }
     tick()
   })

@@ -1,13 +1,14 @@
 import type { FastifyInstance, FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify'
 import cookie from '@fastify/cookie'
 import formbody from '@fastify/formbody'
-import { consoleCookieKey, findConsoleSession } from '../accounts/console-sessions.js'
+import { consoleCookieKey, findConsoleSession, operatorMark, sessionCredentialIsLive, type ConsoleSession } from '../accounts/console-sessions.js'
 import { AppError } from '../errors.js'
 import { sameSecret } from '../auth/secrets.js'
 import type { ConsoleDeps } from './deps.js'
 import { html } from './html.js'
 import { page } from './layout.js'
 import { SESSION_COOKIE } from './session-cookie.js'
+import { unsignValue } from './cookie-signature.js'
 import { assetRoutes } from './asset-routes.js'
 import { sessionRoutes } from './session-routes.js'
 import { overviewRoutes } from './overview-routes.js'
@@ -29,16 +30,29 @@ const CONTENT_SECURITY_POLICY =
  * the session's CSRF token.
  */
 export const consolePlugin: FastifyPluginAsync<ConsoleDeps> = async (app, deps) => {
-  await app.register(cookie, { secret: await consoleCookieKey(deps.db) })
+  await app.register(cookie)
+  // The signing key is read when the first console request needs it, not at start: a server whose
+  // database is unreachable still starts (and says so on /healthz).
+  let key: Promise<string> | undefined
+  const cookieKey = () => {
+    key ??= consoleCookieKey(deps.db).catch((error: unknown) => {
+      key = undefined
+      throw error
+    })
+    return key
+  }
+  app.decorateRequest('consoleCookieKey', null)
   await app.register(formbody, { bodyLimit: 64 * 1024 })
 
   app.addHook('onRequest', async (request, reply) => {
     reply.header('content-security-policy', CONTENT_SECURITY_POLICY)
     reply.header('x-content-type-options', 'nosniff')
     reply.header('referrer-policy', 'same-origin')
+    request.consoleCookieKey = await cookieKey()
     const signed = request.cookies[SESSION_COOKIE]
-    const id = signed ? request.unsignCookie(signed) : undefined
-    request.consoleSession = id?.valid && id.value ? await findConsoleSession(deps.db, id.value, deps.clock()) : undefined
+    const id = signed ? unsignValue(signed, request.consoleCookieKey) : undefined
+    const session = id ? await findConsoleSession(deps.db, id, deps.clock()) : undefined
+    request.consoleSession = session && (await stillValid(deps, session)) ? session : undefined
     await guard(request, reply)
   })
 
@@ -69,6 +83,15 @@ export const consolePlugin: FastifyPluginAsync<ConsoleDeps> = async (app, deps) 
   await app.register(streamPageRoutes, deps)
   await app.register(webhookPageRoutes, deps)
   await app.register(operatorRoutes, deps)
+}
+
+/** A session lasts only while what signed it in does: the account's credential, or the operator token. */
+async function stillValid(deps: ConsoleDeps, session: ConsoleSession): Promise<boolean> {
+  if (session.operator) {
+    const token = deps.config.CONSOLE_OPERATOR_TOKEN
+    return token !== undefined && session.credentialId === operatorMark(token)
+  }
+  return sessionCredentialIsLive(deps.db, session)
 }
 
 /** Pages of an account need a session of one, the operator's pages an operator session. */

@@ -8,5 +8,7 @@ declare module 'fastify' {
   interface FastifyRequest {
     /** The console session of the request's cookie, when it names a live one. */
     consoleSession: ConsoleSession | undefined
+    /** The key that signs the console's cookies (read once from the database). */
+    consoleCookieKey: string | null
   }
 }

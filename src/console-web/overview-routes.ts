@@ -1,6 +1,6 @@
 import type { FastifyPluginAsync } from 'fastify'
 import { siteSummaries, type SiteSummary } from '../sites/site-overview.js'
-import { streamSummaries, type StreamSummary } from '../streams/stream-overview.js'
+import { ROW_COUNT_BOUND, streamSummaries, type StreamSummary } from '../streams/stream-overview.js'
 import type { ConsoleDeps } from './deps.js'
 import { html, type Html } from './html.js'
 import { badge, duration, headings, page, when } from './layout.js'
@@ -68,7 +68,7 @@ function streamsTable(streams: StreamSummary[]): Html {
         <td><a href="/console/streams/${stream.id}">${stream.name}</a> <span class="muted">#${stream.id}</span></td>
         <td>${stream.type}</td>
         <td>${badge(stream.status)}</td>
-        <td class="num">${stream.rowCount}</td>
+        <td class="num">${stream.rowCount > ROW_COUNT_BOUND ? `over ${ROW_COUNT_BOUND}` : stream.rowCount}</td>
         <td>${lastBatch(stream)}</td>
       </tr>`,
   )

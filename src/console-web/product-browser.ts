@@ -22,7 +22,8 @@ export async function productBrowser(
 ): Promise<{ site: Site; body: Html; status: number }> {
   const site = await getSite(deps.db, accountId, siteSegment)
   const channels = await listChannels(deps.db, accountId, site.id)
-  const stage = queryText(query.stage, 16) === 'channel' ? 'channel' : 'import'
+  // A site without channels has only its import stage to show.
+  const stage = queryText(query.stage, 16) === 'channel' && channels.length > 0 ? 'channel' : 'import'
   const channelId = stage === 'channel' ? queryText(query.channel, 32) || channels[0]?.channel.id : undefined
   const ref = { name: stage, id: channelId }
   const fields = queryText(query.fields)
@@ -47,7 +48,8 @@ export async function productBrowser(
     rows = texts.map((text) => JSON.parse(text) as Record<string, string>)
     columns = fields.length > 0 ? fields : (await stageProperties(deps.db, accountId, site.id, ref, false)).columns
   } catch (error) {
-    if (!(error instanceof AppError) || error.statusCode >= 500 || error.statusCode === 404) throw error
+    // Only the read's own refusals (a bad filter or field, a page too large) show above the form.
+    if (!(error instanceof AppError) || error.statusCode !== 400) throw error
     problem = error.message
   }
   const channelOptions = channels.map(

@@ -2,7 +2,7 @@ import type { FastifyPluginAsync } from 'fastify'
 import { getRun, requestRun } from '../jobs/run-requests.js'
 import { accountLimits } from '../accounts/object-limits.js'
 import { updateSite } from '../sites/sites.js'
-import { BadRequestError } from '../errors.js'
+import { AppError, BadRequestError } from '../errors.js'
 import type { ConsoleDeps } from './deps.js'
 import { accountOfSession } from './pages.js'
 
@@ -33,6 +33,10 @@ export const runActionRoutes: FastifyPluginAsync<ConsoleDeps> = async (app, deps
   app.post('/console/sites/:siteId/status', { schema: { hide: true } }, async (request, reply) => {
     const accountId = accountOfSession(request)
     const { siteId } = request.params as { siteId: string }
+    // As through the API: changing a site takes the platform credential (PUT /sites accepts no bearer token).
+    if (!request.consoleSession?.credentialId.startsWith('platform:')) {
+      throw new AppError(403, 'Pausing or resuming a site takes a sign-in with the platform credential (X-Auth-Token), as PUT /sites does', 'forbidden')
+    }
     const { status } = request.body as { status?: string }
     if (status !== 'active' && status !== 'paused_upload') throw new BadRequestError('status: must be active or paused_upload')
     const site = await updateSite(db, accountId, siteId, { status }, accountLimits(config))

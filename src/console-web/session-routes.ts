@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto'
 import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify'
-import { closeConsoleSession, openConsoleSession } from '../accounts/console-sessions.js'
+import { closeConsoleSession, openConsoleSession, operatorMark, type ConsoleOwner } from '../accounts/console-sessions.js'
 import { authAttempt } from '../auth/authenticate.js'
 import { sameSecret } from '../auth/secrets.js'
 import { AppError } from '../errors.js'
@@ -8,12 +8,19 @@ import type { ConsoleDeps } from './deps.js'
 import { html } from './html.js'
 import { page } from './layout.js'
 import { SESSION_COOKIE, SIGN_IN_COOKIE } from './session-cookie.js'
+import { signValue, unsignValue } from './cookie-signature.js'
 import './console-types.js'
 
 interface SignInBody {
-  credential?: string
-  next?: string
-  _sign_in?: string
+  credential?: unknown
+  next?: unknown
+  _sign_in?: unknown
+}
+
+/** A form or query value as one text: the first of repeated ones, '' for anything else. */
+function firstText(value: unknown): string {
+  const first = Array.isArray(value) ? (value as unknown[])[0] : value
+  return typeof first === 'string' ? first : ''
 }
 
 export const sessionRoutes: FastifyPluginAsync<ConsoleDeps> = async (app, deps) => {
@@ -21,7 +28,7 @@ export const sessionRoutes: FastifyPluginAsync<ConsoleDeps> = async (app, deps) 
   const secure = (request: FastifyRequest) => request.protocol === 'https'
 
   app.get('/console/sign-in', { config: { console: 'public' }, schema: { hide: true } }, async (request, reply) => {
-    const next = safeNext((request.query as { next?: string }).next)
+    const next = safeNext(firstText((request.query as { next?: unknown }).next))
     return showSignIn(request, reply, next, undefined)
   })
 
@@ -31,32 +38,31 @@ export const sessionRoutes: FastifyPluginAsync<ConsoleDeps> = async (app, deps) 
     if (!expected || typeof body._sign_in !== 'string' || !sameSecret(body._sign_in, expected)) {
       throw new AppError(403, 'The sign-in form has expired or did not come from this console; reload it and try again', 'forbidden')
     }
-    const credential = (body.credential ?? '').trim()
+    const credential = firstText(body.credential).trim()
     const owner = await signInOwner(deps, request, credential)
     if (!owner)
       return showSignIn(
         request,
         reply,
-        safeNext(body.next),
+        safeNext(firstText(body.next)),
         'That credential is not valid: paste the X-Auth-Token value (client_id:secret) or a personal access token.',
       )
     const opened = await openConsoleSession(deps.db, owner, deps.clock(), hours * 3600_000)
     reply.clearCookie(SIGN_IN_COOKIE, { path: '/console' })
-    reply.setCookie(SESSION_COOKIE, opened.id, {
+    reply.setCookie(SESSION_COOKIE, signValue(opened.id, request.consoleCookieKey ?? ''), {
       path: '/console',
       httpOnly: true,
       sameSite: 'strict',
       secure: secure(request),
-      signed: true,
       maxAge: hours * 3600,
     })
-    return reply.redirect(owner.operator ? '/console/operator' : safeNext(body.next), 303)
+    return reply.redirect(owner.operator ? '/console/operator' : safeNext(firstText(body.next)), 303)
   })
 
   app.post('/console/sign-out', { schema: { hide: true } }, async (request, reply) => {
     const signed = request.cookies[SESSION_COOKIE]
-    const id = signed ? request.unsignCookie(signed) : undefined
-    if (id?.valid && id.value) await closeConsoleSession(deps.db, id.value)
+    const id = signed ? unsignValue(signed, request.consoleCookieKey ?? '') : undefined
+    if (id) await closeConsoleSession(deps.db, id)
     reply.clearCookie(SESSION_COOKIE, { path: '/console' })
     return reply.redirect('/console/sign-in', 303)
   })
@@ -66,12 +72,18 @@ export const sessionRoutes: FastifyPluginAsync<ConsoleDeps> = async (app, deps) 
  * The account a pasted credential names (the X-Auth-Token value, or a personal access token), or the
  * operator for CONSOLE_OPERATOR_TOKEN. Failed sign-ins count with the interfaces' failed authentications.
  */
-async function signInOwner(deps: ConsoleDeps, request: FastifyRequest, credential: string): Promise<{ accountId: string | null; operator: boolean } | null> {
-  const operatorToken = deps.config.CONSOLE_OPERATOR_TOKEN
-  if (operatorToken !== undefined && credential !== '' && sameSecret(credential, operatorToken)) return { accountId: null, operator: true }
+async function signInOwner(deps: ConsoleDeps, request: FastifyRequest, credential: string): Promise<ConsoleOwner | null> {
+  // No credential holds a control character; one that does is refused before it reaches a query.
+  if (credential === '' || hasControlCharacter(credential)) return null
   const headers = credential.includes(':') ? { xAuthToken: credential } : { authorization: `Bearer ${credential}` }
+  // Checked (and counted) as the interfaces check credentials first, so that guesses of the operator
+  // token are throttled with every other failed authentication of the address.
   const caller = await deps.authLimit.authenticate(request.ip, authAttempt(deps.db, 'x-auth-token-or-bearer', headers))
-  return caller ? { accountId: caller.accountId, operator: false } : null
+  if (caller) return { accountId: caller.accountId, operator: false, credentialId: caller.credentialId }
+  const operatorToken = deps.config.CONSOLE_OPERATOR_TOKEN
+  if (operatorToken !== undefined && sameSecret(credential, operatorToken))
+    return { accountId: null, operator: true, credentialId: operatorMark(operatorToken) }
+  return null
 }
 
 function showSignIn(request: FastifyRequest, reply: FastifyReply, next: string, failure: string | undefined) {
@@ -96,6 +108,14 @@ function showSignIn(request: FastifyRequest, reply: FastifyReply, next: string, 
 }
 
 /** Where to go after signing in: a console path only, never another site. */
-function safeNext(next: string | undefined): string {
-  return next && /^\/console(\/[^/\\]|$|\?)/.test(next) && !next.startsWith('//') ? next : '/console'
+function safeNext(next: string): string {
+  return /^\/console(\/[^/\\]|$|\?)/.test(next) && !hasControlCharacter(next) ? next : '/console'
+}
+
+function hasControlCharacter(text: string): boolean {
+  for (let i = 0; i < text.length; i++) {
+    const code = text.charCodeAt(i)
+    if (code < 0x20 || code === 0x7f) return true
+  }
+  return false
 }

@@ -12,6 +12,7 @@ import { productBrowser } from './product-browser.js'
 
 const RUNS_PER_PAGE = 20
 const CHART_POINTS = 50
+const CHANNELS_SHOWN = 20
 
 export const sitePageRoutes: FastifyPluginAsync<ConsoleDeps> = async (app, deps) => {
   const { db } = deps
@@ -23,13 +24,15 @@ export const sitePageRoutes: FastifyPluginAsync<ConsoleDeps> = async (app, deps)
     const filter: ErrorFilter = { pid: queryText(query.pid, 64), type: queryText(query.type, 16), classification: queryText(query.classification, 16) }
     const { site, runs } = await listSiteRuns(db, accountId, siteId, { limit: RUNS_PER_PAGE, offset: runsOffset })
     const [recent, imports, errors, sources, channels] = await Promise.all([
-      runsOffset === 0 ? Promise.resolve(runs) : listSiteRuns(db, accountId, site.id, { limit: CHART_POINTS, offset: 0 }).then((r) => r.runs),
+      listSiteRuns(db, accountId, site.id, { limit: CHART_POINTS, offset: 0 }).then((r) => r.runs),
       listImportHistory(db, accountId, site.id, { limit: CHART_POINTS, offset: 0 }),
       listSiteErrors(db, accountId, site.id, { pid: filter.pid || undefined, limit: 1000, offset: 0 }),
       listDataSources(db, accountId, site.id, { limit: 100, cursor: 0, previous: 0 }),
       listChannels(db, accountId, site.id),
     ])
-    const histories = await Promise.all(channels.map((details) => channelHistory(db, accountId, site.id, details.channel.id)))
+    // A site may have thousands of channels: the page shows the first ones, one query each.
+    const shown = channels.slice(0, CHANNELS_SHOWN)
+    const histories = await Promise.all(shown.map((details) => channelHistory(db, accountId, site.id, details.channel.id)))
     const shownErrors = errors.errors.filter(
       (error) => (!filter.type || error.type === filter.type) && (!filter.classification || error.classification === filter.classification),
     )
@@ -45,7 +48,9 @@ export const sitePageRoutes: FastifyPluginAsync<ConsoleDeps> = async (app, deps)
       errorFilter: filter,
       sources: sources.sources,
       channels: histories,
-      livePid: queryText(query.run, 64),
+      moreChannels: channels.length - shown.length,
+      // Only a run of this site is watched live: the pid must be one of its runs' UUIDs.
+      livePid: recent.some((run) => run.pid === queryText(query.run, 64)) ? queryText(query.run, 64) : '',
     })
     const trail: [string, string][] = [
       ['Overview', '/console'],

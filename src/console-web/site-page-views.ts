@@ -37,6 +37,8 @@ export interface SitePageData {
   errorFilter: ErrorFilter
   sources: DataSource[]
   channels: { details: ChannelDetails; history: ChannelExport[] }[]
+  /** Channels of the site beyond those shown. */
+  moreChannels: number
   livePid: string
 }
 
@@ -47,7 +49,7 @@ export function sitePage(data: SitePageData): Html {
       <a href="/console/sites/${site.id}/products">Browse products</a>
     </p>
     ${data.livePid ? liveRun(site.id, data.livePid) : ''} ${actions(data)} ${charts(data)} ${runsSection(data)} ${errorsSection(data)}
-    ${sourcesSection(data.sources)} ${channelsSection(data.channels)}`
+    ${sourcesSection(data.sources)} ${channelsSection(data.channels, data.moreChannels)}`
 }
 
 function liveRun(siteId: string, pid: string): Html {
@@ -248,7 +250,7 @@ function sourcesSection(sources: DataSource[]): Html {
   </section>`
 }
 
-function channelsSection(channels: SitePageData['channels']): Html {
+function channelsSection(channels: SitePageData['channels'], more: number): Html {
   const items = channels.map(({ details, history }) => {
     const feed = details.destinations.find((destination) => destination.kind === 'feed' && destination.token)
     const links = feed ? details.files.map((file) => html`<li><a href="${feedUrl('', feed.token ?? '', file.filename)}">${file.filename}</a></li>`) : []
@@ -285,6 +287,7 @@ function channelsSection(channels: SitePageData['channels']): Html {
   return html`<section aria-labelledby="channels-heading">
     <h2 id="channels-heading">Channels</h2>
     ${channels.length === 0 ? html`<p class="muted">No channels.</p>` : items}
+    ${more > 0 ? html`<p class="muted">And ${more} more channels: the platform interface lists them all (GET /sites/{siteId}/channels).</p>` : ''}
   </section>`
 }
 

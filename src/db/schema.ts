@@ -427,6 +427,7 @@ export interface ConsoleSessionTable {
   id_hash: string
   account_id: string | null
   operator: boolean
+  credential_id: string
   csrf_token: string
   created_at: Date
   expires_at: Date

@@ -2,11 +2,15 @@ import { sql } from 'kysely'
 import type { DbHandle } from '../db/database.js'
 
 /** A stream as the console's overview shows it: its catalog's size and its latest batch. */
+/** Rows of a stream counted exactly up to this; more show as "over". */
+export const ROW_COUNT_BOUND = 100_000
+
 export interface StreamSummary {
   id: string
   name: string
   type: string
   status: string
+  /** Rows of the stream's catalog, exact up to ROW_COUNT_BOUND, ROW_COUNT_BOUND + 1 above it. */
   rowCount: number
   lastBatch: { id: string; status: string; createdAt: Date; rowCount: number; errorCount: number } | null
 }
@@ -15,7 +19,10 @@ export interface StreamSummary {
 export async function streamSummaries(db: DbHandle, accountId: string): Promise<StreamSummary[]> {
   const { rows } = await sql<Record<string, unknown>>`
     SELECT s.id, s.name, s.type, s.status,
-      (SELECT count(*) FROM stream_product sp WHERE sp.stream_id = s.id AND sp.account_id = s.account_id) AS row_count,
+      -- Counted up to a bound: the overview of a catalog of millions stays a quick page.
+      (SELECT count(*) FROM (
+        SELECT 1 FROM stream_product sp WHERE sp.stream_id = s.id AND sp.account_id = s.account_id LIMIT ${ROW_COUNT_BOUND + 1}
+      ) n) AS row_count,
       b.id AS batch_id, b.status AS batch_status, b.created_at AS batch_created_at, b.row_count AS batch_rows, b.error_count AS batch_errors
     FROM stream s
     LEFT JOIN LATERAL (

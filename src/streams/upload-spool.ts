@@ -17,8 +17,9 @@ export interface SpoolLimits {
 // One body keeps at most this much in memory: a larger one is about to pass it anyway, and its
 // bytes are better in the page cache than on the heap.
 const BODY_MEMORY_BYTES = 1024 * 1024
-// Bodies go to disk, and come back, in writes and reads of this size.
-const FILE_BLOCK_BYTES = 1024 * 1024
+// Bodies go to disk, and come back, in writes and reads of this size: what a body on disk holds in
+// memory besides UPLOAD_SPOOL_MEMORY_BYTES.
+const FILE_BLOCK_BYTES = 256 * 1024
 
 /**
  * The bytes of upload bodies that have been received but not yet written to the database, counted
@@ -160,7 +161,15 @@ export class UploadSpool {
       this.memoryBytes += chunk.length
       return
     }
-    this.file ??= await openSpoolFile(this.budget.limits.dir).catch(diskTrouble)
+    if (!this.file) {
+      try {
+        this.file = await openSpoolFile(this.budget.limits.dir)
+      } catch (error) {
+        // Counted above but kept nowhere: given back here, since release() gives back what is kept.
+        this.budget.give(this.accountId, chunk.length)
+        diskTrouble(error)
+      }
+    }
     this.pending.push(chunk)
     this.pendingBytes += chunk.length
     if (this.pendingBytes >= FILE_BLOCK_BYTES) await this.flushPending()
@@ -198,6 +207,11 @@ async function openSpoolFile(dir: string): Promise<FileHandle> {
   const name = path.join(dir, `upload-${process.pid}-${randomBytes(8).toString('hex')}`)
   const file = await open(name, 'wx+', 0o600)
   // Open and unlinked: the file lives until it is closed, and a process that dies leaves nothing.
-  await unlink(name)
+  try {
+    await unlink(name)
+  } catch (error) {
+    await file.close()
+    throw error
+  }
   return file
 }

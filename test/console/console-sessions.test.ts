@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest'
 import { runCleanup } from '../../src/jobs/cleanup.js'
+import { listTokens, revokeToken, rotateCredential } from '../../src/accounts/accounts.js'
 import { factories } from '../helpers/factories.js'
 import { useTestApp, type TestAccount } from '../helpers/test-app.js'
 import { consoleUser, signIn, signInForm } from './console-session.js'
@@ -93,6 +94,52 @@ describe('console writes', () => {
     // The hourly cleanup removes it.
     const report = await runCleanup(t.db, t.clock.now())
     expect(report.consoleSessions).toBeGreaterThanOrEqual(1)
+  })
+})
+
+describe('console sessions and their credentials', () => {
+  it('end when the credential that opened them is revoked or rotated', async () => {
+    const account = await t.account()
+    const byToken = await consoleUser(t.app, account.token)
+    const byCredential = await consoleUser(t.app, account.xAuthToken)
+    const tokens = await listTokens(t.db, account.accountId)
+    await revokeToken(t.db, tokens[0]!.id)
+    expect((await byToken.get('/console')).status).toBe(303)
+    expect((await byCredential.get('/console')).status).toBe(200)
+    await rotateCredential(t.db, account.accountId)
+    expect((await byCredential.get('/console')).status).toBe(303)
+  })
+
+  it('a token session may start runs but not change the site, as the API lets a bearer token', async () => {
+    const account = await t.account()
+    const site = await given.site({ account })
+    const user = await consoleUser(t.app, account.token)
+    const csrf = await user.csrf(`/console/sites/${site.id}`)
+    const paused = await user.post(`/console/sites/${site.id}/status`, { status: 'paused_upload', _csrf: csrf })
+    expect(paused.status).toBe(403)
+    expect(paused.body).toContain('platform credential')
+    expect(await siteStatus(account, site.id)).toBe('active')
+  })
+
+  it('answers odd sign-in input with the form or a redirect, never a 500', async () => {
+    const account = await t.account()
+    const form = await signInForm(t.app)
+    const post = (payload: string) =>
+      t.app.inject({ method: 'POST', url: '/console/sign-in', headers: { cookie: form.cookie, 'content-type': 'application/x-www-form-urlencoded' }, payload })
+    const cases = [
+      `credential=a%00b%3Ax&_sign_in=${form.token}`,
+      `credential=x&credential=y&_sign_in=${form.token}`,
+      `credential=${encodeURIComponent(account.xAuthToken)}&next=%2Fconsole%2F%00&_sign_in=${form.token}`,
+      `credential=${encodeURIComponent(account.xAuthToken)}&next=%2Fconsole%0D%0ASet-Cookie%3A+x&_sign_in=${form.token}`,
+      `credential=${encodeURIComponent(account.xAuthToken)}&next=https%3A%2F%2Fevil.example&_sign_in=${form.token}`,
+    ]
+    for (const payload of cases) {
+      const response = await post(payload)
+      expect(response.statusCode, payload).toBeLessThan(500)
+      if (response.statusCode === 303) expect(response.headers.location).toBe('/console')
+    }
+    const repeated = await t.app.inject({ method: 'GET', url: '/console/sign-in?next=/console/a&next=x' })
+    expect(repeated.statusCode).toBe(200)
   })
 })
 
