@@ -23,6 +23,8 @@ export interface SiteRun {
   started_at: Date | null
   finished_at: Date | null
   error_count: string | null
+  imported: string | null
+  exported: string | null
 }
 
 export interface SitePageData {
@@ -120,6 +122,11 @@ function charts({ imports, recentRuns }: SitePageData): Html {
   </section>`
 }
 
+function runCounts(run: SiteRun): string {
+  const parts = [run.imported !== null ? `${run.imported} imported` : '', run.exported !== null ? `${run.exported} exported` : '']
+  return parts.filter((part) => part !== '').join(', ') || '—'
+}
+
 function runsSection({ site, runs, runsOffset, runsPerPage }: SitePageData): Html {
   const rows = runs.map(
     (run) =>
@@ -129,6 +136,7 @@ function runsSection({ site, runs, runsOffset, runsPerPage }: SitePageData): Htm
         <td>${badge(run.status)}</td>
         <td>${when(run.created_at)}</td>
         <td>${duration(run.started_at, run.finished_at)}</td>
+        <td>${runCounts(run)}</td>
         <td class="num">${run.error_count ?? '0'}</td>
         <td>${run.message}</td>
       </tr>`,
@@ -150,6 +158,7 @@ function runsSection({ site, runs, runsOffset, runsPerPage }: SitePageData): Htm
                 <th scope="col">Status</th>
                 <th scope="col">Queued</th>
                 <th scope="col">Duration</th>
+                <th scope="col">Products</th>
                 <th scope="col" class="num">Errors</th>
                 <th scope="col">Message</th>
               </tr>

@@ -70,7 +70,7 @@ export interface RunPage {
   offset: number
 }
 
-/** A site's runs, newest first, each with the number of its site errors. */
+/** A site's runs, newest first, each with the number of its site errors and its product counts. */
 export async function listSiteRuns(db: DbHandle, accountId: string, siteSegment: string, page: RunPage) {
   const site = await getSite(db, accountId, siteSegment)
   const runs = await db
@@ -83,6 +83,24 @@ export async function listSiteRuns(db: DbHandle, accountId: string, siteSegment:
         .whereRef('site_error.pid', '=', 'process.pid')
         .where('site_error.account_id', '=', accountId)
         .as('error_count'),
+    )
+    // What the run did: the products its import left in the stage, and the rows its exports wrote.
+    .select((eb) =>
+      eb
+        .selectFrom('import_history')
+        .select('product_count')
+        .whereRef('import_history.pid', '=', 'process.pid')
+        .where('import_history.account_id', '=', accountId)
+        .limit(1)
+        .as('imported'),
+    )
+    .select((eb) =>
+      eb
+        .selectFrom('channel_export')
+        .select((inner) => inner.fn.sum<string>('product_count_now').as('n'))
+        .whereRef('channel_export.pid', '=', 'process.pid')
+        .where('channel_export.account_id', '=', accountId)
+        .as('exported'),
     )
     .where('account_id', '=', accountId)
     .where('site_id', '=', site.id)

@@ -88,6 +88,8 @@ describe('the console in a browser', () => {
     await page.waitForURL(`${base}/console/sites/${shop.site.id}`)
     await expect(page.getByRole('heading', { name: 'Runs' }).isVisible()).resolves.toBe(true)
     expect(await page.locator('main').innerText()).toContain('Imported 60 products')
+    // The runs table gives each run's counts: the `all` run imported and exported 60 products.
+    expect(await page.locator('section[aria-labelledby=runs-heading]').innerText()).toContain('60 imported, 60 exported')
     // The channel's last export and its feed file, downloaded from the link the page shows.
     const channels = await page.locator('section[aria-labelledby=channels-heading]').innerText()
     expect(channels).toContain('60 products — 60 new, 0 modified, 0 deleted, 0 unchanged')
