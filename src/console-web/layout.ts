@@ -87,3 +87,17 @@ export function headings(names: string[]): Html {
     ${cells}
   </tr>`
 }
+
+/** A table under `names` (as `headings` takes them), scrolling sideways when wider than the page. */
+export function dataTable(names: string[], rows: Html[]): Html {
+  return html`<div class="scroll">
+    <table>
+      <thead>
+        ${headings(names)}
+      </thead>
+      <tbody>
+        ${rows}
+      </tbody>
+    </table>
+  </div>`
+}

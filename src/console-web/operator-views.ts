@@ -2,7 +2,7 @@ import type { ConsoleSession } from '../accounts/console-sessions.js'
 import type { AccountObjects, ActiveRun, Bounded, SiteRunStats, StreamState } from '../accounts/operator-overview.js'
 import type { StreamStatus } from '../db/schema.js'
 import { html, type Html } from './html.js'
-import { badge, csrfField, duration, when } from './layout.js'
+import { badge, csrfField, dataTable, duration, when } from './layout.js'
 
 // The sections of the operator's page (operator-routes.ts).
 
@@ -16,24 +16,6 @@ const STREAM_SWITCHES: [StreamStatus, string][] = [
 
 function cutNote(list: Bounded<unknown>, what: string): Html {
   return list.cut ? html`<p class="muted" role="note">Only the first ${list.rows.length} ${what} are shown; there are more.</p>` : html``
-}
-
-function table(headers: (string | [string, 'num'])[], rows: Html[]): Html {
-  const cells = headers.map((header) =>
-    typeof header === 'string' ? html`<th scope="col">${header}</th>` : html`<th scope="col" class="num">${header[0]}</th>`,
-  )
-  return html`<div class="scroll">
-    <table>
-      <thead>
-        <tr>
-          ${cells}
-        </tr>
-      </thead>
-      <tbody>
-        ${rows}
-      </tbody>
-    </table>
-  </div>`
 }
 
 function account(name: string, id: string): Html {
@@ -76,7 +58,7 @@ export function accountsSection(accounts: Bounded<AccountObjects>): Html {
     ${
       accounts.rows.length === 0
         ? html`<p class="muted">No accounts yet: create one with <code>npx catalog-platform accounts create</code>.</p>`
-        : table(['Account', 'Created', ['Projects', 'num'], ['Sites', 'num'], ['Streams', 'num'], ['Channels', 'num'], ['Webhooks', 'num']], rows)
+        : dataTable(['Account', 'Created', '#Projects', '#Sites', '#Streams', '#Channels', '#Webhooks'], rows)
     }
     ${cutNote(accounts, 'accounts')}
   </section>`
@@ -105,7 +87,7 @@ export function runsSection(runs: Bounded<ActiveRun>, now: Date): Html {
   )
   return html`<section aria-labelledby="runs-heading">
     <h2 id="runs-heading">Runs queued and running</h2>
-    ${runs.rows.length === 0 ? html`<p class="muted">No run is queued or running.</p>` : table(RUN_HEADERS, rows)} ${cutNote(runs, 'runs')}
+    ${runs.rows.length === 0 ? html`<p class="muted">No run is queued or running.</p>` : dataTable(RUN_HEADERS, rows)} ${cutNote(runs, 'runs')}
   </section>`
 }
 
@@ -124,11 +106,7 @@ export function siteStatsSection(id: string, title: string, sites: Bounded<SiteR
   )
   return html`<section aria-labelledby="${id}-heading">
     <h2 id="${id}-heading">${title}</h2>
-    ${
-      sites.rows.length === 0
-        ? html`<p class="muted">None.</p>`
-        : table(['Account', 'Site', ['Runs', 'num'], ['Failed', 'num'], ['Slowest run', 'num'], 'Latest failure'], rows)
-    }
+    ${sites.rows.length === 0 ? html`<p class="muted">None.</p>` : dataTable(['Account', 'Site', '#Runs', '#Failed', '#Slowest run', 'Latest failure'], rows)}
     ${cutNote(sites, 'sites')}
   </section>`
 }
@@ -166,7 +144,7 @@ export function streamsSection(
       <div><button type="submit">Show its streams</button></div>
       ${accountFilter ? html`<div><a href="/console/operator#streams-heading">All accounts</a></div>` : ''}
     </form>
-    ${streams.rows.length === 0 ? '' : table(['Stream', 'Account', 'Status', 'Changed', 'Set status'], rows)}
+    ${streams.rows.length === 0 ? '' : dataTable(['Stream', 'Account', 'Status', 'Changed', 'Set status'], rows)}
     ${cutNote(streams, 'streams (those not active first)')}
   </section>`
 }

@@ -3,7 +3,7 @@ import type { ChannelDetails } from '../channels/channels.js'
 import type { ChannelExport, DataSource, ImportHistory, Site, SiteError } from '../db/schema.js'
 import { feedUrl } from '../feeds/feed-urls.js'
 import { html, jsonAttribute, type Html } from './html.js'
-import { badge, csrfField, duration, when } from './layout.js'
+import { badge, csrfField, dataTable, duration, when } from './layout.js'
 
 export interface ErrorFilter {
   pid: string
@@ -150,23 +150,7 @@ function runsSection({ site, runs, runsOffset, runsPerPage }: SitePageData): Htm
     ${
       runs.length === 0
         ? html`<p class="muted">No runs yet.</p>`
-        : html`<table>
-            <thead>
-              <tr>
-                <th scope="col">Run</th>
-                <th scope="col">Action</th>
-                <th scope="col">Status</th>
-                <th scope="col">Queued</th>
-                <th scope="col">Duration</th>
-                <th scope="col">Products</th>
-                <th scope="col" class="num">Errors</th>
-                <th scope="col">Message</th>
-              </tr>
-            </thead>
-            <tbody>
-              ${rows}
-            </tbody>
-          </table>`
+        : dataTable(['Run', 'Action', 'Status', 'Queued', 'Duration', 'Products', '#Errors', 'Message'], rows)
     }
     ${pager}
   </section>`
@@ -203,25 +187,7 @@ function errorsSection({ site, errors, errorFilter }: SitePageData): Html {
       </div>
       <div><button type="submit">Filter</button></div>
     </form>
-    ${
-      errors.length === 0
-        ? html`<p class="muted">No site errors.</p>`
-        : html`<table>
-            <thead>
-              <tr>
-                <th scope="col">Type</th>
-                <th scope="col">Classification</th>
-                <th scope="col">Code</th>
-                <th scope="col">Message</th>
-                <th scope="col">Run</th>
-                <th scope="col">When</th>
-              </tr>
-            </thead>
-            <tbody>
-              ${rows}
-            </tbody>
-          </table>`
-    }
+    ${errors.length === 0 ? html`<p class="muted">No site errors.</p>` : dataTable(['Type', 'Classification', 'Code', 'Message', 'Run', 'When'], rows)}
   </section>`
 }
 
@@ -241,20 +207,7 @@ function sourcesSection(sources: DataSource[]): Html {
     ${
       sources.length === 0
         ? html`<p class="muted">No data sources: connect a stream through the platform interface.</p>`
-        : html`<table>
-            <thead>
-              <tr>
-                <th scope="col">Id</th>
-                <th scope="col">Description</th>
-                <th scope="col">Feed</th>
-                <th scope="col">Status</th>
-                <th scope="col">Stream</th>
-              </tr>
-            </thead>
-            <tbody>
-              ${rows}
-            </tbody>
-          </table>`
+        : dataTable(['Id', 'Description', 'Feed', 'Status', 'Stream'], rows)
     }
   </section>`
 }
