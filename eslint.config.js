@@ -4,13 +4,12 @@ import importX from 'eslint-plugin-import-x'
 
 // The layout rule (DESIGN.md section 3), as import directions. Each layer may import the ones
 // below it, never one above: interfaces → jobs → imports/exports → domain → shared layers → db.
-// src/metrics/ sits with the interfaces: it reads the layers below; they report to it through observer
-// interfaces of their own and never import it.
+// Interface folders say which side of the door they are on: *-api/ (JSON, feed files, health and
+// metrics) and *-web/ (HTML). src/ops-api/ holds the prom-client registry: it reads the layers below;
+// they report to it through observer interfaces of their own and never import it.
 const INTERFACES = [
-  'src/platform/**',
-  'src/stream/**',
-  'src/console-web/**',
-  'src/metrics/**',
+  'src/*-api/**',
+  'src/*-web/**',
   'src/**/*-routes.ts',
   'src/**/*-plugin.ts',
   'src/{app,server,main}.ts',

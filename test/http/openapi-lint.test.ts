@@ -4,8 +4,8 @@ import { tmpdir } from 'node:os'
 import path from 'node:path'
 import { promisify } from 'node:util'
 import { afterAll, describe, expect, it } from 'vitest'
-import { platformOperations } from '../../src/platform/openapi-docs.js'
-import { streamOperations } from '../../src/stream/openapi-docs.js'
+import { platformOperations } from '../../src/platform-api/openapi-docs.js'
+import { streamOperations } from '../../src/stream-api/openapi-docs.js'
 import { useTestApp } from '../helpers/test-app.js'
 
 // The API reference (/docs, /openapi.json) as a person trying it out meets it: the document passes

@@ -1,7 +1,7 @@
 import type { AddressInfo } from 'node:net'
 import { beforeAll, describe, expect, it } from 'vitest'
 import { useTestApp } from '../helpers/test-app.js'
-import { RawConnection } from '../stream/raw-http.js'
+import { RawConnection } from '../stream-api/raw-http.js'
 
 // Requests that Node's HTTP parser refuses before Fastify sees them still get the error body of the
 // interface they were meant for, not Fastify's default `{"error":"Bad Request",...}`.

@@ -9,7 +9,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { setStreamStatus } from '../../src/streams/streams.js'
 import { factories } from '../helpers/factories.js'
 import { useTestApp, type TestAccount } from '../helpers/test-app.js'
-import { RawConnection } from '../stream/raw-http.js'
+import { RawConnection } from '../stream-api/raw-http.js'
 
 // Every refusal sent before its request's body was read must reach the client: real clients (Node's
 // fetch and curl) send 1 MB and 10 MB bodies to each refusing path of both interfaces and must read

@@ -6,7 +6,7 @@ import { ndjson, NDJSON, postStream, streamClient } from '../helpers/clients.js'
 import { bearerSpellings, xAuthTokenSpellings } from '../helpers/credential-spellings.js'
 import { eventually } from '../helpers/eventually.js'
 import { HIGH_LIMITS, useTestApp } from '../helpers/test-app.js'
-import { storedCounts } from '../stream/stored-rows.js'
+import { storedCounts } from '../stream-api/stored-rows.js'
 
 // Issue 14: the rate-limit counters in Postgres (as on a DATABASE_URL), so that every server process
 // on the database counts together. A second app on the same database stands for a second process.

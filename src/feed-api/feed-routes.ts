@@ -11,9 +11,9 @@ import { sendPlatformError } from '../http/error-funnels.js'
 import { refuseNulParameters } from '../http/nul-guard.js'
 import { rangeOf } from './byte-range.js'
 import { notModified } from './conditional.js'
-import { FeedContentMissingError, openPublicFeed } from './feed-files.js'
-import { accountQueueGate } from './feed-materialiser.js'
-import type { ByteRange, FeedStorage, StoredFeed } from './feed-storage.js'
+import { FeedContentMissingError, openPublicFeed } from '../feeds/feed-files.js'
+import { accountQueueGate } from '../feeds/feed-materialiser.js'
+import type { ByteRange, FeedStorage, StoredFeed } from '../feeds/feed-storage.js'
 
 // The built-in destination: every exported file at /feeds/<token>/<filename>, without credentials
 // (the token is the secret), with validators for conditional GETs, single byte ranges, and the

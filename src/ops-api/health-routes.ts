@@ -1,7 +1,7 @@
 import { Type } from '@sinclair/typebox'
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
-import { sql } from 'kysely'
-import { databaseAnswers, poolUsage, type Db } from '../db/database.js'
+import type { Db } from '../db/database.js'
+import { checkDatabaseHealth } from '../db/database-health.js'
 import type { ConnectionSlots } from '../db/connection-slots.js'
 
 const Usage = Type.Object({ size: Type.Integer(), busy: Type.Integer(), waiting: Type.Integer() })
@@ -49,21 +49,9 @@ export const healthRoutes: FastifyPluginAsyncTypebox<HealthDeps> = async (app, {
     },
   }
   app.get('/healthz', { schema }, async (request, reply) => {
-    const pool = poolUsage(db)
-    const usage = { ...(pool ? { pool } : {}), uploads: uploadSlots.usage, reads: readSlots.usage, spool: uploadSpool.usage }
-    // A saturated pool is answered without a pooled query: it would queue behind the others, and the
-    // answer the balancer needs is that this process cannot take more work now. Whether the database
-    // is up then, a connection of its own tells (busy connections may be ones still trying to connect).
-    if (pool && pool.waiting > 0 && pool.busy >= pool.size) {
-      if (await databaseAnswers(db, PROBE_TIMEOUT_MS)) return reply.code(503).send({ status: 'saturated', database: 'up', ...usage })
-      return reply.code(503).send({ status: 'unavailable', database: 'down', ...usage })
-    }
-    try {
-      await sql`SELECT 1`.execute(db)
-      return { status: 'ok', database: 'up', ...usage }
-    } catch (error) {
-      request.log.warn({ err: error }, 'health check: database unreachable')
-      return reply.code(503).send({ status: 'unavailable', database: 'down', ...usage })
-    }
+    const { error, ...health } = await checkDatabaseHealth(db, PROBE_TIMEOUT_MS)
+    if (error) request.log.warn({ err: error }, 'health check: database unreachable')
+    const body = { ...health, uploads: uploadSlots.usage, reads: readSlots.usage, spool: uploadSpool.usage }
+    return reply.code(health.status === 'ok' ? 200 : 503).send(body)
   })
 }

@@ -1,5 +1,5 @@
 import type { IncomingHttpHeaders } from 'node:http'
-import type { ByteRange } from './feed-storage.js'
+import type { ByteRange } from '../feeds/feed-storage.js'
 
 /** What a request's Range header asks of a representation of `size` bytes (RFC 9110 section 14). */
 export type RangeAnswer = { kind: 'whole' } | { kind: 'partial'; range: ByteRange } | { kind: 'unsatisfiable' }

@@ -2,7 +2,7 @@ import fp from 'fastify-plugin'
 import { UnauthorizedError } from '../errors.js'
 import { sendPlatformError } from '../http/error-funnels.js'
 import { refuseNulParameters } from '../http/nul-guard.js'
-import { UNMATCHED_ROUTE, scrapeAllowed, type AppMetrics } from './metrics.js'
+import { UNMATCHED_ROUTE, scrapeAllowed, type AppMetrics } from './app-metrics.js'
 
 export interface MetricsRouteOptions {
   metrics: AppMetrics
