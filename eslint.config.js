@@ -7,14 +7,7 @@ import importX from 'eslint-plugin-import-x'
 // Interface folders say which side of the door they are on: *-api/ (JSON, feed files, health and
 // metrics) and *-web/ (HTML). src/ops-api/ holds the prom-client registry: it reads the layers below;
 // they report to it through observer interfaces of their own and never import it.
-const INTERFACES = [
-  'src/*-api/**',
-  'src/*-web/**',
-  'src/**/*-routes.ts',
-  'src/**/*-plugin.ts',
-  'src/{app,server,main}.ts',
-  'src/cli/**',
-]
+const INTERFACES = ['src/*-api/**', 'src/*-web/**', 'src/**/*-routes.ts', 'src/**/*-plugin.ts', 'src/{app,server,main}.ts', 'src/cli/**']
 const RUN_STEPS = ['src/imports/**', 'src/exports/**']
 const DOMAIN = ['src/accounts/**', 'src/sites/**', 'src/streams/**', 'src/channels/**', 'src/catalog/**', 'src/feeds/**', 'src/webhooks/**']
 const SHARED = ['src/http/**', 'src/auth/**', 'src/net/**']
