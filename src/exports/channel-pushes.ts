@@ -1,5 +1,6 @@
 import { sql } from 'kysely'
 import type { Db, DbHandle } from '../db/database.js'
+import { lockForTransaction } from '../db/advisory-locks.js'
 import { inTransaction } from '../db/transaction.js'
 import type { Channel, ChannelPush, Site } from '../db/schema.js'
 import { SiteErrorCode } from '../sites/run-failure.js'
@@ -111,7 +112,7 @@ export interface ClaimLimits {
 
 // Claims are serialised by this lock: the per-account cap counts the running pushes, and two claims
 // at the same moment in two processes would each count without the other's.
-const CLAIM_LOCK = sql`hashtext('catalog.channel_push.claim')`
+const CLAIM_LOCK = 'catalog.channel_push.claim'
 
 /**
  * Takes the next due push (a pending one whose backoff is over, or a running one whose lease ran
@@ -120,7 +121,7 @@ const CLAIM_LOCK = sql`hashtext('catalog.channel_push.claim')`
  */
 export async function claimPush(db: Db, limits: ClaimLimits): Promise<ClaimedPush | undefined> {
   return inTransaction(db, async ({ db: trx }) => {
-    await sql`SELECT pg_advisory_xact_lock(${CLAIM_LOCK})`.execute(trx)
+    await lockForTransaction(trx, CLAIM_LOCK)
     const { rows } = await sql<ClaimedPush>`
       UPDATE channel_push c SET
         status = 'running',

@@ -1,4 +1,4 @@
-import type { DbHandle } from '../db/database.js'
+import type { LockedTransaction } from '../db/advisory-locks.js'
 import { admittedRuns, lockAccountRuns, setJob, waitingForAccount } from './process-store.js'
 import type { RunQueue } from './run-queue.js'
 
@@ -7,7 +7,7 @@ import type { RunQueue } from './run-queue.js'
  * oldest first, in the caller's transaction: each gets its job. Safe to call whenever a slot may
  * have come free, since it admits only as many as are free. Returns how many it admitted.
  */
-export async function admitWaitingRuns(trx: DbHandle, queue: RunQueue, accountId: string): Promise<number> {
+export async function admitWaitingRuns(trx: LockedTransaction, queue: RunQueue, accountId: string): Promise<number> {
   await lockAccountRuns(trx, accountId)
   const free = queue.accountConcurrency - (await admittedRuns(trx, accountId))
   const waiting = await waitingForAccount(trx, accountId, free)

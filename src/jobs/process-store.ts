@@ -1,3 +1,4 @@
+import { lockKeysForTransaction, type LockedTransaction } from '../db/advisory-locks.js'
 import { sql } from 'kysely'
 import type { DbHandle } from '../db/database.js'
 import type { Process, ProcessAction } from '../db/schema.js'
@@ -108,8 +109,8 @@ export async function endProcess(
  * Serialises the decisions about one account's runs (which may start) for the rest of the
  * transaction. An advisory lock rather than the account row: nothing else waits on it.
  */
-export async function lockAccountRuns(db: DbHandle, accountId: string): Promise<void> {
-  await sql`SELECT pg_advisory_xact_lock(${ACCOUNT_RUNS_LOCK}, hashtext(${accountId}))`.execute(db)
+export async function lockAccountRuns(trx: LockedTransaction, accountId: string): Promise<void> {
+  await lockKeysForTransaction(trx, ACCOUNT_RUNS_LOCK, [accountId])
 }
 
 // The first key of the account-runs advisory lock: a number of our own, so it meets no other lock.
@@ -187,9 +188,9 @@ export async function lockSiteRuns(db: DbHandle, siteId: string): Promise<boolea
  * every process: a batch that took one account's lock and then waited for a site row, or for
  * another account, could wait for a request (or another process's batch) that waits for it.
  */
-export async function lockRunsOfSites(db: DbHandle, sites: { id: string; account_id: string }[]): Promise<void> {
+export async function lockRunsOfSites(trx: LockedTransaction, sites: { id: string; account_id: string }[]): Promise<void> {
   if (sites.length === 0) return
-  await db
+  await trx
     .selectFrom('site')
     .select('id')
     .where(
@@ -201,10 +202,7 @@ export async function lockRunsOfSites(db: DbHandle, sites: { id: string; account
     .forNoKeyUpdate()
     .execute()
   const accounts = [...new Set(sites.map((site) => site.account_id))]
-  // Ordered by the lock's key, in a subquery: Postgres takes the locks in the order the rows come.
-  await sql`
-    SELECT pg_advisory_xact_lock(${ACCOUNT_RUNS_LOCK}, k.key)
-    FROM (SELECT DISTINCT hashtext(a) AS key FROM unnest(${accounts}::text[]) AS a ORDER BY 1) AS k`.execute(db)
+  await lockKeysForTransaction(trx, ACCOUNT_RUNS_LOCK, accounts)
 }
 
 /**

@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto'
-import type { Db, DbHandle } from '../db/database.js'
+import type { Db } from '../db/database.js'
+import type { LockedTransaction } from '../db/advisory-locks.js'
 import type { Process, ProcessAction, Site } from '../db/schema.js'
 import { BadRequestError, NotFoundError } from '../errors.js'
 import { isId } from '../db/ids.js'
@@ -48,7 +49,7 @@ export async function requestRun(db: Db, queue: RunQueue, accountId: string, sit
  * running one ends. Throws an AppError, having written nothing, when the site takes no run now.
  */
 export async function queueRun(
-  trx: DbHandle,
+  trx: LockedTransaction,
   queue: RunQueue,
   site: Site,
   action: ProcessAction,

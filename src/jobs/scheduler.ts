@@ -1,5 +1,6 @@
 import { setImmediate as yieldToEventLoop } from 'node:timers/promises'
-import type { Db, DbHandle } from '../db/database.js'
+import type { Db } from '../db/database.js'
+import type { LockedTransaction } from '../db/advisory-locks.js'
 import type { Site } from '../db/schema.js'
 import { inTransaction } from '../db/transaction.js'
 import { AppError } from '../errors.js'
@@ -161,7 +162,7 @@ interface BatchOutcome extends Pick<SchedulerTick, 'fired' | 'skipped'> {
   claimed: number
 }
 
-async function fire(trx: DbHandle, queue: RunQueue, site: Site, tick: Pick<SchedulerTick, 'fired' | 'skipped'>): Promise<void> {
+async function fire(trx: LockedTransaction, queue: RunQueue, site: Site, tick: Pick<SchedulerTick, 'fired' | 'skipped'>): Promise<void> {
   try {
     const queued = await queueRun(trx, queue, site, site.status === 'paused_upload' ? 'import' : 'all', null, 'schedule')
     tick.fired.push({ siteId: site.id, pid: queued.pid })

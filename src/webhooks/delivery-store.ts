@@ -1,6 +1,7 @@
 import { sql } from 'kysely'
 import type { Db, DbHandle } from '../db/database.js'
 import type { WebhookDelivery } from '../db/schema.js'
+import { lockForTransaction } from '../db/advisory-locks.js'
 import { inTransaction } from '../db/transaction.js'
 
 // The delivery worker's side of the outbox. A claimed delivery stays `pending` under a lease
@@ -32,7 +33,7 @@ export interface ClaimLimits {
 
 // Claims are serialised by this lock: the per-account cap counts the attempts in flight, and two
 // claims at once in two processes would each count without the other's.
-const CLAIM_LOCK = sql`hashtext('catalog.webhook_delivery.claim')`
+const CLAIM_LOCK = 'catalog.webhook_delivery.claim'
 
 /**
  * Takes up to `limit` due deliveries in one statement, fairly: the accounts with fewer attempts in
@@ -43,7 +44,7 @@ const CLAIM_LOCK = sql`hashtext('catalog.webhook_delivery.claim')`
 export async function claimDeliveries(db: Db, limits: ClaimLimits): Promise<ClaimedDelivery[]> {
   if (limits.limit <= 0) return []
   return inTransaction(db, async ({ db: trx }) => {
-    await sql`SELECT pg_advisory_xact_lock(${CLAIM_LOCK})`.execute(trx)
+    await lockForTransaction(trx, CLAIM_LOCK)
     const { rows } = await sql<ClaimedDelivery>`
       UPDATE webhook_delivery d SET
         locked_until = now() + make_interval(secs => ${limits.leaseSeconds}),
