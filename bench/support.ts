@@ -216,7 +216,7 @@ export async function createBenchSite(database: BenchDatabase, server: ServerPro
     }
     const seconds = (performance.now() - started) / 1000
     const row = await database.db
-      .selectFrom('process')
+      .selectFrom('run')
       .select(sql<number>`extract(epoch from finished_at - started_at)`.as('seconds'))
       .where('pid', '=', run.process_id)
       .executeTakeFirstOrThrow()

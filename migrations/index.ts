@@ -11,6 +11,7 @@ import * as m0009 from './0009-feed-objects.js'
 import * as m0010 from './0010-webhooks.js'
 import * as m0011 from './0011-access-token-public-id.js'
 import * as m0012 from './0012-console-sessions.js'
+import * as m0013 from './0013-run-table.js'
 
 // A static list instead of a directory scan: it works the same from TypeScript sources (tsx, vitest)
 // and from the compiled build, and a migration cannot be forgotten by the bundler.
@@ -27,4 +28,5 @@ export const migrations: Record<string, Migration> = {
   '0010-webhooks': m0010,
   '0011-access-token-public-id': m0011,
   '0012-console-sessions': m0012,
+  '0013-run-table': m0013,
 }

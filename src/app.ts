@@ -7,7 +7,6 @@ import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
 import { FailedAuthLimit, MemoryFailedAuthStore } from './auth/failed-auth-limit.js'
 import type { Config, TrustProxy } from './config.js'
 import { ConnectionSlots } from './db/connection-slots.js'
-import { ServiceBusyError, TooManyRequestsError } from './errors.js'
 import { SpoolBudget } from './streams/upload-spool.js'
 import type { Db } from './db/database.js'
 import type { FeedStorage } from './feeds/feed-storage.js'
@@ -117,11 +116,6 @@ export async function buildApp({ db, config, logger, clock = () => new Date(), r
     total: config.READ_CONCURRENCY,
     perAccount: config.READS_PER_ACCOUNT,
     queuePerAccount: 0,
-    refuse: (inFlight) =>
-      new TooManyRequestsError(
-        1,
-        `This account already has ${inFlight} product reads in progress, the most it may have at once (READS_PER_ACCOUNT); retry when one has finished`,
-      ),
   })
   await app.register(healthRoutes, { db, uploadSlots, readSlots, uploadSpool })
   // Feed files of the built-in destination: public, at unguessable URLs.
@@ -147,12 +141,6 @@ function uploadCapacity(config: Config): { uploadSlots: ConnectionSlots; uploadS
     total: config.UPLOAD_CONCURRENCY,
     perAccount: config.UPLOADS_PER_ACCOUNT,
     queuePerAccount: config.UPLOAD_QUEUE_PER_ACCOUNT,
-    refuse: (inFlight) =>
-      new ServiceBusyError(
-        1,
-        `This account already has ${inFlight} uploads being written or waiting, ` +
-          'the most it may have (UPLOADS_PER_ACCOUNT + UPLOAD_QUEUE_PER_ACCOUNT); retry in a moment',
-      ),
   })
   const uploadSpool = new SpoolBudget({
     dir: config.UPLOAD_SPOOL_DIR,

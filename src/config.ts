@@ -45,6 +45,8 @@ const ConfigSchema = Type.Object({
   PUSH_ACCOUNT_CONCURRENCY: Type.Integer({ minimum: 1, maximum: 64, default: 1 }),
   PUSH_TIMEOUT_SECONDS: Type.Number({ minimum: 0.1, maximum: 3600, default: 30 }),
   PUSH_BUDGET_SECONDS: Type.Number({ minimum: 0.1, maximum: 86_400, default: 300 }),
+  // The wait before a failed push's second try, doubled before its third (within PUSH_BUDGET_SECONDS).
+  PUSH_RETRY_BASE_SECONDS: Type.Number({ minimum: 0.01, maximum: 3600, default: 2 }),
   // Webhooks (issue 15): subscriptions per account, http URLs only where allowed (https otherwise),
   // and a delivery worker of their own with per-account slots, so one slow receiver delays no other account.
   WEBHOOK_ALLOW_HTTP: Type.Boolean({ default: false }),

@@ -87,6 +87,13 @@ export class TooManyRequestsError extends AppError {
   }
 }
 
+/** An account that has READS_PER_ACCOUNT product reads (or first feed downloads) in progress already. */
+export class TooManyReadsError extends TooManyRequestsError {
+  constructor(inFlight: number) {
+    super(1, `This account already has ${inFlight} product reads in progress, the most it may have at once (READS_PER_ACCOUNT); retry when one has finished`)
+  }
+}
+
 /** A request body that arrives slower than the minimum rate: it would hold a connection for nothing. */
 export class SlowBodyError extends AppError {
   constructor(minBytesPerSecond: number) {

@@ -26,14 +26,15 @@ export default async function setup(project: TestProject) {
   if (!adminUrl) {
     dataDir = await fs.mkdtemp(path.join(os.tmpdir(), 'catalog-test-'))
     try {
-      cluster = await startEmbeddedCluster(dataDir, { disposable: true })
+      // Test files run side by side (vitest.config.ts), each with its app's pool and child servers with theirs.
+      cluster = await startEmbeddedCluster(dataDir, { disposable: true, settings: { max_connections: '400' } })
     } catch (error) {
       await fs.rm(dataDir, { recursive: true, force: true })
       throw error
     }
     adminUrl = cluster.urlFor('postgres')
   }
-  const templateDatabase = `catalog_template_${process.pid}`
+  const templateDatabase = `catalog_template_${process.pid}_${project.name.replace(/\W/g, '_')}`
   await adminQuery(adminUrl, `DROP DATABASE IF EXISTS ${templateDatabase}`)
   await adminQuery(adminUrl, `CREATE DATABASE ${templateDatabase}`)
   const template = createDb(withDatabase(adminUrl, templateDatabase), 2)

@@ -2,13 +2,18 @@ import { sql } from 'kysely'
 import type { Config } from '../config.js'
 import type { DbHandle } from '../db/database.js'
 import { BadRequestError } from '../errors.js'
-import type { ScheduleLimits } from '../sites/site-schedule.js'
 
 // Bounds on what one account may create (DESIGN.md 9). A create counts and inserts in one
 // transaction that first takes the account's creation lock, so concurrent creates of one account
 // cannot both see room for the last object.
 
 export type ObjectKind = 'projects' | 'sites' | 'channels' | 'tags' | 'dataSources'
+
+/** Bounds of a schedule text (MAX_SCHEDULE_LINES, MAX_SCHEDULE_CHARS). */
+export interface ScheduleLimits {
+  maxLines: number
+  maxChars: number
+}
 
 export interface AccountLimits {
   objects: Record<ObjectKind, number>

@@ -1,6 +1,6 @@
 import { sql } from 'kysely'
 import type { DbHandle } from '../db/database.js'
-import type { ProcessAction, ProcessStatus, StreamStatus } from '../db/schema.js'
+import type { RunAction, RunStatus, StreamStatus } from '../db/schema.js'
 
 // What the operator's view of the console reads: every account at once, the only queries of the
 // console that cross accounts (the guard lets only an operator session reach them). Each list is
@@ -58,8 +58,8 @@ export interface ActiveRun {
   accountName: string
   siteId: string
   siteTitle: string
-  action: ProcessAction
-  status: ProcessStatus
+  action: RunAction
+  status: RunStatus
   trigger: string
   createdAt: Date
   startedAt: Date | null
@@ -68,7 +68,7 @@ export interface ActiveRun {
 /** Runs queued or running on any account, running first, then the longest waiting. */
 export async function activeRunsOfAllAccounts(db: DbHandle, limit: number): Promise<Bounded<ActiveRun>> {
   const rows = await db
-    .selectFrom('process as p')
+    .selectFrom('run as p')
     .innerJoin('site as s', (join) => join.onRef('s.id', '=', 'p.site_id').onRef('s.account_id', '=', 'p.account_id'))
     .innerJoin('account as a', 'a.id', 'p.account_id')
     .select(['p.pid', 'p.account_id', 'a.name', 'p.site_id', 's.title', 'p.action', 'p.status', 'p.trigger', 'p.created_at', 'p.started_at'])
@@ -115,14 +115,14 @@ export async function siteRunStats(db: DbHandle, since: Date, order: 'failing' |
   const orderBy = order === 'failing' ? sql`r.failed DESC, r.runs DESC, s.id` : sql`r.slowest_seconds DESC, s.id`
   const { rows } = await sql<Record<string, unknown>>`
     SELECT s.id, s.title, s.account_id, a.name AS account_name, r.runs, r.failed, r.slowest_seconds,
-      (SELECT message FROM process WHERE site_id = s.id AND status = 'failed' AND created_at >= ${since}
+      (SELECT message FROM run WHERE site_id = s.id AND status = 'failed' AND created_at >= ${since}
         ORDER BY created_at DESC LIMIT 1) AS last_failure
     FROM site s
     JOIN account a ON a.id = s.account_id
     CROSS JOIN LATERAL (
       SELECT count(*) AS runs, count(*) FILTER (WHERE status = 'failed') AS failed,
         max(extract(epoch FROM finished_at - started_at)) AS slowest_seconds
-      FROM process WHERE site_id = s.id AND account_id = s.account_id AND created_at >= ${since}
+      FROM run WHERE site_id = s.id AND account_id = s.account_id AND created_at >= ${since}
     ) r
     WHERE ${filter}
     ORDER BY ${orderBy}

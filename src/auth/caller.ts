@@ -1,6 +1,18 @@
 import type { FastifyRequest } from 'fastify'
 import { UnauthorizedError } from '../errors.js'
-import '../http/fastify-types.js'
+import type { AuthScheme, Caller } from './authenticate.js'
+
+// What authentication adds to Fastify's types. It is declared here, beside the caller, so that the
+// http folder (which documents `config.auth` in the API reference) depends on auth and never the reverse.
+declare module 'fastify' {
+  interface FastifyContextConfig {
+    /** Credentials the route accepts; `none` for public routes. Platform routes default to x-auth-token. */
+    auth?: AuthScheme | 'none'
+  }
+  interface FastifyRequest {
+    caller: Caller | null
+  }
+}
 
 /** The authenticated account of a request; the auth hook has set it on every protected route. */
 export function accountOf(request: FastifyRequest): string {

@@ -1,5 +1,6 @@
 import { sql, type Expression } from 'kysely'
-import { QUERY_CANCELED, withReadSnapshot, type Db, type DbHandle } from '../db/database.js'
+import { QUERY_CANCELED, type Db, type DbHandle } from '../db/database.js'
+import { withReadSnapshot } from '../db/transaction.js'
 import { BadRequestError, ReadTimeoutError } from '../errors.js'
 
 /**

@@ -1,8 +1,8 @@
 import { sql } from 'kysely'
-import type { ConnectionSlots } from '../db/connection-slots.js'
+import { SlotsFullError, type ConnectionSlots } from '../db/connection-slots.js'
 import type { Db, DbHandle } from '../db/database.js'
 import { jsonbObject } from '../db/json-object.js'
-import { BadRequestError, NotFoundError } from '../errors.js'
+import { BadRequestError, NotFoundError, TooManyReadsError } from '../errors.js'
 import { isId } from '../db/ids.js'
 import { getSite } from '../sites/sites.js'
 import { filterToSql, parseFilter } from './filter.js'
@@ -122,9 +122,11 @@ export async function readStagePage(db: Db, accountId: string, siteSegment: stri
     return rows.orderBy('product_id').limit(limit)
   }
   const signal = AbortSignal.timeout(budget.timeoutMs)
-  return budget.slots.run(accountId, signal, () =>
-    readPageRows(db, pageRows, { columns: output, limit: query.limit, maxBytes: budget.maxBytes, timeoutMs: budget.timeoutMs }),
-  )
+  return budget.slots
+    .run(accountId, signal, () => readPageRows(db, pageRows, { columns: output, limit: query.limit, maxBytes: budget.maxBytes, timeoutMs: budget.timeoutMs }))
+    .catch((error: unknown) => {
+      throw error instanceof SlotsFullError ? new TooManyReadsError(error.inFlight) : error
+    })
 }
 
 /** What one product read may use (PRODUCT_READ_MAX_BYTES, PRODUCT_READ_TIMEOUT_MS, READS_PER_ACCOUNT). */

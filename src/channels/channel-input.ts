@@ -1,7 +1,7 @@
 import type { ChannelFilename, ColumnMapping, FeedFormat } from '../db/schema.js'
 import { BadRequestError } from '../errors.js'
 import { OutboundRefusedError, type OutboundGuard } from '../net/outbound-guard.js'
-import { checkText, excerpt } from '../sites/text-input.js'
+import { checkText, excerpt } from '../input/text-input.js'
 import { ChannelSettingError, checkFilenames, checkMapping, type FilenameIds } from './channel-rules.js'
 
 // What a client may send to configure a channel (DESIGN.md 5.8): every field is checked here, so

@@ -1,5 +1,3 @@
-import type { AppError } from '../errors.js'
-
 export interface SlotPolicy {
   /** Connections of this process for this kind of work. */
   total: number
@@ -7,8 +5,17 @@ export interface SlotPolicy {
   perAccount: number
   /** Requests of one account that may wait beyond those it holds; 0: none wait for the account's turn. */
   queuePerAccount: number
-  /** The refusal of a request over its account's share: `inFlight` counts the holding and the waiting. */
-  refuse: (inFlight: number) => AppError
+}
+
+/**
+ * A request over its account's share: `inFlight` counts the account's holding and waiting requests.
+ * The db layer only says so; the caller answers the client (which status, which words, when to retry).
+ */
+export class SlotsFullError extends Error {
+  constructor(readonly inFlight: number) {
+    super(`The account already has ${inFlight} requests holding or waiting for a connection slot`)
+    this.name = 'SlotsFullError'
+  }
 }
 
 interface Waiter {
@@ -38,7 +45,8 @@ export class ConnectionSlots {
 
   /**
    * Takes a slot for `accountId`, waiting for its turn while `signal` allows; resolves to the
-   * function that gives it back (call it once the work's connection is released).
+   * function that gives it back (call it once the work's connection is released). Throws a
+   * SlotsFullError, waiting for nothing, when the account already has its share holding and waiting.
    */
   async acquire(accountId: string, signal: AbortSignal): Promise<() => void> {
     if (signal.aborted) throw signal.reason as Error
@@ -46,7 +54,7 @@ export class ConnectionSlots {
     const inFlight = share.holding + share.waiting.length
     if (inFlight >= this.policy.perAccount + this.policy.queuePerAccount) {
       this.forgetIfIdle(accountId, share)
-      throw this.policy.refuse(inFlight)
+      throw new SlotsFullError(inFlight)
     }
     await this.turn(accountId, share, signal)
     let released = false

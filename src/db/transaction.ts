@@ -1,6 +1,17 @@
-import { Kysely, PostgresDialect, type IsolationLevel, type Transaction } from 'kysely'
+import {
+  CompiledQuery,
+  Kysely,
+  PostgresDialect,
+  PostgresDriver,
+  type DatabaseConnection,
+  type Driver,
+  type IsolationLevel,
+  type PostgresDialectConfig,
+  type Transaction,
+  type TransactionSettings,
+} from 'kysely'
 import type pg from 'pg'
-import { poolOf, type Db } from './database.js'
+import { poolOf, type Db, type DbHandle } from './database.js'
 import type { Database } from './schema.js'
 
 /**
@@ -14,6 +25,11 @@ export interface Tx {
   readonly client: pg.PoolClient
   /** Runs after COMMIT, in order; never after a rollback. A hook that fails is logged by `onHookError`, not rethrown. */
   onCommit(hook: () => Promise<void> | void): void
+  /**
+   * Ends the transaction with ROLLBACK instead of COMMIT once `work` resolves; its result is still
+   * returned. For an outcome that must leave nothing behind but is no failure (an empty upload).
+   */
+  rollbackOnly(): void
 }
 
 export interface TransactionOptions {
@@ -21,6 +37,13 @@ export interface TransactionOptions {
   onHookError?: (error: unknown) => void
   /** For work that must read one snapshot of several tables (building a stage); Postgres' default otherwise. */
   isolation?: IsolationLevel
+  /** READ ONLY: Postgres refuses any write. */
+  readOnly?: boolean
+  /**
+   * `SET LOCAL statement_timeout`: Postgres cancels each statement of the transaction that runs
+   * longer (QUERY_CANCELED). Sent with BEGIN in one message, so it costs no round trip of its own.
+   */
+  statementTimeoutMs?: number
 }
 
 /**
@@ -42,15 +65,22 @@ export async function inTransaction<T>(db: Db, work: (tx: Tx) => Promise<T>, opt
   connectionLost.catch(() => {})
   client.on('error', onError)
   const hooks: (() => Promise<void> | void)[] = []
+  let rollbackOnly = false
   try {
-    const begin = onClient(client).startTransaction()
-    const trx = await (options.isolation ? begin.setIsolationLevel(options.isolation) : begin).execute()
+    let begin = onClient(client, options.statementTimeoutMs).startTransaction()
+    if (options.isolation) begin = begin.setIsolationLevel(options.isolation)
+    if (options.readOnly) begin = begin.setAccessMode('read only')
+    const trx = await begin.execute()
     let result: T
     try {
-      const working = work({ db: trx, client, onCommit: (hook) => hooks.push(hook) })
+      const working = work({ db: trx, client, onCommit: (hook) => hooks.push(hook), rollbackOnly: () => (rollbackOnly = true) })
       // Left behind when the connection is lost first: it fails on its own, unobserved.
       working.catch(() => {})
       result = await Promise.race([working, connectionLost])
+      if (rollbackOnly) {
+        await trx.rollback().execute()
+        return result
+      }
       await trx.commit().execute()
     } catch (error) {
       if (!broken) {
@@ -77,9 +107,52 @@ export async function inTransaction<T>(db: Db, work: (tx: Tx) => Promise<T>, opt
   }
 }
 
+/**
+ * Runs read-only `work` in one repeatable-read snapshot whose statements Postgres cancels after
+ * `timeoutMs` each (QUERY_CANCELED). Begun and limited in one round trip, like any transaction
+ * with a statement timeout.
+ */
+export function withReadSnapshot<T>(db: Db, timeoutMs: number, work: (handle: DbHandle) => Promise<T>): Promise<T> {
+  return inTransaction(db, (tx) => work(tx.db), { isolation: 'repeatable read', readOnly: true, statementTimeoutMs: timeoutMs })
+}
+
 /** A Kysely instance whose only connection is `client`; Kysely's release of it is a no-op, ours is real. */
-function onClient(client: pg.PoolClient): Kysely<Database> {
+function onClient(client: pg.PoolClient, statementTimeoutMs: number | undefined): Kysely<Database> {
   const lease = { query: client.query.bind(client), release: () => {} } as unknown as pg.PoolClient
   const pool = { connect: async () => lease, end: async () => {} } as unknown as pg.Pool
-  return new Kysely<Database>({ dialect: new PostgresDialect({ pool }) })
+  if (statementTimeoutMs === undefined) return new Kysely<Database>({ dialect: new PostgresDialect({ pool }) })
+  const setting = `SET LOCAL statement_timeout = ${Math.max(1, Math.floor(statementTimeoutMs))}`
+  return new Kysely<Database>({ dialect: new SettingAtBeginDialect(pool, setting) })
+}
+
+/** Postgres, with a setting sent in the message that begins each transaction. */
+class SettingAtBeginDialect extends PostgresDialect {
+  constructor(
+    private readonly pool: pg.Pool,
+    private readonly setting: string,
+  ) {
+    super({ pool })
+  }
+
+  override createDriver(): Driver {
+    return new SettingAtBeginDriver({ pool: this.pool }, this.setting)
+  }
+}
+
+/**
+ * Begins with `setting` in the same message: a statement without parameters goes by the simple
+ * protocol, which carries several at once, so the setting costs no round trip of its own.
+ */
+class SettingAtBeginDriver extends PostgresDriver {
+  constructor(
+    config: PostgresDialectConfig,
+    private readonly setting: string,
+  ) {
+    super(config)
+  }
+
+  override async beginTransaction(connection: DatabaseConnection, settings: TransactionSettings): Promise<void> {
+    const begin = ['START TRANSACTION', settings.isolationLevel && `ISOLATION LEVEL ${settings.isolationLevel}`, settings.accessMode?.toUpperCase()]
+    await connection.executeQuery(CompiledQuery.raw(`${begin.filter(Boolean).join(' ')}; ${this.setting}`))
+  }
 }

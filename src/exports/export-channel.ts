@@ -27,23 +27,29 @@ export interface ChannelExportResult {
   files: ExportedFile[]
 }
 
+/** Which channel to export, for which run, and with what. */
+export interface ExportChannelRequest {
+  storage: FeedStorage
+  site: Site
+  channel: Channel
+  /** The run exporting: its files are kept under keys of its own (channel/pid/filename). */
+  pid: string
+  /** The export's start: what the files' names and history say. */
+  now: Date
+  limits: ExportLimits
+  /** Hears of replaced feed files that could not be removed once the export committed. */
+  onHookError?: (error: unknown) => void
+}
+
 /**
  * Exports one channel: the import stage through the channel's filter and mapping into the channel
  * stage and its files, with the delta against the previous export. One transaction: a failure keeps
  * the previous stage and files; files are written under keys of their own and only become the
  * channel's files when the transaction commits, after which the files they replaced are removed.
  */
-export async function exportChannel(
-  db: Db,
-  storage: FeedStorage,
-  site: Site,
-  channel: Channel,
-  pid: string,
-  now: Date,
-  limits: ExportLimits,
-  onHookError?: (error: unknown) => void,
-): Promise<ChannelExportResult> {
-  const plan = await planExport(db, site, channel, pid, now, limits)
+export async function exportChannel(db: Db, request: ExportChannelRequest): Promise<ChannelExportResult> {
+  const { storage, site, channel, pid, now, limits, onHookError } = request
+  const plan = await planExport(db, { site, channel, pid, now, limits })
   const files = new ChannelFiles(storage, plan)
   try {
     const counts = await inTransaction(

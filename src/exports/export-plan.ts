@@ -55,7 +55,10 @@ const quoter = { escapeLiteral: pg.escapeLiteral, escapeIdentifier: pg.escapeIde
  * Reads the import stage's columns, checks the channel's settings against them and compiles its
  * filter. A setting or filter the export cannot use fails here, before any work, as a RunFailure.
  */
-export async function planExport(db: Db, site: Site, channel: Channel, pid: string, now: Date, limits: ExportLimits): Promise<ExportPlan> {
+export async function planExport(
+  db: Db,
+  { site, channel, pid, now, limits }: { site: Site; channel: Channel; pid: string; now: Date; limits: ExportLimits },
+): Promise<ExportPlan> {
   const stageColumns = await importStageColumns(db, site.id)
   const { mapping, files } = exportSettings(site, channel, stageColumns, now)
   const budget: FeedBudget = {

@@ -1,15 +1,15 @@
 import type { Db } from '../db/database.js'
-import type { Channel, Process, Site } from '../db/schema.js'
+import type { Channel, Run, Site } from '../db/schema.js'
 import type { FeedStorage } from '../feeds/feed-storage.js'
 import { RunFailure, SiteErrorCode } from '../sites/run-failure.js'
 import { siteErrorReporter } from '../sites/site-errors.js'
-import { recordChannelExport } from './channel-pushes.js'
 import { exportChannel, type ExportLimits } from './export-channel.js'
+import { recordChannelExport } from './export-history.js'
 import type { ExportCounts } from './export-delta.js'
 import { channelsOfRun, recordFailedExport } from './export-store.js'
 
 /** The channels an export action runs: one channel, every channel of an export template, or all. */
-async function channelsFor(db: Db, site: Site, run: Process): Promise<Channel[]> {
+async function channelsFor(db: Db, site: Site, run: Run): Promise<Channel[]> {
   const channels = await channelsOfRun(db, site, run)
   if (channels.length === 0 && (run.action === 'channel' || run.action === 'export')) {
     throw new RunFailure(
@@ -21,8 +21,11 @@ async function channelsFor(db: Db, site: Site, run: Process): Promise<Channel[]>
   return channels
 }
 
-/** What an export of a site works with besides its database, storage, site and run. */
-export interface ExportSiteContext {
+/** Which site to export for which run, and what the export works with besides its database. */
+export interface ExportSiteRequest {
+  storage: FeedStorage
+  site: Site
+  run: Run
   now: () => Date
   limits: ExportLimits
   /** Hears of replaced feed files that could not be removed once their export committed. */
@@ -36,8 +39,8 @@ export interface ExportSiteContext {
  * keeps its previous files and stage, leaves a failed history entry and a site error, and fails the
  * run once every other channel had its turn.
  */
-export async function exportSite(db: Db, storage: FeedStorage, site: Site, run: Process, context: ExportSiteContext): Promise<string> {
-  const { now, limits, onHookError } = context
+export async function exportSite(db: Db, request: ExportSiteRequest): Promise<string> {
+  const { storage, site, run, now, limits, onHookError } = request
   const report = siteErrorReporter(db, site, run.pid)
   const channels = await channelsFor(db, site, run)
   const active = channels.filter((channel) => channel.active)
@@ -53,9 +56,9 @@ export async function exportSite(db: Db, storage: FeedStorage, site: Site, run: 
     const start = now()
     try {
       // The files this export replaced are removed when its transaction commits (exportChannel).
-      const result = await exportChannel(db, storage, site, channel, run.pid, start, limits, onHookError)
+      const result = await exportChannel(db, { storage, site, channel, pid: run.pid, now: start, limits, onHookError })
       queued += await recordChannelExport(db, { site, channel, pid: run.pid, start, end: now(), result })
-      context.onChannelExported?.(channel.id, result.counts)
+      request.onChannelExported?.(channel.id, result.counts)
       exported += result.counts.now
     } catch (error) {
       const message = error instanceof RunFailure ? error.message : `Channel ${channel.id} could not be exported; its previous files are kept`

@@ -1,12 +1,12 @@
 import { sql } from 'kysely'
 import type { DbHandle } from '../db/database.js'
-import type { Channel, Process, Site } from '../db/schema.js'
+import type { Channel, Run, Site } from '../db/schema.js'
 
 // Data access of the exports: the channels a run exports, the channel stage's bookkeeping, the
 // feed_file rows that name a channel's current files, and the history of a failed export.
 
 /** A site's channels an export action names (one channel, those of an export template, or all), in id order. */
-export async function channelsOfRun(db: DbHandle, site: Site, run: Pick<Process, 'action' | 'target_id'>): Promise<Channel[]> {
+export async function channelsOfRun(db: DbHandle, site: Site, run: Pick<Run, 'action' | 'target_id'>): Promise<Channel[]> {
   let query = db.selectFrom('channel').selectAll().where('account_id', '=', site.account_id).where('site_id', '=', site.id).orderBy('id')
   if (run.action === 'channel') query = query.where('id', '=', run.target_id ?? '0')
   else if (run.action === 'export') query = query.where('template_id', '=', run.target_id ?? '0')

@@ -1,24 +1,21 @@
-import { pipeline } from 'node:stream'
-import { createGzip } from 'node:zlib'
 import { Type } from '@sinclair/typebox'
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
-import type { FastifyReply } from 'fastify'
+import type { FastifyReply, FastifyRequest } from 'fastify'
 import type { ConnectionSlots } from '../db/connection-slots.js'
 import type { Db } from '../db/database.js'
 import { AppError } from '../errors.js'
-import '../http/fastify-types.js'
+import '../auth/caller.js'
 import { sendPlatformError } from '../http/error-funnels.js'
 import { refuseNulParameters } from '../http/nul-guard.js'
 import { rangeOf } from './byte-range.js'
 import { notModified } from './conditional.js'
-import { FeedContentMissingError, openPublicFeed } from '../feeds/feed-files.js'
+import { FeedContentMissingError, openPublicFeed, type PublicFeedFile } from '../feeds/feed-files.js'
 import { accountQueueGate } from '../feeds/feed-materialiser.js'
 import type { ByteRange, FeedStorage, StoredFeed } from '../feeds/feed-storage.js'
 
 // The built-in destination: every exported file at /feeds/<token>/<filename>, without credentials
 // (the token is the secret), with validators for conditional GETs, single byte ranges, and the
-// gzip representation the export stored (compressed on the fly only for files exported before
-// gzip representations were stored).
+// gzip representation the export stored.
 
 const feedError = (description: string) => Type.Object({ success: Type.Literal(false), message: Type.String() }, { description })
 const FeedParams = Type.Object({ token: Type.String(), filename: Type.String() })
@@ -29,6 +26,36 @@ const FEED_MEDIA_TYPES = ['text/csv', 'text/tab-separated-values', 'application/
 // How long a first download waits for a read slot before it is answered 429.
 const SLOT_WAIT_MS = 30_000
 
+// The route's OpenAPI description; its responses other than 200, 206 and 304 carry the platform body.
+const FEED_FILE_SCHEMA = {
+  operationId: 'getFeedFile',
+  tags: ['feeds'],
+  summary: 'Download an exported feed file',
+  description:
+    'The files of the built-in destination, at the URLs a channel lists in `feed_destinations.*.urls`: no credentials, the ' +
+    'token in the URL is the secret. Gzip when the client accepts it, `ETag` and `Last-Modified` for conditional requests ' +
+    '(304), one byte range per request (206, 416 outside the file). A full file is written on its first download after an ' +
+    'export, which waits for it. `HEAD` answers the headers of `GET`.',
+  security: [],
+  params: FeedParams,
+  response: {
+    200: {
+      description: 'The feed file as the last export wrote it (gzip when accepted)',
+      content: Object.fromEntries(FEED_MEDIA_TYPES.map((type) => [type, { schema: { type: 'string' } }])),
+    },
+    206: {
+      description: 'One byte range (Range: bytes=first-last, first-, or -suffix) of the representation served',
+      content: Object.fromEntries(FEED_MEDIA_TYPES.map((type) => [type, { schema: { type: 'string' } }])),
+    },
+    304: { description: 'Not modified since the ETag or date the client has', type: 'null' },
+    400: feedError('A path parameter breaks a rule (a NUL, too long)'),
+    404: feedError('No such feed file: an unknown token or file name, or a file removed by a later export'),
+    416: feedError('The range lies outside the file (Content-Range: bytes */<size>)'),
+    429: feedError("The account's first downloads waited 30 s for a read slot; retry after Retry-After"),
+    500: feedError('Internal failure; the details are in the server log'),
+  },
+}
+
 export const feedRoutes: FastifyPluginAsyncTypebox<{ db: Db; feedStorage: FeedStorage; readSlots: ConnectionSlots }> = async (
   app,
   { db, feedStorage, readSlots },
@@ -37,7 +64,9 @@ export const feedRoutes: FastifyPluginAsyncTypebox<{ db: Db; feedStorage: FeedSt
   const gate = accountQueueGate(readSlots, SLOT_WAIT_MS)
   app.setErrorHandler((error, request, reply) => {
     // The row says the file exists: worth a look, but the client just has no file (a 404).
-    if (error instanceof FeedContentMissingError) request.log.warn({ storageKey: error.storageKey }, 'feed file missing in storage')
+    if (error instanceof FeedContentMissingError) {
+      request.log.warn({ storageKey: error.storageKey, encoding: error.encoding }, 'feed file missing in storage')
+    }
     return sendPlatformError(error, request, reply, 'feed request')
   })
   app.addHook('preValidation', async (request) => refuseNulParameters(request.params, 'path parameter'))
@@ -46,75 +75,14 @@ export const feedRoutes: FastifyPluginAsyncTypebox<{ db: Db; feedStorage: FeedSt
     method: ['GET', 'HEAD'],
     url: '/feeds/:token/:filename',
     config: { auth: 'none' },
-    schema: {
-      operationId: 'getFeedFile',
-      tags: ['feeds'],
-      summary: 'Download an exported feed file',
-      description:
-        'The files of the built-in destination, at the URLs a channel lists in `feed_destinations.*.urls`: no credentials, the ' +
-        'token in the URL is the secret. Gzip when the client accepts it, `ETag` and `Last-Modified` for conditional requests ' +
-        '(304), one byte range per request (206, 416 outside the file). A full file is written on its first download after an ' +
-        'export, which waits for it. `HEAD` answers the headers of `GET`.',
-      security: [],
-      params: FeedParams,
-      response: {
-        200: {
-          description: 'The feed file as the last export wrote it (gzip when accepted)',
-          content: Object.fromEntries(FEED_MEDIA_TYPES.map((type) => [type, { schema: { type: 'string' } }])),
-        },
-        206: {
-          description: 'One byte range (Range: bytes=first-last, first-, or -suffix) of the representation served',
-          content: Object.fromEntries(FEED_MEDIA_TYPES.map((type) => [type, { schema: { type: 'string' } }])),
-        },
-        304: { description: 'Not modified since the ETag or date the client has', type: 'null' },
-        400: feedError('A path parameter breaks a rule (a NUL, too long)'),
-        404: feedError('No such feed file: an unknown token or file name, or a file removed by a later export'),
-        416: feedError('The range lies outside the file (Content-Range: bytes */<size>)'),
-        429: feedError("The account's first downloads waited 30 s for a read slot; retry after Retry-After"),
-        500: feedError('Internal failure; the details are in the server log'),
-      },
-    },
+    schema: FEED_FILE_SCHEMA,
     handler: async (request, reply) => {
       const gzip = acceptsGzip(request.headers['accept-encoding'])
-      const { file, content, encoding } = await openPublicFeed(db, feedStorage, request.params.token, request.params.filename, gzip ? 'gzip' : 'identity', gate)
-      // What is sent below is not JSON, so it bypasses the typed (error-only) response schema.
-      const raw = reply as FastifyReply
+      const { token, filename } = request.params
+      const { file, content } = await openPublicFeed(db, feedStorage, { token, filename, encoding: gzip ? 'gzip' : 'identity', gate })
       try {
-        // Each representation has its own tag, so a cache never takes one for the other. The stored
-        // gzip file is the same bytes on every download: a strong tag. Compressed on the fly (a file
-        // exported before gzip files were stored), zlib may not give the same bytes forever: a weak one.
-        const compressOnTheFly = gzip && encoding === 'identity'
-        const etag = gzip ? `${compressOnTheFly ? 'W/' : ''}${file.etag.replace(/"$/, '-gzip"')}` : file.etag
-        reply
-          .header('etag', etag)
-          .header('last-modified', file.writtenAt.toUTCString())
-          .header('cache-control', 'no-cache')
-          .header('vary', 'Accept-Encoding')
-          .header('x-content-type-options', 'nosniff')
-          .header('accept-ranges', compressOnTheFly ? 'none' : 'bytes')
-        if (notModified(request.headers, [file.etag, etag], file.writtenAt)) {
-          await content.close()
-          return raw.code(304).send()
-        }
-        reply.header('content-type', file.contentType)
-        if (gzip) reply.header('content-encoding', 'gzip')
-        if (compressOnTheFly) return await sendBody(raw, request.method, content, { compress: true })
-        const wanted = rangeOf(request.headers, content.size, [etag], file.writtenAt)
-        if (wanted.kind === 'unsatisfiable') {
-          await content.close()
-          reply.header('content-range', `bytes */${content.size}`).removeHeader('content-encoding').removeHeader('content-type')
-          throw new AppError(416, `The range ${request.headers.range} is outside the file's ${content.size} bytes`, 'range_not_satisfiable')
-        }
-        if (wanted.kind === 'whole') {
-          reply.header('content-length', content.size)
-          return await sendBody(raw, request.method, content, {})
-        }
-        const { start, end } = wanted.range
-        raw
-          .code(206)
-          .header('content-range', `bytes ${start}-${end}/${content.size}`)
-          .header('content-length', end - start + 1)
-        return await sendBody(raw, request.method, content, { range: wanted.range })
+        // What is sent is not JSON, so it bypasses the typed (error-only) response schema.
+        return await sendFeedFile(request, reply as FastifyReply, { file, content, gzip })
       } catch (error) {
         await content.close().catch(() => {})
         throw error
@@ -123,20 +91,54 @@ export const feedRoutes: FastifyPluginAsyncTypebox<{ db: Db; feedStorage: FeedSt
   })
 }
 
-/** The body of a GET (whole, a range, or compressed on the fly); a HEAD gets the same headers and none. */
-async function sendBody(reply: FastifyReply, method: string, content: StoredFeed, { compress = false, range }: { compress?: boolean; range?: ByteRange }) {
+/** The opened file with its validators: 304, 416, the whole file or one range of it. */
+async function sendFeedFile(
+  request: FastifyRequest,
+  reply: FastifyReply,
+  { file, content, gzip }: { file: PublicFeedFile; content: StoredFeed; gzip: boolean },
+) {
+  // Each representation has its own tag, so a cache never takes one for the other. The stored gzip
+  // file is the same bytes on every download: a strong tag.
+  const etag = gzip ? file.etag.replace(/"$/, '-gzip"') : file.etag
+  reply
+    .header('etag', etag)
+    .header('last-modified', file.writtenAt.toUTCString())
+    .header('cache-control', 'no-cache')
+    .header('vary', 'Accept-Encoding')
+    .header('x-content-type-options', 'nosniff')
+    .header('accept-ranges', 'bytes')
+  if (notModified(request.headers, [file.etag, etag], file.writtenAt)) {
+    await content.close()
+    return reply.code(304).send()
+  }
+  reply.header('content-type', file.contentType)
+  if (gzip) reply.header('content-encoding', 'gzip')
+  const wanted = rangeOf(request.headers, content.size, [etag], file.writtenAt)
+  if (wanted.kind === 'unsatisfiable') {
+    await content.close()
+    reply.header('content-range', `bytes */${content.size}`).removeHeader('content-encoding').removeHeader('content-type')
+    throw new AppError(416, `The range ${request.headers.range} is outside the file's ${content.size} bytes`, 'range_not_satisfiable')
+  }
+  if (wanted.kind === 'whole') {
+    reply.header('content-length', content.size)
+    return sendBody(reply, request.method, content)
+  }
+  const { start, end } = wanted.range
+  reply
+    .code(206)
+    .header('content-range', `bytes ${start}-${end}/${content.size}`)
+    .header('content-length', end - start + 1)
+  return sendBody(reply, request.method, content, wanted.range)
+}
+
+/** The body of a GET (whole or a range); a HEAD gets the same headers and none. */
+async function sendBody(reply: FastifyReply, method: string, content: StoredFeed, range?: ByteRange) {
   if (method === 'HEAD') {
     await content.close()
     return reply.send()
   }
   // The stream owns the opened file from here and releases it when it ends or is destroyed.
-  const source = content.stream(range)
-  if (!compress) return reply.send(source)
-  // pipeline destroys both streams when one fails or the client goes away.
-  const compressed = pipeline(source, createGzip(), (error) => {
-    if (error && error.code !== 'ERR_STREAM_PREMATURE_CLOSE') reply.log.warn({ err: error }, 'feed gzip stream failed')
-  })
-  return reply.send(compressed)
+  return reply.send(content.stream(range))
 }
 
 /** Whether the client takes gzip: listed (or `*`) without q=0. */

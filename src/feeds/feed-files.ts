@@ -50,41 +50,40 @@ export class FeedFileNotFoundError extends NotFoundError {
   }
 }
 
-/** A row names the file but the storage has none: worth a look by an operator (the route logs it). */
+/**
+ * A row names the file but the storage has none in the representation asked for (every export
+ * stores both): worth a look by an operator (the route logs it).
+ */
 export class FeedContentMissingError extends FeedFileNotFoundError {
   constructor(
     filename: string,
     readonly storageKey: string,
+    readonly encoding: FeedEncoding,
   ) {
     super(filename)
   }
 }
 
 /**
- * The file a feed URL names, opened in the representation asked for if the storage has it, else as
- * exported (`encoding` says which was opened); the caller reads or closes `content`. A full file
- * not written yet is written first; should a newer export replace it meanwhile, the newer one is
- * served (written in turn).
+ * The file a feed URL names, opened in `encoding`; the caller reads or closes `content`. A full
+ * file not written yet is written first; should a newer export replace it meanwhile, the newer one
+ * is served (written in turn).
  */
 export async function openPublicFeed(
   db: Db,
   storage: FeedStorage,
-  token: string,
-  filename: string,
-  wanted: FeedEncoding = 'identity',
-  gate?: MaterialiseGate,
-): Promise<{ file: PublicFeedFile; content: StoredFeed; encoding: FeedEncoding }> {
+  request: { token: string; filename: string; encoding: FeedEncoding; gate?: MaterialiseGate },
+): Promise<{ file: PublicFeedFile; content: StoredFeed }> {
+  const { token, filename, encoding, gate } = request
   for (let attempt = 1; ; attempt++) {
     const file = await findPublicFeedFile(db, token, filename)
     if (!file) throw new FeedFileNotFoundError(filename)
     if (file.pending) await materialiseFeedFile(db, storage, file, gate)
-    const preferred = wanted === 'gzip' ? await storage.open(file.storageKey, 'gzip') : undefined
-    if (preferred) return { file, content: preferred, encoding: 'gzip' }
-    const content = await storage.open(file.storageKey)
-    if (content) return { file, content, encoding: 'identity' }
+    const content = await storage.open(file.storageKey, encoding)
+    if (content) return { file, content }
     // Replaced by a newer export between reading the row and opening the file: read the row again.
     // A full file the storage lost is written again from the stage; a delta file cannot be.
-    if (attempt === 3) throw new FeedContentMissingError(filename, file.storageKey)
+    if (attempt === 3) throw new FeedContentMissingError(filename, file.storageKey, encoding)
     if (attempt === 2) await materialiseFeedFile(db, storage, file, gate, { rewrite: true })
   }
 }

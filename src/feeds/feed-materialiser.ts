@@ -1,7 +1,8 @@
 import { sql } from 'kysely'
-import type { ConnectionSlots } from '../db/connection-slots.js'
+import { SlotsFullError, type ConnectionSlots } from '../db/connection-slots.js'
 import type { Db } from '../db/database.js'
 import { inTransaction } from '../db/transaction.js'
+import { TooManyReadsError } from '../errors.js'
 import type { FeedStorage } from './feed-storage.js'
 import { linesPlan } from './feed-sql.js'
 import { writeFeedPlan } from './feed-writer.js'
@@ -33,7 +34,12 @@ export type MaterialiseGate = (accountId: string, work: () => Promise<void>) => 
 export function accountQueueGate(slots: ConnectionSlots, waitMs: number): MaterialiseGate {
   const queues = new Map<string, Promise<void>>()
   return (accountId, work) => {
-    const turn = (queues.get(accountId) ?? Promise.resolve()).then(() => slots.run(accountId, AbortSignal.timeout(waitMs), work))
+    const turn = (queues.get(accountId) ?? Promise.resolve()).then(() =>
+      slots.run(accountId, AbortSignal.timeout(waitMs), work).catch((error: unknown) => {
+        // The account's product reads hold its whole share: refused as a product read would be.
+        throw error instanceof SlotsFullError ? new TooManyReadsError(error.inFlight) : error
+      }),
+    )
     const settled = turn.catch(() => {})
     queues.set(accountId, settled)
     void settled.then(() => {

@@ -69,10 +69,7 @@ export interface StoredFeed {
 export interface FeedStorage {
   /** Starts a new file at `key`. Fails before any chunk is written when the file cannot be created. */
   create(key: string, context?: FeedWriteContext): Promise<FeedFileWriter>
-  /**
-   * Opens the file at `key` in one representation, or undefined when there is none (a file exported
-   * before gzip representations were stored has none in gzip).
-   */
+  /** Opens the file at `key` in one representation (a writer stores both), or undefined when there is none. */
   open(key: string, encoding?: FeedEncoding): Promise<StoredFeed | undefined>
   /** Removes the files at these keys; a key that has no file is fine. */
   remove(keys: readonly string[]): Promise<void>

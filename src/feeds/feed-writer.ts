@@ -74,86 +74,116 @@ export async function writeFeedPlan(
   budget: FeedBudget = { maxBytes: Infinity },
   { etag = true } = {},
 ): Promise<FeedContent> {
-  let bytes = 0
-  const hash = etag ? createHash('sha256') : undefined
-  let batch: Buffer[] = []
-  let batched = 0
-  const flush = (): Promise<void> | undefined => {
-    if (batched === 0) return undefined
-    const chunk = batch.length === 1 ? batch[0] : Buffer.concat(batch, batched)
-    batch = []
-    batched = 0
-    return chunk && out.write(chunk)
-  }
-  // Not async: a second promise per row is measurable. Throws (FeedTooLargeError) synchronously,
-  // inside the caller's try. Resolves, when it writes a batch, once the batch is taken.
-  const put = (...chunks: Buffer[]): Promise<void> | undefined => {
-    for (const chunk of chunks) {
-      if (chunk.length === 0) continue
-      if (bytes + chunk.length > budget.maxBytes) throw new FeedTooLargeError(budget.maxBytes)
-      hash?.update(chunk)
-      bytes += chunk.length
-      batch.push(chunk)
-      batched += chunk.length
-    }
-    return batched >= BATCH_BYTES ? flush() : undefined
-  }
+  const output = new BatchedOutput(out, budget.maxBytes, etag)
   try {
-    await put(Buffer.from(plan.header))
+    await output.put(Buffer.from(plan.header))
     const lines = new CopyBinaryLines()
-    const backendPid = budget.cancel ? await backendPidOf(client) : undefined
-    // A COPY stream that is destroyed half-read leaves the connection waiting forever (pg-copy-streams
-    // stops reading it), so after a failure on our side the COPY is cancelled and what Postgres sent
-    // until then is read and dropped: the connection comes back usable and the caller's ROLLBACK can run.
-    let failure: unknown
-    let cancelling: Promise<void> | undefined
-    const fail = (error: unknown) => {
-      failure ??= error
-      if (backendPid !== undefined) cancelling ??= budget.cancel?.(backendPid).catch(() => {})
-    }
-    try {
-      // Events rather than `for await`: a promise per row of a million is measurable. The stream
-      // pauses while a batch is being written, and reads on (dropping) after a failure.
-      const copy = client.query(copyTo(plan.copySql))
-      await new Promise<void>((resolve, reject) => {
-        copy.on('data', (chunk: Buffer) => {
-          if (failure !== undefined) return
-          try {
-            const written = put(...lines.decode(chunk))
-            if (!written) return
-            copy.pause()
-            written.then(
-              () => copy.resume(),
-              (error: unknown) => {
-                fail(error)
-                copy.resume()
-              },
-            )
-          } catch (error) {
-            fail(error)
-          }
-        })
-        copy.on('end', resolve)
-        copy.on('error', reject)
-      })
-    } catch (error) {
-      // After our own failure, the COPY's error is the cancel we asked for: ours says why.
-      if (failure === undefined) throw error
-    } finally {
-      // The cancel is delivered before the caller's next statement, which it could otherwise hit.
-      await cancelling
-    }
-    if (failure !== undefined) throw failure
+    await copyLinesInto(client, plan.copySql, { lines, output, budget })
     lines.end()
-    await put(Buffer.from(plan.footer))
-    await flush()
+    await output.put(Buffer.from(plan.footer))
+    await output.flush()
     await out.close()
-    // A strong ETag: the first 128 bits of the content's SHA-256.
-    return { bytes, etag: hash ? `"${hash.digest('hex').slice(0, 32)}"` : '' }
+    return { bytes: output.bytes, etag: output.etag() }
   } catch (error) {
     await out.abandon()
     throw error
   }
+}
+
+/** The file's bytes on their way to `out`: counted against the budget, hashed, and batched. */
+class BatchedOutput {
+  bytes = 0
+  private readonly hash
+  private batch: Buffer[] = []
+  private batched = 0
+
+  constructor(
+    private readonly out: FeedFileWriter,
+    private readonly maxBytes: number,
+    etag: boolean,
+  ) {
+    this.hash = etag ? createHash('sha256') : undefined
+  }
+
+  // Not async: a second promise per row is measurable. Throws (FeedTooLargeError) synchronously,
+  // inside the caller's try. Resolves, when it writes a batch, once the batch is taken.
+  put(...chunks: Buffer[]): Promise<void> | undefined {
+    for (const chunk of chunks) {
+      if (chunk.length === 0) continue
+      if (this.bytes + chunk.length > this.maxBytes) throw new FeedTooLargeError(this.maxBytes)
+      this.hash?.update(chunk)
+      this.bytes += chunk.length
+      this.batch.push(chunk)
+      this.batched += chunk.length
+    }
+    return this.batched >= BATCH_BYTES ? this.flush() : undefined
+  }
+
+  flush(): Promise<void> | undefined {
+    if (this.batched === 0) return undefined
+    const chunk = this.batch.length === 1 ? this.batch[0] : Buffer.concat(this.batch, this.batched)
+    this.batch = []
+    this.batched = 0
+    return chunk && this.out.write(chunk)
+  }
+
+  /** A strong ETag: the first 128 bits of the content's SHA-256 ('' without a hash). */
+  etag(): string {
+    return this.hash ? `"${this.hash.digest('hex').slice(0, 32)}"` : ''
+  }
+}
+
+/**
+ * Runs the COPY and puts its rows' lines into `output`. A COPY stream that is destroyed half-read
+ * leaves the connection waiting forever (pg-copy-streams stops reading it), so after a failure on
+ * our side the COPY is cancelled and what Postgres sent until then is read and dropped: the
+ * connection comes back usable and the caller's ROLLBACK can run.
+ */
+async function copyLinesInto(
+  client: pg.PoolClient,
+  copySql: string,
+  { lines, output, budget }: { lines: CopyBinaryLines; output: BatchedOutput; budget: FeedBudget },
+): Promise<void> {
+  const backendPid = budget.cancel ? await backendPidOf(client) : undefined
+  let failure: unknown
+  let cancelling: Promise<void> | undefined
+  const fail = (error: unknown) => {
+    failure ??= error
+    if (backendPid !== undefined) cancelling ??= budget.cancel?.(backendPid).catch(() => {})
+  }
+  try {
+    // Events rather than `for await`: a promise per row of a million is measurable. The stream
+    // pauses while a batch is being written, and reads on (dropping) after a failure.
+    const copy = client.query(copyTo(copySql))
+    await new Promise<void>((resolve, reject) => {
+      copy.on('data', (chunk: Buffer) => {
+        if (failure !== undefined) return
+        try {
+          const written = output.put(...lines.decode(chunk))
+          if (!written) return
+          copy.pause()
+          written.then(
+            () => copy.resume(),
+            (error: unknown) => {
+              fail(error)
+              copy.resume()
+            },
+          )
+        } catch (error) {
+          fail(error)
+        }
+      })
+      copy.on('end', resolve)
+      copy.on('error', reject)
+    })
+  } catch (error) {
+    // After our own failure, the COPY's error is the cancel we asked for: ours says why.
+    if (failure === undefined) throw error
+  } finally {
+    // The cancel is delivered before the caller's next statement, which it could otherwise hit.
+    await cancelling
+  }
+  if (failure !== undefined) throw failure
 }
 
 async function backendPidOf(client: pg.PoolClient): Promise<number | undefined> {

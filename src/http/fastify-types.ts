@@ -1,13 +1,10 @@
-import type { AuthScheme, Caller } from '../auth/authenticate.js'
-
+// What the interfaces add to Fastify's request; the caller and `config.auth` are declared beside
+// the caller, in src/auth/caller.ts.
 declare module 'fastify' {
-  interface FastifyContextConfig {
-    /** Credentials the route accepts; `none` for public routes. Platform routes default to x-auth-token. */
-    auth?: AuthScheme | 'none'
-  }
   interface FastifyRequest {
-    caller: Caller | null
     /** Aborts when a stream request runs past STREAM_REQUEST_TIMEOUT_MS, or its client goes away. */
     deadline: AbortSignal | null
   }
 }
+
+export {}

@@ -1,7 +1,7 @@
 import { STATUS_CODES } from 'node:http'
 import type { RouteOptions } from 'fastify'
 import type { AuthScheme } from '../auth/authenticate.js'
-import './fastify-types.js'
+import '../auth/caller.js'
 
 // The shared pieces of the OpenAPI document (/openapi.json, browsable at /docs): the two security
 // schemes, each route's security as its `config.auth` says, and the examples each interface gives

@@ -1,7 +1,7 @@
 import { sql, type Transaction } from 'kysely'
 import type { Db } from '../db/database.js'
-import { inTransaction } from '../db/transaction.js'
-import type { BatchKind, BatchStage, Database } from '../db/schema.js'
+import { inTransaction, type Tx } from '../db/transaction.js'
+import type { BatchKind, BatchStage, Database, StreamType } from '../db/schema.js'
 import { AttributeNames } from '../catalog/row-rules.js'
 import { isoSeconds } from '../streams/upload-stage.js'
 import { parseReferencedBatch } from './referenced-rows.js'
@@ -40,86 +40,130 @@ export interface AppliedStream {
   batches: AppliedBatches
 }
 
+/** Which batches to apply and how: `run` names the import in the batches' events. */
+export interface PendingBatchesRequest {
+  streamId: string
+  /** The newest batch uploaded before the import started: later ones wait for the next import. */
+  upToSeq: string
+  now: Date
+  /** MAX_ATTRIBUTES_PER_STREAM, met by referenced payloads when their rows are first read. */
+  maxAttributes: number
+  run?: { pid: string; siteId: string }
+}
+
+type LockedStream = { id: string; account_id: string; type: StreamType; columns: string[] }
+
+/** What reading the pending batches found: each batch's processing stage, and the stream's attribute names after them. */
+interface ReadBatches {
+  stages: Map<string, BatchStage>
+  columns: Set<string>
+  failedRows: number
+}
+
 /**
  * Applies a stream's pending batches, those uploaded up to `upToSeq`, to its catalog: in upload order,
  * once, whichever site's import gets there first (the stream's row lock makes a second importer wait
  * and then find nothing pending). Commits on its own: the batches stay applied even if the stage
  * built from them later fails, and the next import builds from the catalog as it is.
  */
-export async function applyPendingBatches(
-  db: Db,
-  streamId: string,
-  upToSeq: string,
-  now: Date,
-  maxAttributes: number,
-  run?: { pid: string; siteId: string },
-): Promise<AppliedStream> {
+export async function applyPendingBatches(db: Db, request: PendingBatchesRequest): Promise<AppliedStream> {
   return inTransaction(db, async (tx) => {
-    const stream = await tx.db.selectFrom('stream').select(['id', 'account_id', 'type', 'columns']).where('id', '=', streamId).forUpdate().executeTakeFirst()
-    const applied: AppliedStream = { failedRows: 0, batches: { processed: 0, failed: 0, each: [] } }
-    if (!stream) return applied
-    const pending: PendingBatch[] = await tx.db
-      .selectFrom('batch')
-      .select(['id', 'seq', 'kind', 'status', 'row_count', 'columns', 'content_type'])
-      .where('stream_id', '=', streamId)
-      .where('applied_at', 'is', null)
-      .where('seq', '<=', upToSeq)
-      .orderBy('seq')
-      .execute()
-    if (pending.length === 0) return applied
-
-    const stages = new Map<string, BatchStage>()
-    let columns = new Set(stream.columns)
-    for (const batch of pending) {
-      // Deleting every row forgets the stream's attribute names: the names of the uploads after it
-      // start a new set (the way out of the MAX_ATTRIBUTES_PER_STREAM cap).
-      if (batch.kind === 'delete_all') columns = new Set()
-      if (stream.type === 'referenced' && batch.kind === 'upsert') {
-        // Referenced payloads meet the per-stream cap here, when their rows are first read.
-        const parsed = await parseReferencedBatch(
-          db,
-          tx.client,
-          { id: batch.id, contentType: batch.content_type },
-          stream.account_id,
-          now,
-          new AttributeNames(columns, maxAttributes),
-        )
-        stages.set(batch.id, parsed.stage)
-        batch.columns = parsed.columns
-        applied.failedRows += parsed.stage.errorCount
-      } else {
-        stages.set(batch.id, doneStage(batch.status === 'failed' ? 0 : batch.row_count, now))
-      }
-      for (const column of batch.columns) columns.add(column)
-    }
-
-    let lastSeq = '0'
-    for (const group of consecutiveGroups(pending)) {
-      const { rows } = await sql<{ seq: string }>`SELECT nextval('stream_change_seq')::text AS seq`.execute(tx.db)
-      lastSeq = rows[0]?.seq ?? lastSeq
-      await applyGroup(tx.db, streamId, stream.account_id, group, lastSeq)
-    }
-
-    for (const batch of pending) {
-      const stage = stages.get(batch.id) ?? doneStage(0, now)
-      const status = batch.status === 'failed' || (stage.successCount === 0 && stage.errorCount > 0) ? 'failed' : 'processed'
-      applied.batches[status]++
-      applied.batches.each.push({ id: batch.id, kind: batch.kind, status, successCount: stage.successCount, errorCount: stage.errorCount })
-      const updated = await tx.db
-        .updateTable('batch')
-        .set({ applied_at: now, status, processing_stage: JSON.stringify(stage), error_count: sql`error_count + ${stage.errorCount}` })
-        .where('id', '=', batch.id)
-        .returningAll()
-        .executeTakeFirstOrThrow()
-      await recordEvent(tx, stream.account_id, 'batch.processed', batchProcessedData(updated, run))
-    }
+    const none: AppliedStream = { failedRows: 0, batches: { processed: 0, failed: 0, each: [] } }
+    const stream = await tx.db
+      .selectFrom('stream')
+      .select(['id', 'account_id', 'type', 'columns'])
+      .where('id', '=', request.streamId)
+      .forUpdate()
+      .executeTakeFirst()
+    if (!stream) return none
+    const pending = await pendingBatches(tx.db, request.streamId, request.upToSeq)
+    if (pending.length === 0) return none
+    const read = await readBatches(db, tx, { stream, pending, request })
+    const lastSeq = await applyGroups(tx.db, stream, pending)
+    const batches = await endBatches(tx, { stream, pending, stages: read.stages, request })
     await tx.db
       .updateTable('stream')
-      .set({ columns: [...columns], applied_seq: lastSeq })
-      .where('id', '=', streamId)
+      .set({ columns: [...read.columns], applied_seq: lastSeq })
+      .where('id', '=', stream.id)
       .execute()
-    return applied
+    return { failedRows: read.failedRows, batches }
   })
+}
+
+function pendingBatches(trx: Transaction<Database>, streamId: string, upToSeq: string): Promise<PendingBatch[]> {
+  return trx
+    .selectFrom('batch')
+    .select(['id', 'seq', 'kind', 'status', 'row_count', 'columns', 'content_type'])
+    .where('stream_id', '=', streamId)
+    .where('applied_at', 'is', null)
+    .where('seq', '<=', upToSeq)
+    .orderBy('seq')
+    .execute()
+}
+
+/**
+ * Each batch's processing stage, and the stream's attribute names as the batches leave them. A
+ * referenced payload is parsed here, its rows first read, and its `columns` set from what it held.
+ */
+async function readBatches(
+  db: Db,
+  tx: Tx,
+  { stream, pending, request }: { stream: LockedStream; pending: PendingBatch[]; request: PendingBatchesRequest },
+): Promise<ReadBatches> {
+  const read: ReadBatches = { stages: new Map(), columns: new Set(stream.columns), failedRows: 0 }
+  for (const batch of pending) {
+    // Deleting every row forgets the stream's attribute names: the names of the uploads after it
+    // start a new set (the way out of the MAX_ATTRIBUTES_PER_STREAM cap).
+    if (batch.kind === 'delete_all') read.columns = new Set()
+    if (stream.type === 'referenced' && batch.kind === 'upsert') {
+      // Referenced payloads meet the per-stream cap here, when their rows are first read.
+      const names = new AttributeNames(read.columns, request.maxAttributes)
+      const parsed = await parseReferencedBatch(db, tx.client, { id: batch.id, contentType: batch.content_type }, stream.account_id, request.now, names)
+      read.stages.set(batch.id, parsed.stage)
+      batch.columns = parsed.columns
+      read.failedRows += parsed.stage.errorCount
+    } else {
+      read.stages.set(batch.id, doneStage(batch.status === 'failed' ? 0 : batch.row_count, request.now))
+    }
+    for (const column of batch.columns) read.columns.add(column)
+  }
+  return read
+}
+
+/** Applies the batches group by group, each under a change sequence number of its own; returns the last. */
+async function applyGroups(trx: Transaction<Database>, stream: LockedStream, pending: PendingBatch[]): Promise<string> {
+  let lastSeq = '0'
+  for (const group of consecutiveGroups(pending)) {
+    const { rows } = await sql<{ seq: string }>`SELECT nextval('stream_change_seq')::text AS seq`.execute(trx)
+    lastSeq = rows[0]?.seq ?? lastSeq
+    await applyGroup(trx, stream.id, stream.account_id, group, lastSeq)
+  }
+  return lastSeq
+}
+
+/**
+ * Marks each batch applied with the status it ends with (failed when none of its rows was taken)
+ * and announces it (`batch.processed`), in upload order.
+ */
+async function endBatches(
+  tx: Tx,
+  { stream, pending, stages, request }: { stream: LockedStream; pending: PendingBatch[]; stages: Map<string, BatchStage>; request: PendingBatchesRequest },
+): Promise<AppliedBatches> {
+  const batches: AppliedBatches = { processed: 0, failed: 0, each: [] }
+  for (const batch of pending) {
+    const stage = stages.get(batch.id) ?? doneStage(0, request.now)
+    const status = batch.status === 'failed' || (stage.successCount === 0 && stage.errorCount > 0) ? 'failed' : 'processed'
+    batches[status]++
+    batches.each.push({ id: batch.id, kind: batch.kind, status, successCount: stage.successCount, errorCount: stage.errorCount })
+    const updated = await tx.db
+      .updateTable('batch')
+      .set({ applied_at: request.now, status, processing_stage: JSON.stringify(stage), error_count: sql`error_count + ${stage.errorCount}` })
+      .where('id', '=', batch.id)
+      .returningAll()
+      .executeTakeFirstOrThrow()
+    await recordEvent(tx, stream.account_id, 'batch.processed', batchProcessedData(updated, request.run))
+  }
+  return batches
 }
 
 /** Runs of batches of one kind: the upserts between two deletes become one statement. */

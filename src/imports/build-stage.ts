@@ -1,22 +1,11 @@
-import { sql, type Transaction } from 'kysely'
+import { sql } from 'kysely'
 import type { Db } from '../db/database.js'
+import type { SiteStage } from '../db/schema.js'
 import { inTransaction } from '../db/transaction.js'
-import type { Database } from '../db/schema.js'
 import { RunFailure, SiteErrorCode } from '../sites/run-failure.js'
+import { applyChanges, boundChangeLog, clearStage, filledColumns, IMPORT_STAGE, rebuild, type StageSite, type StageSource, type Trx } from './stage-rows.js'
 
-export interface StageSource {
-  dataSourceId: string
-  streamId: string
-  streamName: string
-  importType: 1 | 2
-  importEmpty: boolean
-}
-
-export interface StageSite {
-  id: string
-  account_id: string
-  id_column: string
-}
+export type { StageSite, StageSource } from './stage-rows.js'
 
 /** The catalog's bounds (MAX_ATTRIBUTES_PER_STREAM, MAX_STAGE_COLUMNS), as a run applies them. */
 export interface CatalogLimits {
@@ -28,9 +17,23 @@ export interface BuiltStage {
   rowCount: number
 }
 
-type Trx = Transaction<Database>
+/** The site's sources by role: main sources stacked, additional sources joined sideways. */
+interface StageSources {
+  mains: StageSource[]
+  additions: StageSource[]
+}
 
-const IMPORT_STAGE = 'import'
+/** What the new stage row records besides its site. */
+interface StageRecord {
+  columns: string[]
+  rowCount: number
+  recipe: string
+  streamSeqs: Record<string, string>
+  build: string
+  changesFrom: string
+}
+
+type StreamState = { id: string; applied_seq: string; columns: string[] }
 
 /**
  * Builds the site's import stage from its sources' catalogs: main sources stacked (a later source
@@ -39,211 +42,147 @@ const IMPORT_STAGE = 'import'
  * read gives one snapshot of every stream, so the change sequences recorded match the rows read.
  */
 export async function buildImportStage(db: Db, site: StageSite, sources: StageSource[], maxColumns: number): Promise<BuiltStage> {
-  const mains = sources.filter((source) => source.importType === 1)
-  const additions = sources.filter((source) => source.importType === 2)
-  if (mains.length === 0) {
-    throw new RunFailure(SiteErrorCode.noMainSource, 'The site has no active main data source to import from', { site_id: site.id })
-  }
+  const roles = sourcesByRole(site, sources)
   return inTransaction(
     db,
     async ({ db: trx }) => {
-      const streams = await trx
-        .selectFrom('stream')
-        .select(['id', 'applied_seq', 'columns'])
-        .where(
-          'id',
-          'in',
-          sources.map((source) => source.streamId),
-        )
-        .execute()
-      const byId = new Map(streams.map((stream) => [stream.id, stream]))
-      let liveMains = 0
-      for (const main of mains) {
-        const live = await trx
-          .selectFrom('stream_product')
-          .select('product_id')
-          .where('stream_id', '=', main.streamId)
-          .where('data', 'is not', null)
-          .limit(1)
-          .executeTakeFirst()
-        if (live) liveMains++
-        else if (!main.importEmpty) {
-          throw new RunFailure(
-            SiteErrorCode.emptyMainSource,
-            `The main data source ${main.dataSourceId} (stream ${main.streamId} "${main.streamName}") has no products; ` +
-              'the import was stopped and the previous data kept. Allow empty imports on the data source to import it empty.',
-            { data_source_id: main.dataSourceId, stream_id: main.streamId },
-          )
-        }
-      }
-      const recipe = `main:${mains.map((m) => m.streamId).join(',')}|add:${additions.map((a) => a.streamId).join(',')}|id:${site.id_column}`
-      const previous = await trx
-        .selectFrom('site_stage')
-        .selectAll()
-        .where('site_id', '=', site.id)
-        .where('stage', '=', IMPORT_STAGE)
-        .where('stage_id', '=', '0')
-        .forUpdate()
-        .executeTakeFirst()
-      const onlyMain = mains.length === 1 && additions.length === 0 ? mains[0] : undefined
-      const previousSeq = onlyMain ? previous?.stream_seqs[onlyMain.streamId] : undefined
-      let rowCount: number
-      const build = String(BigInt(previous?.build ?? '0') + 1n)
-      let changesFrom = previous?.changes_from ?? '0'
-      if (previous && previous.recipe === recipe && onlyMain && previousSeq !== undefined) {
-        rowCount = Number(previous.row_count) + (await applyChanges(trx, site, onlyMain.streamId, previousSeq, build))
-        changesFrom = await boundChangeLog(trx, site.id, rowCount, changesFrom, build)
-      } else {
-        rowCount = liveMains === 0 ? await clearStage(trx, site) : await rebuild(trx, site, mains, additions)
-        // Every row may have changed, and nothing was recorded: a channel exported from an earlier
-        // build compares every row once.
-        changesFrom = build
-        await trx.deleteFrom('stage_change').where('site_id', '=', site.id).execute()
-      }
-      const candidates = new Set<string>()
-      for (const source of [...mains, ...additions]) {
-        for (const column of byId.get(source.streamId)?.columns ?? []) {
-          if (source.importType === 2 && column === 'id') continue
-          candidates.add(column)
-        }
-      }
-      const columns = rowCount === 0 ? [] : await filledColumns(trx, site.id, [...candidates])
-      // Every product read and export walks every column of the stage: several streams within their
-      // own caps may still add up to more than a read or a feed file can carry. Failing here rolls
-      // the new stage back; the previous one stays.
-      if (columns.length > maxColumns) {
-        throw new RunFailure(
-          SiteErrorCode.tooManyColumns,
-          `The import stage would have ${columns.length} columns, more than the limit of ${maxColumns} (MAX_STAGE_COLUMNS); ` +
-            "the import was stopped and the previous data kept. Use fewer attribute names in the site's data sources.",
-          { columns: columns.length, limit: maxColumns },
-        )
-      }
-      const streamSeqs = Object.fromEntries(sources.map((source) => [source.streamId, byId.get(source.streamId)?.applied_seq ?? '0']))
-      await trx
-        .insertInto('site_stage')
-        .values({
-          site_id: site.id,
-          stage: IMPORT_STAGE,
-          stage_id: '0',
-          account_id: site.account_id,
-          columns,
-          row_count: rowCount,
-          recipe,
-          stream_seqs: JSON.stringify(streamSeqs),
-          build,
-          changes_from: changesFrom,
-        })
-        .onConflict((oc) =>
-          oc.columns(['site_id', 'stage', 'stage_id']).doUpdateSet({
-            columns,
-            row_count: rowCount,
-            recipe,
-            stream_seqs: JSON.stringify(streamSeqs),
-            build,
-            changes_from: changesFrom,
-            updated_at: sql`now()`,
-          }),
-        )
-        .execute()
+      const streams = await readStreams(trx, sources)
+      const liveMains = await countLiveMains(trx, roles.mains)
+      const recipe = recipeOf(site, roles)
+      const previous = await lockImportStage(trx, site.id)
+      const { rowCount, build, changesFrom } = await writeRows(trx, { site, roles, recipe, previous, liveMains })
+      const columns = await stageColumns(trx, { site, roles, streams, rowCount, maxColumns })
+      const streamSeqs = Object.fromEntries(sources.map((source) => [source.streamId, streams.get(source.streamId)?.applied_seq ?? '0']))
+      await saveImportStage(trx, site, { columns, rowCount, recipe, streamSeqs, build, changesFrom })
       return { rowCount }
     },
     { isolation: 'repeatable read' },
   )
 }
 
-/**
- * Only the products changed since the last build: `changed_seq` orders a stream's applied changes.
- * Each id touched is recorded in stage_change under this build, for the channels' exports.
- */
-async function applyChanges(trx: Trx, site: StageSite, streamId: string, sinceSeq: string, build: string): Promise<number> {
-  // Driven by the changed ids (an index lookup each), whatever the planner believes about the
-  // stage's size right after a bulk build.
-  const removed = await sql`
-    WITH removed AS (
-      DELETE FROM stage_product
-      WHERE site_id = ${site.id} AND stage = ${IMPORT_STAGE} AND stage_id = 0 AND product_id = ANY(ARRAY(
-        SELECT product_id FROM stream_product WHERE stream_id = ${streamId} AND changed_seq > ${sinceSeq} AND data IS NULL
-      ))
-      RETURNING product_id
-    )
-    INSERT INTO stage_change (site_id, build, product_id) SELECT ${site.id}, ${build}, product_id FROM removed`.execute(trx)
-  const { rows } = await sql<{ added: string }>`
-    WITH upserted AS (
-      INSERT INTO stage_product (site_id, stage, stage_id, product_id, account_id, data)
-      SELECT ${site.id}, ${IMPORT_STAGE}, 0, product_id, ${site.account_id}, data
-      FROM stream_product WHERE stream_id = ${streamId} AND changed_seq > ${sinceSeq} AND data IS NOT NULL
-      -- In key order: the stage rows each one meets are neighbours, not random pages.
-      ORDER BY product_id
-      ON CONFLICT (site_id, stage, stage_id, product_id) DO UPDATE SET data = excluded.data
-      RETURNING product_id, (xmax = 0) AS inserted
-    ), recorded AS (
-      INSERT INTO stage_change (site_id, build, product_id) SELECT ${site.id}, ${build}, product_id FROM upserted
-    )
-    SELECT count(*) FILTER (WHERE inserted) AS added FROM upserted`.execute(trx)
-  return Number(rows[0]?.added ?? 0) - Number(removed.numAffectedRows ?? 0)
+/** Refuses a site without a main source before anything is read. */
+function sourcesByRole(site: StageSite, sources: StageSource[]): StageSources {
+  const mains = sources.filter((source) => source.importType === 1)
+  const additions = sources.filter((source) => source.importType === 2)
+  if (mains.length === 0) {
+    throw new RunFailure(SiteErrorCode.noMainSource, 'The site has no active main data source to import from', { site_id: site.id })
+  }
+  return { mains, additions }
+}
+
+async function readStreams(trx: Trx, sources: StageSource[]): Promise<Map<string, StreamState>> {
+  const ids = sources.map((source) => source.streamId)
+  const streams = await trx.selectFrom('stream').select(['id', 'applied_seq', 'columns']).where('id', 'in', ids).execute()
+  return new Map(streams.map((stream) => [stream.id, stream]))
 }
 
 /**
- * Keeps stage_change to what an export may still ask for: the changes after the oldest build a
- * channel stage of the site was exported from. A channel whose exports keep failing would hold it
- * back forever, so once the log passes the stage's size (a full comparison is then as cheap) it is
- * dropped, and such a channel compares every row once. Returns the new changes_from.
+ * The main sources that have a product. An empty one stops the import (the previous data stays)
+ * unless its data source allows empty imports: an empty upload is more often a mistake than a wish.
  */
-async function boundChangeLog(trx: Trx, siteId: string, stageRows: number, changesFrom: string, build: string): Promise<string> {
-  await sql`DELETE FROM stage_change WHERE site_id = ${siteId} AND build <= coalesce(
-      (SELECT min(build) FROM site_stage WHERE site_id = ${siteId} AND stage = 'channel'), ${build})`.execute(trx)
-  const { rows } = await sql<{ n: string }>`SELECT count(*) AS n FROM stage_change WHERE site_id = ${siteId}`.execute(trx)
-  if (Number(rows[0]?.n ?? 0) <= Math.max(stageRows, 1000)) return changesFrom
-  await trx.deleteFrom('stage_change').where('site_id', '=', siteId).execute()
-  return build
+async function countLiveMains(trx: Trx, mains: StageSource[]): Promise<number> {
+  let live = 0
+  for (const main of mains) {
+    const product = await trx
+      .selectFrom('stream_product')
+      .select('product_id')
+      .where('stream_id', '=', main.streamId)
+      .where('data', 'is not', null)
+      .limit(1)
+      .executeTakeFirst()
+    if (product) live++
+    else if (!main.importEmpty) {
+      throw new RunFailure(
+        SiteErrorCode.emptyMainSource,
+        `The main data source ${main.dataSourceId} (stream ${main.streamId} "${main.streamName}") has no products; ` +
+          'the import was stopped and the previous data kept. Allow empty imports on the data source to import it empty.',
+        { data_source_id: main.dataSourceId, stream_id: main.streamId },
+      )
+    }
+  }
+  return live
 }
 
-async function clearStage(trx: Trx, site: StageSite): Promise<number> {
-  await trx.deleteFrom('stage_product').where('site_id', '=', site.id).where('stage', '=', IMPORT_STAGE).where('stage_id', '=', '0').execute()
-  return 0
+/** What the stage is built from: a different recipe than the previous build's means a full rebuild. */
+function recipeOf(site: StageSite, { mains, additions }: StageSources): string {
+  return `main:${mains.map((m) => m.streamId).join(',')}|add:${additions.map((a) => a.streamId).join(',')}|id:${site.id_column}`
 }
 
-async function rebuild(trx: Trx, site: StageSite, mains: StageSource[], additions: StageSource[]): Promise<number> {
-  await clearStage(trx, site)
-  const mainIds = mains.map((main) => main.streamId)
-  // Stacked main sources: DISTINCT ON keeps, for each id, the row of the last source listing it.
-  const stacked =
-    mainIds.length === 1
-      ? sql`SELECT product_id, data FROM stream_product WHERE stream_id = ${mainIds[0]} AND data IS NOT NULL`
-      : sql`SELECT DISTINCT ON (sp.product_id) sp.product_id, sp.data
-            FROM stream_product sp JOIN unnest(${mainIds}::bigint[]) WITH ORDINALITY AS m(stream_id, position) ON sp.stream_id = m.stream_id
-            WHERE sp.data IS NOT NULL
-            ORDER BY sp.product_id, m.position DESC`
-  // Additional sources add their attributes (not their id) to the main row whose id column matches.
-  let data = sql`main.data`
-  let joins = sql``
-  additions.forEach((addition, i) => {
-    const alias = sql.id(`add${i}`)
-    data = sql`${data} || coalesce(${alias}.data - 'id', '{}'::jsonb)`
-    joins = sql`${joins} LEFT JOIN stream_product ${alias} ON ${alias}.stream_id = ${addition.streamId}
-      AND ${alias}.product_id = (main.data ->> ${site.id_column}) AND ${alias}.data IS NOT NULL`
-  })
-  const inserted = await sql`
-    INSERT INTO stage_product (site_id, stage, stage_id, product_id, account_id, data)
-    SELECT ${site.id}, ${IMPORT_STAGE}, 0, main.product_id, ${site.account_id}, ${data}
-    FROM (${stacked}) AS main ${joins}`.execute(trx)
-  return Number(inserted.numAffectedRows ?? 0)
+/** The previous build's row, locked: two builds of one site take turns. */
+async function lockImportStage(trx: Trx, siteId: string): Promise<SiteStage | undefined> {
+  return trx
+    .selectFrom('site_stage')
+    .selectAll()
+    .where('site_id', '=', siteId)
+    .where('stage', '=', IMPORT_STAGE)
+    .where('stage_id', '=', '0')
+    .forUpdate()
+    .executeTakeFirst()
 }
 
 /**
- * The stage's columns: the sources' attribute names in first-seen order, keeping those that some
- * row has a non-empty value for (SPEC.md row rule 4). The EXISTS stops at the first row with a
- * value, so only a column that has vanished costs a scan.
+ * The stage's rows under the next build number: only the changes since the previous build when a
+ * single main source is read as before, else everything again.
  */
-async function filledColumns(trx: Trx, siteId: string, candidates: string[]): Promise<string[]> {
-  if (candidates.length === 0) return []
-  const { rows } = await sql<{ name: string }>`
-    SELECT u.name FROM unnest(${candidates}::text[]) WITH ORDINALITY AS u(name, position)
-    WHERE EXISTS (
-      SELECT 1 FROM stage_product st
-      WHERE st.site_id = ${siteId} AND st.stage = ${IMPORT_STAGE} AND st.stage_id = 0 AND coalesce(st.data ->> u.name, '') <> ''
+async function writeRows(
+  trx: Trx,
+  { site, roles, recipe, previous, liveMains }: { site: StageSite; roles: StageSources; recipe: string; previous: SiteStage | undefined; liveMains: number },
+): Promise<{ rowCount: number; build: string; changesFrom: string }> {
+  const { mains, additions } = roles
+  const build = String(BigInt(previous?.build ?? '0') + 1n)
+  const onlyMain = mains.length === 1 && additions.length === 0 ? mains[0] : undefined
+  const previousSeq = onlyMain ? previous?.stream_seqs[onlyMain.streamId] : undefined
+  if (previous && previous.recipe === recipe && onlyMain && previousSeq !== undefined) {
+    const rowCount = Number(previous.row_count) + (await applyChanges(trx, site, onlyMain.streamId, previousSeq, build))
+    return { rowCount, build, changesFrom: await boundChangeLog(trx, site.id, rowCount, previous.changes_from, build) }
+  }
+  const rowCount = liveMains === 0 ? await clearStage(trx, site) : await rebuild(trx, site, mains, additions)
+  // Every row may have changed, and nothing was recorded: a channel exported from an earlier build
+  // compares every row once.
+  await trx.deleteFrom('stage_change').where('site_id', '=', site.id).execute()
+  return { rowCount, build, changesFrom: build }
+}
+
+/** The sources' attribute names (an additional source's id excepted) that some row has a value for. */
+async function stageColumns(
+  trx: Trx,
+  {
+    site,
+    roles,
+    streams,
+    rowCount,
+    maxColumns,
+  }: { site: StageSite; roles: StageSources; streams: Map<string, StreamState>; rowCount: number; maxColumns: number },
+): Promise<string[]> {
+  const candidates = new Set<string>()
+  for (const source of [...roles.mains, ...roles.additions]) {
+    for (const column of streams.get(source.streamId)?.columns ?? []) {
+      if (source.importType === 2 && column === 'id') continue
+      candidates.add(column)
+    }
+  }
+  const columns = rowCount === 0 ? [] : await filledColumns(trx, site.id, [...candidates])
+  // Every product read and export walks every column of the stage: several streams within their
+  // own caps may still add up to more than a read or a feed file can carry. Failing here rolls the
+  // new stage back; the previous one stays.
+  if (columns.length > maxColumns) {
+    throw new RunFailure(
+      SiteErrorCode.tooManyColumns,
+      `The import stage would have ${columns.length} columns, more than the limit of ${maxColumns} (MAX_STAGE_COLUMNS); ` +
+        "the import was stopped and the previous data kept. Use fewer attribute names in the site's data sources.",
+      { columns: columns.length, limit: maxColumns },
     )
-    ORDER BY u.position`.execute(trx)
-  return rows.map((row) => row.name)
+  }
+  return columns
+}
+
+async function saveImportStage(trx: Trx, site: StageSite, stage: StageRecord): Promise<void> {
+  const { columns, rowCount, recipe, build, changesFrom } = stage
+  const streamSeqs = JSON.stringify(stage.streamSeqs)
+  const recorded = { columns, row_count: rowCount, recipe, stream_seqs: streamSeqs, build, changes_from: changesFrom }
+  await trx
+    .insertInto('site_stage')
+    .values({ site_id: site.id, stage: IMPORT_STAGE, stage_id: '0', account_id: site.account_id, ...recorded })
+    .onConflict((oc) => oc.columns(['site_id', 'stage', 'stage_id']).doUpdateSet({ ...recorded, updated_at: sql`now()` }))
+    .execute()
 }

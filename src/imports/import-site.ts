@@ -36,19 +36,9 @@ export interface ImportObserver {
  */
 export async function importSite(db: Db, site: Site, run: ImportRun): Promise<{ productCount: number }> {
   const report = siteErrorReporter(db, site, run.pid)
-  const rows = await db
-    .selectFrom('data_source as ds')
-    .innerJoin('stream as s', 's.id', 'ds.stream_id')
-    .select(['ds.id', 'ds.stream_id', 'ds.import_type', 'ds.import_empty', 's.name', 's.status', 's.deleted_at'])
-    .where('ds.account_id', '=', site.account_id)
-    .where('ds.site_id', '=', site.id)
-    .where('ds.status', '=', 'active')
-    .orderBy('ds.id')
-    .execute()
-
   const sources: StageSource[] = []
   const applied = new Set<string>()
-  for (const row of rows) {
+  for (const row of await activeSources(db, site)) {
     if (row.deleted_at) {
       await report(SiteErrorCode.streamDeleted, `Stream ${row.stream_id} of data source ${row.id} was deleted; the data source was left out`, {
         data_source_id: row.id,
@@ -72,25 +62,46 @@ export async function importSite(db: Db, site: Site, run: ImportRun): Promise<{ 
       })
       continue
     }
-    const outcome = await applyPendingBatches(db, row.stream_id, run.upToSeq, run.now(), run.limits.attributesPerStream, { pid: run.pid, siteId: site.id })
-    // Counted here, as committed: the stage built next may still fail, and the batches stay applied.
-    run.observer?.batchesApplied(outcome.batches, { pid: run.pid, accountId: site.account_id, siteId: site.id, streamId: row.stream_id })
-    if (outcome.failedRows > 0) {
-      await report(
-        SiteErrorCode.rowsFailedToParse,
-        `${outcome.failedRows} products of stream ${row.stream_id} could not be read; see the batches' processing stage`,
-        {
-          stream_id: row.stream_id,
-          failed_rows: outcome.failedRows,
-        },
-      )
-    }
+    await applyStream(db, { site, run, report, streamId: row.stream_id })
   }
 
   const stage = await buildImportStage(db, site, sources, run.limits.stageColumns)
   await addImportHistory(db, { accountId: site.account_id, siteId: site.id, pid: run.pid, productCount: stage.rowCount, importTime: run.now() })
   await forgetSeenTombstones(db, [...applied])
   return { productCount: stage.rowCount }
+}
+
+/** The site's active data sources with their streams, in the order they stack. */
+function activeSources(db: Db, site: Site) {
+  return db
+    .selectFrom('data_source as ds')
+    .innerJoin('stream as s', 's.id', 'ds.stream_id')
+    .select(['ds.id', 'ds.stream_id', 'ds.import_type', 'ds.import_empty', 's.name', 's.status', 's.deleted_at'])
+    .where('ds.account_id', '=', site.account_id)
+    .where('ds.site_id', '=', site.id)
+    .where('ds.status', '=', 'active')
+    .orderBy('ds.id')
+    .execute()
+}
+
+/** Applies one stream's pending batches, and tells of them (the observer) and of rows that failed to parse (a site error). */
+async function applyStream(
+  db: Db,
+  { site, run, report, streamId }: { site: Site; run: ImportRun; report: ReturnType<typeof siteErrorReporter>; streamId: string },
+): Promise<void> {
+  const outcome = await applyPendingBatches(db, {
+    streamId,
+    upToSeq: run.upToSeq,
+    now: run.now(),
+    maxAttributes: run.limits.attributesPerStream,
+    run: { pid: run.pid, siteId: site.id },
+  })
+  // Counted here, as committed: the stage built next may still fail, and the batches stay applied.
+  run.observer?.batchesApplied(outcome.batches, { pid: run.pid, accountId: site.account_id, siteId: site.id, streamId })
+  if (outcome.failedRows > 0) {
+    const message = `${outcome.failedRows} products of stream ${streamId} could not be read; see the batches' processing stage`
+    await report(SiteErrorCode.rowsFailedToParse, message, { stream_id: streamId, failed_rows: outcome.failedRows })
+  }
 }
 
 /**

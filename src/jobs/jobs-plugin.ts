@@ -4,13 +4,13 @@ import type { Db } from '../db/database.js'
 import type { FeedStorage } from '../feeds/feed-storage.js'
 import type { OutboundGuard } from '../net/outbound-guard.js'
 import { runCleanup } from './cleanup.js'
-import { PushWorker } from './push-worker.js'
+import { createPushWorker, pushWorkerOptions } from './push-worker.js'
 import { Repeating } from './repeating.js'
 import { RunLog } from './run-log.js'
 import { allRunObservers, type RunObserver } from './run-observer.js'
 import { RunWorker } from './run-worker.js'
 import { runSchedulerTick, type SchedulerSettings } from './scheduler.js'
-import { DeliveryWorker, deliveryWorkerOptions } from '../webhooks/delivery-worker.js'
+import { createDeliveryWorker, deliveryWorkerOptions } from './webhook-delivery-worker.js'
 
 declare module 'fastify' {
   interface FastifyInstance {
@@ -65,22 +65,9 @@ export const jobsPlugin = fp<JobsOptions>(
     app.decorate('runWorker', worker)
     // Exported files reach http destinations through a worker of their own, after the run: a slow
     // destination holds a push slot of its account, never a run slot, nor another account's push.
-    const pushes = new PushWorker(
-      db,
-      {
-        concurrency: config.PUSH_CONCURRENCY,
-        maxOpen: config.PUSH_MAX_OPEN,
-        accountConcurrency: config.PUSH_ACCOUNT_CONCURRENCY,
-        timeoutSeconds: config.PUSH_TIMEOUT_SECONDS,
-        budgetSeconds: config.PUSH_BUDGET_SECONDS,
-        pollingSeconds: config.RUN_POLL_SECONDS,
-        feedStorage,
-        guard: outbound,
-      },
-      app.log,
-    )
+    const pushes = createPushWorker(db, pushWorkerOptions(config, feedStorage, outbound), app.log)
     // Webhook deliveries (issue 15): a worker of their own, with per-account slots, like the pushes.
-    const webhooks = new DeliveryWorker(db, deliveryWorkerOptions(config, outbound), app.log)
+    const webhooks = createDeliveryWorker(db, deliveryWorkerOptions(config, outbound), app.log)
     const settings: SchedulerSettings = {
       defaultTimeZone: config.DEFAULT_TZ,
       limits: { maxLines: config.MAX_SCHEDULE_LINES, maxChars: config.MAX_SCHEDULE_CHARS },

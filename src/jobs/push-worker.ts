@@ -1,19 +1,16 @@
 import type { FastifyBaseLogger } from 'fastify'
+import type { Config } from '../config.js'
 import type { Db } from '../db/database.js'
-import { materialiseFeedFile } from '../feeds/feed-materialiser.js'
 import { claimPush, finishPush, isFileCurrent, releasePush, retryPush, type ClaimedPush } from '../exports/channel-pushes.js'
+import { materialiseFeedFile } from '../feeds/feed-materialiser.js'
 import type { FeedStorage } from '../feeds/feed-storage.js'
-import { sendFile } from '../feeds/http-push.js'
+import { sendFile, type SendResult } from '../feeds/http-push.js'
 import type { OutboundGuard } from '../net/outbound-guard.js'
-import { CoalescedWakes } from '../net/coalesced-wakes.js'
-import { SendSlots, type SendSlot } from '../net/send-slots.js'
+import { LeasedClaimWorker, type ClaimSource, type SendTurn } from './leased-claim-worker.js'
+import { MAX_RETRY_DELAY_SECONDS, retryDelaySeconds, type RetryBackoff } from './retry-backoff.js'
 
 /** Tries of one push, the first included. */
 export const PUSH_ATTEMPTS = 3
-/** Wait before the second try; doubled before each further one. */
-const BACKOFF_SECONDS = 2
-/** The lease outlasts an attempt (bounded by the timeout) by this much before others may take it. */
-const LEASE_MARGIN_SECONDS = 30
 
 export interface PushWorkerOptions {
   /** Pushes this process starts at once (PUSH_CONCURRENCY); 0 sends none. One unanswered for a second gives its slot back. */
@@ -26,6 +23,8 @@ export interface PushWorkerOptions {
   timeoutSeconds: number
   /** Time for all pushes of one run, from the first one's start (PUSH_BUDGET_SECONDS). */
   budgetSeconds: number
+  /** The wait before the second try (PUSH_RETRY_BASE_SECONDS), doubled before each further one. */
+  retryBaseSeconds: number
   /** How often the table is looked at for due pushes. */
   pollingSeconds: number
   /** Where the exported files are kept. */
@@ -33,116 +32,111 @@ export interface PushWorkerOptions {
   guard: OutboundGuard
 }
 
+/** The worker's options as the operator set them; it looks for due pushes as often as for runs. */
+export function pushWorkerOptions(config: Config, feedStorage: FeedStorage, guard: OutboundGuard): PushWorkerOptions {
+  return {
+    concurrency: config.PUSH_CONCURRENCY,
+    maxOpen: config.PUSH_MAX_OPEN,
+    accountConcurrency: config.PUSH_ACCOUNT_CONCURRENCY,
+    timeoutSeconds: config.PUSH_TIMEOUT_SECONDS,
+    budgetSeconds: config.PUSH_BUDGET_SECONDS,
+    retryBaseSeconds: config.PUSH_RETRY_BASE_SECONDS,
+    pollingSeconds: config.RUN_POLL_SECONDS,
+    feedStorage,
+    guard,
+  }
+}
+
+/** The wait before a push's next try, without jitter: a push has PUSH_ATTEMPTS tries, all within its run's budget. */
+export function pushBackoff(baseSeconds: number): RetryBackoff {
+  return { baseSeconds, maxSeconds: MAX_RETRY_DELAY_SECONDS, jitter: 0 }
+}
+
 /**
- * Sends the files of finished exports to their http destinations, outside the run queue: a run
- * ends when its files are written. A slow or dead destination holds its own account's pushes
- * (PUSH_ACCOUNT_CONCURRENCY), and a process slot only for its first second: then the slot goes to
- * the next due push (SendSlots), so destinations that hang, on however many accounts, never hold
- * another account's back. Pushes are rows in Postgres, so any process sends any of them, and one
- * whose process died is taken again when its lease runs out.
+ * Sends the files of finished exports to their http destinations, outside the run queue: a run ends
+ * when its files are written. A slow or dead destination holds its own account's pushes
+ * (PUSH_ACCOUNT_CONCURRENCY), and a process slot only for its first second (LeasedClaimWorker).
  */
-export class PushWorker {
-  private readonly inFlight = new Set<Promise<void>>()
-  private timer: NodeJS.Timeout | undefined
-  private stopped = false
-  private readonly wakes = new CoalescedWakes(
-    () => this.fill(),
-    (error) => this.log.warn({ err: error }, 'push claim failed'),
-  )
-  private readonly slots: SendSlots
+export function createPushWorker(db: Db, options: PushWorkerOptions, log: FastifyBaseLogger): LeasedClaimWorker<ClaimedPush> {
+  return new LeasedClaimWorker(new PushSender(db, options, log), options, log)
+}
+
+type FailedTry = Extract<SendResult, { ok: false }>
+
+/** The pushes as the worker claims and sends them: one claim takes one push. */
+class PushSender implements ClaimSource<ClaimedPush> {
+  readonly name = 'push'
 
   constructor(
     private readonly db: Db,
     private readonly options: PushWorkerOptions,
     private readonly log: FastifyBaseLogger,
-  ) {
-    this.slots = new SendSlots({ concurrency: options.concurrency, maxOpen: options.maxOpen, onFree: () => this.wake() })
+  ) {}
+
+  async claim(_limit: number, leaseSeconds: number): Promise<ClaimedPush[]> {
+    const { accountConcurrency, budgetSeconds } = this.options
+    const push = await claimPush(this.db, { leaseSeconds, accountConcurrency, budgetSeconds })
+    return push ? [push] : []
   }
 
-  start(): void {
-    if (this.options.concurrency === 0 || this.stopped) return
-    this.timer = setInterval(() => this.wake(), this.options.pollingSeconds * 1000)
-    this.timer.unref()
-    this.wake()
+  release(push: ClaimedPush): Promise<void> {
+    return releasePush(this.db, push)
   }
 
-  /** Looks for due pushes now; calls while a look is under way make it look once more. */
-  wake(): void {
-    this.wakes.wake()
+  logFields(push: ClaimedPush): Record<string, unknown> {
+    return pushFields(push)
   }
 
-  /** Aborts the requests in flight and hands their pushes back, so that shutdown does not wait on remote servers. */
-  async stop(): Promise<void> {
-    this.stopped = true
-    clearInterval(this.timer)
-    this.slots.abortAll()
-    await this.wakes.stop()
-    await Promise.allSettled([...this.inFlight])
-  }
-
-  private async fill(): Promise<void> {
-    while (!this.stopped && this.slots.free > 0) {
-      const push = await claimPush(this.db, {
-        leaseSeconds: this.options.timeoutSeconds + LEASE_MARGIN_SECONDS,
-        accountConcurrency: this.options.accountConcurrency,
-        budgetSeconds: this.options.budgetSeconds,
-      })
-      if (!push) return
-      if (this.stopped) {
-        await releasePush(this.db, push)
-        return
-      }
-      const slot = this.slots.take()
-      const task: Promise<void> = this.send(push, slot)
-        .catch((error: unknown) => this.log.warn({ err: error, push: push.id }, 'push failed unexpectedly; it is taken again when its lease ends'))
-        .finally(() => {
-          this.slots.release(slot)
-          this.inFlight.delete(task)
-          this.wake()
-        })
-      this.inFlight.add(task)
-    }
-  }
-
-  private async send(push: ClaimedPush, slot: SendSlot): Promise<void> {
-    const channel = `Channel ${push.channel_id}`
-    const what = `${channel}: ${push.filename}`
-    const budget = `the run's push budget of ${this.options.budgetSeconds} s ran out`
+  async send(push: ClaimedPush, turn: SendTurn): Promise<void> {
+    const what = `Channel ${push.channel_id}: ${push.filename} was not sent to ${push.url}`
     if (push.attempts > PUSH_ATTEMPTS) {
       const interrupted = 'its attempts were interrupted (the server sending it stopped)'
-      return this.fail(push, `${what} was not sent to ${push.url}: ${interrupted}`, interrupted)
+      return this.fail(push, `${what}: ${interrupted}`, interrupted)
     }
     if (push.budget_left_ms <= 0) {
-      return this.fail(push, `${what} was not sent to ${push.url}: ${budget}${push.note ? ` (last attempt: ${push.note})` : ''}`, budget)
+      return this.fail(push, `${what}: ${this.budgetSpent()}${push.note ? ` (last attempt: ${push.note})` : ''}`, this.budgetSpent())
     }
-    const replaced = `${what} was not sent to ${push.url}: a newer export replaced the file before it could be sent (nothing to send)`
-    if (!(await isFileCurrent(this.db, push))) {
-      await finishPush(this.db, push, 'skipped', replaced)
-      return
-    }
+    const replaced = `${what}: a newer export replaced the file before it could be sent (nothing to send)`
+    if (!(await isFileCurrent(this.db, push))) return finishPush(this.db, push, 'skipped', replaced)
     // A full file is written on its first download or push after its export.
     await materialiseFeedFile(this.db, this.options.feedStorage, { accountId: push.account_id, storageKey: push.storage_key })
     const started = Date.now()
+    const result = await this.attempt(push, turn)
+    if (result === undefined) return releasePush(this.db, push)
+    if (result.ok) return finishPush(this.db, push, 'done', null)
+    if (result.kind === 'missing') return finishPush(this.db, push, 'skipped', replaced)
+    return this.afterFailedTry(push, result, Date.now() - started)
+  }
+
+  /** One try, within the try's limit and what is left of the budget; undefined when it was handed back (the worker stops). */
+  private async attempt(push: ClaimedPush, turn: SendTurn): Promise<SendResult | undefined> {
     const file = { storage: this.options.feedStorage, key: push.storage_key, filename: push.filename, contentType: push.content_type }
     const timeoutMs = Math.max(1, Math.min(this.options.timeoutSeconds * 1000, push.budget_left_ms))
-    this.slots.sending(slot)
-    let result = await sendFile(push.url, file, { guard: this.options.guard, timeoutMs, signal: slot.signal })
-    if (result.ok) return finishPush(this.db, push, 'done', null)
-    if (result.kind === 'aborted' && (this.stopped || slot.cutReason === undefined)) return releasePush(this.db, push)
+    turn.sending()
+    const result = await sendFile(push.url, file, { guard: this.options.guard, timeoutMs, signal: turn.signal })
+    if (result.ok || result.kind !== 'aborted') return result
     // Ended early to make room for another (PUSH_MAX_OPEN): a failed try, retried like a timeout.
-    if (result.kind === 'aborted') result = { ok: false, kind: 'timeout', error: slot.cutReason ?? 'ended early', retry: true }
-    if (result.kind === 'missing') return finishPush(this.db, push, 'skipped', replaced)
+    const cut = turn.cutReason
+    return cut === undefined ? undefined : { ok: false, kind: 'timeout', error: cut, retry: true }
+  }
+
+  /** Another try after the back-off while tries and the run's budget allow one, else the push has failed. */
+  private async afterFailedTry(push: ClaimedPush, result: FailedTry, elapsedMs: number): Promise<void> {
+    const sending = `Channel ${push.channel_id}: sending ${push.filename} to ${push.url}`
     const attempts = `${push.attempts} attempt${push.attempts === 1 ? '' : 's'}`
     if (!result.retry || push.attempts >= PUSH_ATTEMPTS) {
-      return this.fail(push, `${channel}: sending ${push.filename} to ${push.url} failed after ${attempts}: ${result.error}`, result.error)
+      return this.fail(push, `${sending} failed after ${attempts}: ${result.error}`, result.error)
     }
-    const backoff = BACKOFF_SECONDS * 2 ** (push.attempts - 1)
-    if (push.budget_left_ms - (Date.now() - started) <= backoff * 1000) {
-      const stopped = `${channel}: sending ${push.filename} to ${push.url} stopped after ${attempts}: ${budget} (last attempt: ${result.error})`
-      return this.fail(push, stopped, result.error)
+    const backoff = retryDelaySeconds(push.attempts, pushBackoff(this.options.retryBaseSeconds))
+    if (push.budget_left_ms - elapsedMs <= backoff * 1000) {
+      return this.fail(push, `${sending} stopped after ${attempts}: ${this.budgetSpent()} (last attempt: ${result.error})`, result.error)
     }
     const next = await retryPush(this.db, push, backoff, result.error)
     if (next) this.log.warn({ ...pushFields(push), error: result.error, result: 'retrying', nextAttemptAt: next.toISOString() }, 'feed push attempt failed')
+  }
+
+  private budgetSpent(): string {
+    return `the run's push budget of ${this.options.budgetSeconds} s ran out`
   }
 
   /** Ends a push that did not make it (a site error 2003 of its run), with a warning; `error` says why, without the destination's URL. */

@@ -1,12 +1,12 @@
 import type { Db } from '../db/database.js'
-import type { Process, Site } from '../db/schema.js'
+import type { Run, Site } from '../db/schema.js'
 import type { ExportLimits } from '../exports/export-channel.js'
 import { exportSite } from '../exports/export-site.js'
 import { siteChannelIds } from '../exports/export-store.js'
 import { exportKeyPrefix, type FeedStorage } from '../feeds/feed-storage.js'
 import type { CatalogLimits } from '../imports/build-stage.js'
 import { importSite, type ImportObserver } from '../imports/import-site.js'
-import { latestBatchSeq } from './process-store.js'
+import { latestBatchSeq } from './run-store.js'
 import { findRunSite } from './run-store.js'
 import { RunFailure, SiteErrorCode } from '../sites/run-failure.js'
 import type { ChannelCounts } from './run-observer.js'
@@ -40,7 +40,7 @@ export interface RunContext {
  * What a run does, by action. Returns the run's closing message; throws RunFailure for a failure
  * the site's owner can act on, anything else for a failure worth a retry.
  */
-export async function performRun(db: Db, run: Process, context: RunContext, trace?: RunTrace): Promise<string> {
+export async function performRun(db: Db, run: Run, context: RunContext, trace?: RunTrace): Promise<string> {
   const site = await runnableSite(db, run)
   const messages: string[] = []
   if (run.action === 'import' || run.action === 'all') messages.push(await runImport(db, site, run, context, trace))
@@ -49,7 +49,7 @@ export async function performRun(db: Db, run: Process, context: RunContext, trac
 }
 
 /** The run's site, if it may run: still there and not disabled. */
-async function runnableSite(db: Db, run: Process): Promise<Site> {
+async function runnableSite(db: Db, run: Run): Promise<Site> {
   const site = await findRunSite(db, run)
   // The worker finds the site gone and stops the run without a site error (the site has none left).
   if (!site) throw new RunFailure(SiteErrorCode.internalFailure, 'The site was deleted while its run waited')
@@ -57,17 +57,20 @@ async function runnableSite(db: Db, run: Process): Promise<Site> {
   return site
 }
 
-async function runImport(db: Db, site: Site, run: Process, { now, limits, observer }: RunContext, trace?: RunTrace): Promise<string> {
+async function runImport(db: Db, site: Site, run: Run, { now, limits, observer }: RunContext, trace?: RunTrace): Promise<string> {
   const upToSeq = await latestBatchSeq(db)
   const { productCount } = await importSite(db, site, { pid: run.pid, upToSeq, now, limits, observer })
   if (trace) trace.products = productCount
   return `Imported ${productCount} products`
 }
 
-async function runExport(db: Db, site: Site, run: Process, { storage, now, limits, onHookError }: RunContext, trace?: RunTrace): Promise<string> {
+async function runExport(db: Db, site: Site, run: Run, { storage, now, limits, onHookError }: RunContext, trace?: RunTrace): Promise<string> {
   if (site.status === 'paused_upload') return 'Not exported: the site is paused_upload'
   if (trace) trace.channelIds = await siteChannelIds(db, site)
-  return exportSite(db, storage, site, run, {
+  return exportSite(db, {
+    storage,
+    site,
+    run,
     now,
     limits,
     onHookError,

@@ -1,12 +1,13 @@
 import type { FastifyBaseLogger } from 'fastify'
 import type { Db } from '../db/database.js'
-import type { Process } from '../db/schema.js'
+import type { Run } from '../db/schema.js'
 import { inTransaction } from '../db/transaction.js'
 import { SiteErrorCode } from '../sites/run-failure.js'
 import { addSiteError, type NewSiteError } from '../sites/site-errors.js'
 import { recordRunEnded } from '../webhooks/run-events.js'
 import { admitWaitingRuns } from './account-turns.js'
-import { claimStaleRuns, endProcess, lockSiteRuns, setSiteProcessing } from './process-store.js'
+import { lockSiteRuns } from './run-admission-store.js'
+import { claimStaleRuns, setRunEnded, setSiteProcessing } from './run-store.js'
 import { runFields } from './run-log.js'
 import type { RunQueue } from './run-queue.js'
 
@@ -21,13 +22,13 @@ import type { RunQueue } from './run-queue.js'
 export async function endRun(
   db: Db,
   queue: RunQueue,
-  run: Pick<Process, 'pid' | 'site_id' | 'account_id'>,
+  run: Pick<Run, 'pid' | 'site_id' | 'account_id'>,
   ending: { attempt: number | null; status: 'success' | 'failed'; message: string; siteError?: Pick<NewSiteError, 'code' | 'data'> },
 ): Promise<boolean> {
   const { attempt, status, message, siteError } = ending
   const { ended, admitted } = await inTransaction(db, async (tx) => {
     await lockSiteRuns(tx.db, run.site_id)
-    const ended = await endProcess(tx.db, run.pid, attempt, status, message)
+    const ended = await setRunEnded(tx.db, run.pid, attempt, status, message)
     if (ended) {
       await setSiteProcessing(tx.db, ended.site_id, 'Done')
       // Before the event, which carries the codes of the run's site errors.

@@ -1,4 +1,4 @@
-import type { Process } from '../db/schema.js'
+import type { Run } from '../db/schema.js'
 import type { AppliedBatches } from '../imports/apply-batches.js'
 import type { ImportedStream, ImportObserver } from '../imports/import-site.js'
 
@@ -12,7 +12,7 @@ import type { ImportedStream, ImportObserver } from '../imports/import-site.js'
 export type RunOutcome = 'success' | 'failed' | 'error' | 'interrupted' | 'site_deleted' | 'superseded' | 'abandoned'
 
 /** The run an event is about: its row as the attempt claimed it (`attempt` counts from 1). */
-export type ObservedRun = Pick<Process, 'pid' | 'account_id' | 'site_id' | 'action' | 'attempt' | 'trigger'>
+export type ObservedRun = Pick<Run, 'pid' | 'account_id' | 'site_id' | 'action' | 'attempt' | 'trigger'>
 
 /** One channel an export wrote, with its delta against the channel's previous export. */
 export interface ChannelCounts {

@@ -24,11 +24,8 @@ export interface RunHandlers {
 
 export interface RunJobData {
   pid: string
-  /**
-   * The run's account: a job whose run has gone with its site still hands on the account's turn.
-   * Absent from jobs sent before it was added.
-   */
-  accountId?: string
+  /** The run's account: a job whose run has gone with its site still hands on the account's turn. */
+  accountId: string
 }
 
 /**

@@ -1,16 +1,17 @@
 import { randomUUID } from 'node:crypto'
 import type { Db } from '../db/database.js'
 import type { LockedTransaction } from '../db/advisory-locks.js'
-import type { Process, ProcessAction, Site } from '../db/schema.js'
+import type { Run, RunAction, Site } from '../db/schema.js'
 import { BadRequestError, NotFoundError } from '../errors.js'
 import { isId } from '../db/ids.js'
 import { inTransaction } from '../db/transaction.js'
 import { getSite } from '../sites/sites.js'
-import { activeRuns, admittedRuns, estimatedSeconds, findProcess, insertProcess, lockAccountRuns, lockSiteRuns, setJob } from './process-store.js'
+import { activeRuns, admittedRuns, lockAccountRuns, lockSiteRuns } from './run-admission-store.js'
+import { estimatedSeconds, findRun, insertRun, setJob } from './run-store.js'
 import type { RunQueue } from './run-queue.js'
 
-export const ACTIONS: readonly ProcessAction[] = ['import', 'export', 'channel', 'export-all', 'all']
-const EXPORTS: readonly ProcessAction[] = ['export', 'channel', 'export-all']
+export const ACTIONS: readonly RunAction[] = ['import', 'export', 'channel', 'export-all', 'all']
+const EXPORTS: readonly RunAction[] = ['export', 'channel', 'export-all']
 
 export interface RunRequest {
   action?: string | null
@@ -27,18 +28,26 @@ export interface QueuedRun {
 export async function requestRun(db: Db, queue: RunQueue, accountId: string, siteSegment: string, body: RunRequest): Promise<QueuedRun> {
   const action = body.action
   if (action === undefined || action === null || action === '') throw new BadRequestError(`action is required: one of ${ACTIONS.join(', ')}`)
-  if (!ACTIONS.includes(action as ProcessAction)) throw new BadRequestError(`action "${action}" is not one of ${ACTIONS.join(', ')}`)
+  if (!ACTIONS.includes(action as RunAction)) throw new BadRequestError(`action "${action}" is not one of ${ACTIONS.join(', ')}`)
   const targetId = body.id === undefined || body.id === null || body.id === '' ? null : String(body.id)
   if (targetId !== null && !isId(targetId)) throw new BadRequestError(`id must be a positive integer, got ${JSON.stringify(body.id)}`)
   if ((action === 'export' || action === 'channel') && targetId === null) {
     throw new BadRequestError(`id is required for action ${action}: the ${action === 'export' ? 'export' : 'channel'} id to run`)
   }
   const site = await getSite(db, accountId, siteSegment)
-  const queued = await inTransaction(db, (tx) => queueRun(tx.db, queue, site, action as ProcessAction, targetId, 'api'))
+  const queued = await inTransaction(db, (tx) => queueRun(tx.db, queue, { site, action: action as RunAction, targetId, trigger: 'api' }))
   // Estimated before the worker is woken: the new run, once ended, would be history of its own.
-  const estimatedDuration = await estimatedSeconds(db, site.id, action as ProcessAction)
+  const estimatedDuration = await estimatedSeconds(db, site.id, action as RunAction)
   queue.wake()
   return { ...queued, estimatedDuration }
+}
+
+/** A run to queue: of which site, doing what (`targetId`: the channel or template of an export), asked by whom. */
+export interface RunToQueue {
+  site: Site
+  action: RunAction
+  targetId: string | null
+  trigger: 'api' | 'schedule'
 }
 
 /**
@@ -48,14 +57,8 @@ export async function requestRun(db: Db, queue: RunQueue, accountId: string, sit
  * sent in the same transaction when nothing runs; otherwise the run waits without a job until the
  * running one ends. Throws an AppError, having written nothing, when the site takes no run now.
  */
-export async function queueRun(
-  trx: LockedTransaction,
-  queue: RunQueue,
-  site: Site,
-  action: ProcessAction,
-  targetId: string | null,
-  trigger: 'api' | 'schedule',
-): Promise<{ pid: string; message: string }> {
+export async function queueRun(trx: LockedTransaction, queue: RunQueue, request: RunToQueue): Promise<{ pid: string; message: string }> {
+  const { site, action, targetId, trigger } = request
   if (site.status === 'disabled') throw new BadRequestError(`Site ${site.id} is disabled: it runs no imports or exports until its status is changed`)
   if (site.status === 'paused_upload' && EXPORTS.includes(action)) {
     throw new BadRequestError(`Site ${site.id} is paused_upload: it imports but does not export; run action import, or change the site's status`)
@@ -71,7 +74,7 @@ export async function queueRun(
       `A run of site ${site.id} is already queued (process ${waiting.pid}); one run may run and one wait, try again once it has started`,
     )
   }
-  await insertProcess(trx, { pid, accountId: site.account_id, siteId: site.id, action, targetId, trigger })
+  await insertRun(trx, { pid, accountId: site.account_id, siteId: site.id, action, targetId, trigger })
   const running = active.find((run) => run.status === 'running')
   if (running) return { pid, message: `Run queued; it starts when process ${running.pid} has finished` }
   // Run slots are shared fairly: an account's runs beyond its share wait here, without a job, so
@@ -86,9 +89,9 @@ export async function queueRun(
   return { pid, message: 'Run queued' }
 }
 
-export async function getRun(db: Db, accountId: string, siteSegment: string, pid: string): Promise<{ site: Site; run: Process }> {
+export async function getRun(db: Db, accountId: string, siteSegment: string, pid: string): Promise<{ site: Site; run: Run }> {
   const site = await getSite(db, accountId, siteSegment)
-  const run = await findProcess(db, accountId, site.id, pid)
+  const run = await findRun(db, accountId, site.id, pid)
   if (!run) throw new NotFoundError(`Process ${pid} of site ${site.id} not found`)
   return { site, run }
 }

@@ -1,16 +1,153 @@
+import { sql } from 'kysely'
 import type { DbHandle } from '../db/database.js'
-import type { Process, ProcessAction, Site } from '../db/schema.js'
+import type { Run, RunAction, Site } from '../db/schema.js'
+import { isUuid } from '../db/ids.js'
 
-// Data access of the run actions (run-actions.ts), and the run counts the metrics read.
+// A run's row from its request to its end, and the counts the metrics read. Which runs may start
+// (the site's and the account's turns, and their locks) is run-admission-store.ts.
+
+export async function findRun(db: DbHandle, accountId: string, siteId: string, pid: string): Promise<Run | undefined> {
+  if (!isUuid(pid)) return undefined
+  return db.selectFrom('run').selectAll().where('account_id', '=', accountId).where('site_id', '=', siteId).where('pid', '=', pid).executeTakeFirst()
+}
+
+export async function insertRun(
+  db: DbHandle,
+  run: { pid: string; accountId: string; siteId: string; action: RunAction; targetId: string | null; trigger: 'api' | 'schedule' },
+): Promise<void> {
+  await db
+    .insertInto('run')
+    .values({
+      pid: run.pid,
+      account_id: run.accountId,
+      site_id: run.siteId,
+      action: run.action,
+      target_id: run.targetId,
+      trigger: run.trigger,
+      status: 'queued',
+      job_id: null,
+      heartbeat_at: null,
+      started_at: null,
+      finished_at: null,
+    })
+    .execute()
+}
+
+export async function setJob(db: DbHandle, pid: string, jobId: string): Promise<void> {
+  await db.updateTable('run').set({ job_id: jobId }).where('pid', '=', pid).execute()
+}
+
+/** Seconds the recent successful runs of this action on the site took, averaged; 0 without history. */
+export async function estimatedSeconds(db: DbHandle, siteId: string, action: RunAction): Promise<number> {
+  const recent = db
+    .selectFrom('run')
+    .select(sql<number>`extract(epoch from finished_at - started_at)`.as('seconds'))
+    .where('site_id', '=', siteId)
+    .where('action', '=', action)
+    .where('status', '=', 'success')
+    .orderBy('finished_at', 'desc')
+    .limit(5)
+    .as('recent')
+  const row = await db
+    .selectFrom(recent)
+    .select(sql<string | null>`avg(seconds)`.as('avg'))
+    .executeTakeFirst()
+  return Math.round(Number(row?.avg ?? 0) * 10) / 10
+}
+
+/** Starts an attempt of the run: one worker wins (the row lock), and a retry after a crash counts up. */
+export async function claimRun(db: DbHandle, pid: string, jobId: string): Promise<Run | undefined> {
+  return db
+    .updateTable('run')
+    .set({
+      status: 'running',
+      attempt: sql`attempt + 1`,
+      job_id: jobId,
+      heartbeat_at: sql`now()`,
+      started_at: sql`coalesce(started_at, now())`,
+    })
+    .where('pid', '=', pid)
+    .where('status', 'in', ['queued', 'running'])
+    .returningAll()
+    .executeTakeFirst()
+}
+
+export async function beat(db: DbHandle, pid: string, attempt: number): Promise<void> {
+  await db
+    .updateTable('run')
+    .set({ heartbeat_at: sql`now()` })
+    .where('pid', '=', pid)
+    .where('attempt', '=', attempt)
+    .where('status', '=', 'running')
+    .execute()
+}
+
+/**
+ * Ends the run. `attempt` fences a worker that was given up for dead but still finishes: only the
+ * attempt that owns the run may end it. Returns the ended run, or nothing when it was not ours.
+ */
+export async function setRunEnded(db: DbHandle, pid: string, attempt: number | null, status: 'success' | 'failed', message: string): Promise<Run | undefined> {
+  let query = db
+    .updateTable('run')
+    .set({ status, message, finished_at: sql`now()`, started_at: sql`coalesce(started_at, now())` })
+    .where('pid', '=', pid)
+    .where('status', 'in', ['queued', 'running'])
+  if (attempt !== null) query = query.where('attempt', '=', attempt)
+  return query.returningAll().executeTakeFirst()
+}
+
+/**
+ * Claims the running runs whose worker has not written a heartbeat for `staleSeconds` (their process
+ * died), at most 50, in one statement: their heartbeat moves to `now`, which keeps other sweepers off
+ * them while pg-boss hands them on, and rows another sweeper holds are skipped, not waited for.
+ */
+export async function claimStaleRuns(db: DbHandle, staleSeconds: number, now: Date): Promise<Run[]> {
+  const { rows } = await sql<Run>`
+    UPDATE run SET heartbeat_at = ${now}
+    WHERE pid IN (
+      SELECT pid FROM run
+      WHERE status = 'running' AND heartbeat_at < now() - make_interval(secs => ${staleSeconds})
+      LIMIT 50
+      FOR UPDATE SKIP LOCKED)
+    RETURNING *`.execute(db)
+  return rows
+}
+
+/** The run `pid`, whatever its account: for the job that carries it, which has no account to check against. */
+export async function findRunOfJob(db: DbHandle, pid: string): Promise<Run | undefined> {
+  return db.selectFrom('run').selectAll().where('pid', '=', pid).executeTakeFirst()
+}
 
 /** The site a run is for, or undefined when it was deleted after the run was queued. */
-export async function findRunSite(db: DbHandle, run: Pick<Process, 'account_id' | 'site_id'>): Promise<Site | undefined> {
+export async function findRunSite(db: DbHandle, run: Pick<Run, 'account_id' | 'site_id'>): Promise<Site | undefined> {
   return db.selectFrom('site').selectAll().where('account_id', '=', run.account_id).where('id', '=', run.site_id).executeTakeFirst()
+}
+
+/**
+ * Whether the site still exists once a delete of it that is under way has ended: KEY SHARE waits for
+ * a delete's row lock, so a run that failed because of the delete does not see the site before the
+ * delete commits.
+ */
+export async function siteExists(db: DbHandle, siteId: string): Promise<boolean> {
+  return (await db.selectFrom('site').select('id').where('id', '=', siteId).forKeyShare().executeTakeFirst()) !== undefined
+}
+
+export async function setSiteProcessing(db: DbHandle, siteId: string, status: 'Running' | 'Done'): Promise<void> {
+  await db.updateTable('site').set({ processing_status: status }).where('id', '=', siteId).execute()
+}
+
+/** The newest batch sequence number: an import applies the batches uploaded before it started. */
+export async function latestBatchSeq(db: DbHandle): Promise<string> {
+  const row = await db
+    .selectFrom('batch')
+    .select(sql<string>`coalesce(max(seq), 0)::text`.as('seq'))
+    .executeTakeFirst()
+  return row?.seq ?? '0'
 }
 
 export interface ActiveRunCount {
   status: 'queued' | 'running'
-  action: ProcessAction
+  action: RunAction
   count: number
 }
 
@@ -22,7 +159,7 @@ export interface ActiveRunCount {
  */
 export async function countActiveRuns(db: DbHandle): Promise<ActiveRunCount[]> {
   const rows = await db
-    .selectFrom('process')
+    .selectFrom('run')
     .select(['status', 'action', (eb) => eb.fn.countAll<string>().as('count')])
     .where((eb) => eb.or([eb('status', '=', 'queued'), eb('status', '=', 'running')]))
     .groupBy(['status', 'action'])

@@ -3,9 +3,10 @@ import type { FastifyBaseLogger } from 'fastify'
 import type { Db } from '../db/database.js'
 import { inTransaction } from '../db/transaction.js'
 import type { FeedStorage } from '../feeds/feed-storage.js'
-import type { Process } from '../db/schema.js'
+import type { Run } from '../db/schema.js'
 import { addSiteError, runErrorCodes } from '../sites/site-errors.js'
-import { accountsOwedATurn, beat, claimProcess, findRunOfJob, setSiteProcessing, siteExists } from './process-store.js'
+import { accountsOwedATurn } from './run-admission-store.js'
+import { beat, claimRun, findRunOfJob, setSiteProcessing, siteExists } from './run-store.js'
 import type { ExportLimits } from '../exports/export-channel.js'
 import type { CatalogLimits } from '../imports/build-stage.js'
 import { performRun, removeRunFeeds, type RunContext, type RunTrace } from './run-actions.js'
@@ -116,14 +117,14 @@ export class RunWorker {
     const { pid } = job
     // Claimed and announced together: `run.started` once, for the first attempt only.
     const run = await inTransaction(this.db, async (tx) => {
-      const claimed = await claimProcess(tx.db, pid, jobId)
+      const claimed = await claimRun(tx.db, pid, jobId)
       if (claimed?.attempt === 1) await recordEvent(tx, claimed.account_id, 'run.started', runStartedData(claimed))
       return claimed
     })
     if (!run) {
       // The run has ended, or went with its site before it started: its job has nothing to do, but a
       // turn of its account that it held passes on.
-      if (job.accountId !== undefined) await this.passTurn(job.accountId)
+      await this.passTurn(job.accountId)
       return
     }
     await setSiteProcessing(this.db, run.site_id, 'Running')
@@ -150,7 +151,7 @@ export class RunWorker {
   }
 
   /** How an attempt that threw ends, noted in `ending`; rethrows what pg-boss is to retry. */
-  private async failed(run: Process, error: unknown, trace: RunTrace, ending: RunEnd): Promise<void> {
+  private async failed(run: Run, error: unknown, trace: RunTrace, ending: RunEnd): Promise<void> {
     if (this.interrupted) {
       ending.outcome = 'interrupted'
       ending.message = "Interrupted by this process's shutdown; it will be retried"
@@ -194,7 +195,7 @@ export class RunWorker {
    * The run's site was deleted while it ran: the run's row went with it (its status answers 404 like
    * the site's), the files it may have exported for the site go too, and its account's turn passes on.
    */
-  private async siteDeleted(run: Process, trace: RunTrace, ending: RunEnd): Promise<void> {
+  private async siteDeleted(run: Run, trace: RunTrace, ending: RunEnd): Promise<void> {
     ending.outcome = 'site_deleted'
     ending.message = 'Stopped: its site was deleted while it ran'
     await removeRunFeeds(this.options.feedStorage, trace.channelIds, run.pid).catch((error: unknown) =>
@@ -215,7 +216,7 @@ export class RunWorker {
   private async abandon(job: RunJobData): Promise<void> {
     const run = await findRunOfJob(this.db, job.pid)
     if (!run || (run.status !== 'queued' && run.status !== 'running')) {
-      if (job.accountId !== undefined) await this.passTurn(job.accountId)
+      await this.passTurn(job.accountId)
       return
     }
     const message = 'The run was interrupted or failed unexpectedly twice and was given up; start it again'

@@ -4,7 +4,7 @@ import type { LockedTransaction } from '../db/advisory-locks.js'
 import type { Site } from '../db/schema.js'
 import { inTransaction } from '../db/transaction.js'
 import { AppError } from '../errors.js'
-import { lockRunsOfSites } from './process-store.js'
+import { lockRunsOfSites } from './run-admission-store.js'
 import { queueRun } from './run-requests.js'
 import type { RunQueue } from './run-queue.js'
 import {
@@ -164,7 +164,8 @@ interface BatchOutcome extends Pick<SchedulerTick, 'fired' | 'skipped'> {
 
 async function fire(trx: LockedTransaction, queue: RunQueue, site: Site, tick: Pick<SchedulerTick, 'fired' | 'skipped'>): Promise<void> {
   try {
-    const queued = await queueRun(trx, queue, site, site.status === 'paused_upload' ? 'import' : 'all', null, 'schedule')
+    const action = site.status === 'paused_upload' ? 'import' : 'all'
+    const queued = await queueRun(trx, queue, { site, action, targetId: null, trigger: 'schedule' })
     tick.fired.push({ siteId: site.id, pid: queued.pid })
   } catch (error) {
     if (!(error instanceof AppError)) throw error

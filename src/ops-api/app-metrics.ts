@@ -5,7 +5,8 @@ import type { AppliedBatches } from '../imports/apply-batches.js'
 import type { RunEnd, RunObserver } from '../jobs/run-observer.js'
 import { ACTIONS } from '../jobs/run-requests.js'
 import { countActiveRuns } from '../jobs/run-store.js'
-import type { UploadObserver, UploadResult } from '../streams/uploads.js'
+import type { UploadResult } from '../streams/upload-result.js'
+import type { UploadObserver } from '../streams/uploads.js'
 
 /** The route label of a request no route matched: one label, whatever the URL, so that scanners cannot grow the series. */
 export const UNMATCHED_ROUTE = 'unmatched'
@@ -92,10 +93,10 @@ export class AppMetrics implements UploadObserver, RunObserver {
     this.httpDuration.observe({ method, route, status_code: String(statusCode) }, seconds)
   }
 
-  uploaded({ statusCode, batch }: UploadResult, bodyBytes: number): void {
-    const stored = statusCode === 202
+  uploaded({ outcome, batch }: UploadResult, bodyBytes: number): void {
+    const stored = outcome === 'accepted'
     this.batches.inc({ stage: 'upload', outcome: stored && batch.status === 'uploaded' ? 'accepted' : 'refused' })
-    // An empty payload (422) stores nothing: its bytes and its one error line are no rows.
+    // An empty payload stores nothing: its bytes and its one error line are no rows.
     if (!stored) return
     this.uploadRows.inc({ outcome: 'accepted' }, batch.row_count)
     this.uploadRows.inc({ outcome: 'rejected' }, batch.error_count)

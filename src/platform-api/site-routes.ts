@@ -3,7 +3,7 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import type { FastifyRequest } from 'fastify'
 import type { Site } from '../db/schema.js'
 import { accountLimits } from '../accounts/object-limits.js'
-import { copySite } from '../sites/copy-site.js'
+import { copySite } from '../channels/copy-site.js'
 import { isId } from '../db/ids.js'
 import { projectIds } from '../sites/projects.js'
 import { createSite, deleteSite, findSites, getSite, listSites, updateSite } from '../sites/sites.js'
@@ -95,7 +95,12 @@ export const siteRoutes: FastifyPluginAsyncTypebox<PlatformDeps> = async (app, d
     '/sites/:siteId',
     { schema: { operationId: 'deleteSite', tags, params: SiteParams, response: { 200: SuccessBody, ...errorResponses } } },
     async (request) => {
-      await deleteSite(db, deps.feedStorage, accountOf(request), request.params.siteId, undefined, { onHookError: removalFailed(request) })
+      await deleteSite(db, {
+        storage: deps.feedStorage,
+        accountId: accountOf(request),
+        segment: request.params.siteId,
+        onHookError: removalFailed(request),
+      })
       return { success: true as const }
     },
   )
@@ -104,7 +109,13 @@ export const siteRoutes: FastifyPluginAsyncTypebox<PlatformDeps> = async (app, d
     '/projects/:projectId/sites/:siteId',
     { schema: { operationId: 'deleteProjectSite', tags, params: ProjectSiteParams, response: { 200: SuccessBody, ...errorResponses } } },
     async (request) => {
-      await deleteSite(db, deps.feedStorage, accountOf(request), request.params.siteId, request.params.projectId, { onHookError: removalFailed(request) })
+      await deleteSite(db, {
+        storage: deps.feedStorage,
+        accountId: accountOf(request),
+        segment: request.params.siteId,
+        pathProjectId: request.params.projectId,
+        onHookError: removalFailed(request),
+      })
       return { success: true as const }
     },
   )
@@ -113,7 +124,7 @@ export const siteRoutes: FastifyPluginAsyncTypebox<PlatformDeps> = async (app, d
     '/sites/:siteId/copy',
     { schema: { operationId: 'copySite', tags, params: SiteParams, body: CopyBody, response: { 201: Sites, ...writeErrorResponses } } },
     async (request, reply) => {
-      const site = await copySite(db, accountOf(request), request.params.siteId, request.body, limits)
+      const site = await copySite(db, { accountId: accountOf(request), segment: request.params.siteId, input: request.body, limits })
       return reply.code(201).send(await envelope(request, site))
     },
   )

@@ -5,7 +5,7 @@ import type { DataSource } from '../db/schema.js'
 import { BadRequestError, NotFoundError } from '../errors.js'
 import { bodyId, isId } from '../db/ids.js'
 import { getSite } from './sites.js'
-import { checkText } from './text-input.js'
+import { checkText } from '../input/text-input.js'
 
 export interface DataSourceInput {
   import_type?: string | number | null

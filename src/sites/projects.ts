@@ -4,7 +4,7 @@ import { inTransaction } from '../db/transaction.js'
 import type { Project } from '../db/schema.js'
 import { BadRequestError, NotFoundError } from '../errors.js'
 import { bodyId, isId } from '../db/ids.js'
-import { readText } from './text-input.js'
+import { readText } from '../input/text-input.js'
 
 export interface ProjectInput {
   id?: string | number | null

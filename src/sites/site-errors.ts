@@ -69,7 +69,7 @@ export async function listSiteErrors(db: DbHandle, accountId: string, siteSegmen
   let pid = page.pid
   if (pid === undefined || pid === '') {
     const latest = await db
-      .selectFrom('process')
+      .selectFrom('run')
       .select('pid')
       .where('account_id', '=', accountId)
       .where('site_id', '=', site.id)

@@ -2,7 +2,7 @@ import { ScheduleError, checkScheduleSize, parseSchedule, type ScheduleLimits } 
 import type { SiteStatus } from '../db/schema.js'
 import { BadRequestError } from '../errors.js'
 import { bodyId, isId } from '../db/ids.js'
-import { checkText, readText } from './text-input.js'
+import { checkText, readText } from '../input/text-input.js'
 
 export const SITE_STATUSES: readonly SiteStatus[] = ['active', 'paused_upload', 'disabled']
 

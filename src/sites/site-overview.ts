@@ -1,6 +1,6 @@
 import { sql } from 'kysely'
 import type { DbHandle } from '../db/database.js'
-import type { Process } from '../db/schema.js'
+import type { Run } from '../db/schema.js'
 import { getSite } from './sites.js'
 
 /** One site as the console's overview shows it. */
@@ -11,7 +11,7 @@ export interface SiteSummary {
   title: string
   status: string
   processingStatus: string
-  lastRun: Pick<Process, 'pid' | 'action' | 'status' | 'created_at' | 'started_at' | 'finished_at' | 'message'> | null
+  lastRun: Pick<Run, 'pid' | 'action' | 'status' | 'created_at' | 'started_at' | 'finished_at' | 'message'> | null
   /** Products of the latest import (the import stage's count then). */
   productCount: number | null
   /** Site errors of the latest run, by classification. */
@@ -29,7 +29,7 @@ export async function siteSummaries(db: DbHandle, accountId: string): Promise<Si
     FROM site s
     JOIN project p ON p.id = s.project_id AND p.account_id = s.account_id
     LEFT JOIN LATERAL (
-      SELECT pid, action, status, created_at, started_at, finished_at, message FROM process
+      SELECT pid, action, status, created_at, started_at, finished_at, message FROM run
       WHERE site_id = s.id AND account_id = s.account_id ORDER BY created_at DESC LIMIT 1
     ) r ON true
     LEFT JOIN LATERAL (
@@ -52,8 +52,8 @@ export async function siteSummaries(db: DbHandle, accountId: string): Promise<Si
     lastRun: row.pid
       ? {
           pid: String(row.pid),
-          action: row.action as Process['action'],
-          status: row.run_status as Process['status'],
+          action: row.action as Run['action'],
+          status: row.run_status as Run['status'],
           created_at: row.created_at as Date,
           started_at: row.started_at as Date | null,
           finished_at: row.finished_at as Date | null,
@@ -74,13 +74,13 @@ export interface RunPage {
 export async function listSiteRuns(db: DbHandle, accountId: string, siteSegment: string, page: RunPage) {
   const site = await getSite(db, accountId, siteSegment)
   const runs = await db
-    .selectFrom('process')
+    .selectFrom('run')
     .select(['pid', 'action', 'target_id', 'trigger', 'status', 'message', 'attempt', 'created_at', 'started_at', 'finished_at'])
     .select((eb) =>
       eb
         .selectFrom('site_error')
         .select((inner) => inner.fn.countAll<string>().as('n'))
-        .whereRef('site_error.pid', '=', 'process.pid')
+        .whereRef('site_error.pid', '=', 'run.pid')
         .where('site_error.account_id', '=', accountId)
         .as('error_count'),
     )
@@ -89,7 +89,7 @@ export async function listSiteRuns(db: DbHandle, accountId: string, siteSegment:
       eb
         .selectFrom('import_history')
         .select('product_count')
-        .whereRef('import_history.pid', '=', 'process.pid')
+        .whereRef('import_history.pid', '=', 'run.pid')
         .where('import_history.account_id', '=', accountId)
         .limit(1)
         .as('imported'),
@@ -98,7 +98,7 @@ export async function listSiteRuns(db: DbHandle, accountId: string, siteSegment:
       eb
         .selectFrom('channel_export')
         .select((inner) => inner.fn.sum<string>('product_count_now').as('n'))
-        .whereRef('channel_export.pid', '=', 'process.pid')
+        .whereRef('channel_export.pid', '=', 'run.pid')
         .where('channel_export.account_id', '=', accountId)
         .as('exported'),
     )

@@ -1,7 +1,8 @@
 import { createHash } from 'node:crypto'
 import { Cron, CronPattern } from 'croner'
 import { isKnownTimeZone } from '../config.js'
-import { excerpt } from './text-input.js'
+import type { ScheduleLimits } from '../accounts/object-limits.js'
+import { excerpt } from '../input/text-input.js'
 
 // import_schedule text (SPEC.md "Schedule format"): optional first line TZ=<zone>, then five-field
 // cron lines; `H` in the minute field is a stable per-site minute so that sites spread out.
@@ -13,11 +14,8 @@ export interface ParsedSchedule {
 
 export class ScheduleError extends Error {}
 
-/** Bounds of a schedule text (MAX_SCHEDULE_LINES, MAX_SCHEDULE_CHARS). */
-export interface ScheduleLimits {
-  maxLines: number
-  maxChars: number
-}
+// The bounds are an account limit like the others; named here too for the schedule's readers.
+export type { ScheduleLimits }
 
 /**
  * Refuses a schedule text over its bounds without splitting or parsing it: every scheduler pass

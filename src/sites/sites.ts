@@ -122,20 +122,23 @@ export async function updateSite(
     .executeTakeFirstOrThrow()
 }
 
+export interface SiteDeletion extends Pick<TransactionOptions, 'onHookError'> {
+  /** Where the feed files of the site's channels are. */
+  storage: FeedStorage
+  accountId: string
+  /** The site's id or reference. */
+  segment: string
+  /** The project of the path `/projects/{p}/sites/{s}`: only a site of that project is deleted. */
+  pathProjectId?: string
+}
+
 /**
  * Deletes a site with everything it has. Its runs go with it: a queued one never starts (a job
  * already sent for it finds no run and passes the account's turn on), and a running one stops at
  * its next write to the site (src/jobs/run-worker.ts). The feed files its channels served are removed
  * once the commit leaves no row naming them, never before; `onHookError` hears of a removal that failed.
  */
-export async function deleteSite(
-  db: Db,
-  storage: FeedStorage,
-  accountId: string,
-  segment: string,
-  pathProjectId?: string,
-  { onHookError }: Pick<TransactionOptions, 'onHookError'> = {},
-): Promise<void> {
+export async function deleteSite(db: Db, { storage, accountId, segment, pathProjectId, onHookError }: SiteDeletion): Promise<void> {
   for (let attempt = 1; ; attempt++) {
     try {
       return await inTransaction(

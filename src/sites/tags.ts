@@ -6,7 +6,7 @@ import { isUniqueViolation } from '../db/errors.js'
 import { BadRequestError, ConflictError, NotFoundError } from '../errors.js'
 import { bodyId, isId } from '../db/ids.js'
 import { findSites, getSite } from './sites.js'
-import { readText } from './text-input.js'
+import { readText } from '../input/text-input.js'
 
 export interface TagInput {
   site_id?: string | number | null

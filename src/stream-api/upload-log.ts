@@ -1,5 +1,9 @@
 import type { FastifyBaseLogger } from 'fastify'
+import type { UploadOutcome } from '../streams/upload-result.js'
 import type { UploadObserver } from '../streams/uploads.js'
+
+/** The answer to each way an upload ends: a stored batch is accepted; an empty payload is refused. */
+export const UPLOAD_STATUS = { accepted: 202, empty: 422 } as const satisfies Record<UploadOutcome, number>
 
 /**
  * A line for every upload whose answer is final, on the request's logger (so it carries the
@@ -9,7 +13,7 @@ import type { UploadObserver } from '../streams/uploads.js'
  */
 export function uploadLog(log: FastifyBaseLogger): UploadObserver {
   return {
-    uploaded({ statusCode, batch }, bytes) {
+    uploaded({ outcome, batch }, bytes) {
       const fields = {
         account: batch.account_id,
         stream: batch.stream_id,
@@ -20,9 +24,9 @@ export function uploadLog(log: FastifyBaseLogger): UploadObserver {
         successCount: batch.upload_stage.successCount,
         errorCount: batch.upload_stage.errorCount,
         bytes,
-        statusCode,
+        statusCode: UPLOAD_STATUS[outcome],
       }
-      log.info(fields, statusCode === 202 ? 'batch uploaded' : 'upload refused: empty payload')
+      log.info(fields, outcome === 'accepted' ? 'batch uploaded' : 'upload refused: empty payload')
     },
   }
 }

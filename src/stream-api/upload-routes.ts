@@ -7,7 +7,7 @@ import { BatchResource, JsonApiError, batchResource, jsonApiErrors } from './jso
 import type { StreamDeps } from './deps.js'
 import { deleteProducts, uploadProducts } from '../streams/uploads.js'
 import { accountOf } from '../auth/caller.js'
-import { allUploadObservers, uploadLog } from './upload-log.js'
+import { UPLOAD_STATUS, allUploadObservers, uploadLog } from './upload-log.js'
 
 const StreamParams = Type.Object({ streamId: Type.String() })
 const BatchDoc = Type.Object({ data: BatchResource })
@@ -56,7 +56,15 @@ export const uploadRoutes: FastifyPluginAsyncTypebox<StreamDeps> = async (app, {
     })
 
   const deleteWithoutBody = (request: FastifyRequest, reply: FastifyReply, streamId: string, productId: string | undefined) =>
-    deleteProducts(db, accountOf(request), streamId, productId, clock(), deadlineOf(request, reply), uploadSlots, observerOf(request))
+    deleteProducts(db, {
+      accountId: accountOf(request),
+      streamId,
+      productId,
+      now: clock(),
+      deadline: deadlineOf(request, reply),
+      slots: uploadSlots,
+      observer: observerOf(request),
+    })
 
   const uploadProductsRoute = upload('upsert')
   app.route({
@@ -65,7 +73,7 @@ export const uploadRoutes: FastifyPluginAsyncTypebox<StreamDeps> = async (app, {
     schema: { operationId: 'uploadProducts', tags, params: StreamParams, response: uploadResponses },
     handler: async (request, reply) => {
       const result = await uploadProductsRoute(request, reply, request.params.streamId)
-      return reply.code(result.statusCode).send({ data: batchResource(result.batch, prefix) })
+      return reply.code(UPLOAD_STATUS[result.outcome]).send({ data: batchResource(result.batch, prefix) })
     },
   })
 
@@ -80,7 +88,7 @@ export const uploadRoutes: FastifyPluginAsyncTypebox<StreamDeps> = async (app, {
         return reply.code(202).send({ data: batchResource(batch, prefix) })
       }
       const result = await deleteLines(request, reply, request.params.streamId)
-      return reply.code(result.statusCode).send({ data: batchResource(result.batch, prefix) })
+      return reply.code(UPLOAD_STATUS[result.outcome]).send({ data: batchResource(result.batch, prefix) })
     },
   )
 

@@ -1,10 +1,11 @@
 import { randomUUID } from 'node:crypto'
 import type { Db } from '../db/database.js'
 import { inTransaction } from '../db/transaction.js'
-import type { Batch, Stream } from '../db/schema.js'
+import type { Stream } from '../db/schema.js'
 import { claimContentType, emptyPayloadBatch, finishBatch, insertBatch } from './batch-store.js'
 import { CopyWriter } from '../db/copy-writer.js'
 import type { UploadDeadline } from './upload-deadline.js'
+import type { UploadResult } from './upload-result.js'
 import { StageCollector } from './upload-stage.js'
 
 export interface ReferencedUpload {
@@ -16,7 +17,6 @@ export interface ReferencedUpload {
 }
 
 const CHUNK_BYTES = 1024 * 1024
-const ROLLBACK_EMPTY = Symbol('empty payload')
 
 // Bytes that an empty payload may consist of: blanks and the punctuation of `[]`, `{}`, `[{},{}]`.
 const EMPTY_PAYLOAD_BYTES = new Uint8Array(256)
@@ -26,47 +26,45 @@ for (const c of ' \t\r\n[]{},') EMPTY_PAYLOAD_BYTES[c.charCodeAt(0)] = 1
  * A referenced upload is not validated row by row (SPEC.md section 4, rule 5): the payload is kept
  * as received and parsed by the import. Only a payload with no product at all is refused.
  */
-export async function saveReferencedPayload(db: Db, upload: ReferencedUpload): Promise<{ statusCode: 202 | 422; batch: Batch }> {
+export function saveReferencedPayload(db: Db, upload: ReferencedUpload): Promise<UploadResult> {
   const { stream } = upload
   const batchId = randomUUID()
-  try {
-    const batch = await inTransaction(db, async (tx) => {
-      await upload.deadline.limit(tx.db)
-      await claimContentType(tx.db, stream, upload.mediaType)
-      await insertBatch(tx.db, { batchId, stream, kind: 'upsert', contentType: upload.mediaType, now: upload.now() })
-      const copy = new CopyWriter(tx.client, 'COPY batch_payload (batch_id, chunk_no, account_id, chunk) FROM STDIN')
-      let pending: Buffer[] = []
-      let pendingBytes = 0
-      let chunkNo = 0
-      let hasContent = false
-      const writeChunk = () => {
-        copy.row(`${batchId}\t${++chunkNo}\t${stream.account_id}\t\\\\x${Buffer.concat(pending).toString('hex')}\n`)
-        pending = []
-        pendingBytes = 0
+  return inTransaction(db, async (tx): Promise<UploadResult> => {
+    await upload.deadline.limit(tx.db)
+    await claimContentType(tx.db, stream, upload.mediaType)
+    await insertBatch(tx.db, { batchId, stream, kind: 'upsert', contentType: upload.mediaType, now: upload.now() })
+    const copy = new CopyWriter(tx.client, 'COPY batch_payload (batch_id, chunk_no, account_id, chunk) FROM STDIN')
+    let pending: Buffer[] = []
+    let pendingBytes = 0
+    let chunkNo = 0
+    let hasContent = false
+    const writeChunk = () => {
+      copy.row(`${batchId}\t${++chunkNo}\t${stream.account_id}\t\\\\x${Buffer.concat(pending).toString('hex')}\n`)
+      pending = []
+      pendingBytes = 0
+    }
+    try {
+      for await (const chunk of upload.chunks) {
+        if (!hasContent) hasContent = chunk.some((byte) => EMPTY_PAYLOAD_BYTES[byte] === 0)
+        pending.push(chunk)
+        pendingBytes += chunk.length
+        if (pendingBytes >= CHUNK_BYTES) writeChunk()
+        await copy.flushIfFull()
       }
-      try {
-        for await (const chunk of upload.chunks) {
-          if (!hasContent) hasContent = chunk.some((byte) => EMPTY_PAYLOAD_BYTES[byte] === 0)
-          pending.push(chunk)
-          pendingBytes += chunk.length
-          if (pendingBytes >= CHUNK_BYTES) writeChunk()
-          await copy.flushIfFull()
-        }
-        if (pendingBytes > 0) writeChunk()
-        await copy.finish()
-      } catch (error) {
-        copy.abort(error as Error)
-        throw error
-      }
-      if (!hasContent) throw ROLLBACK_EMPTY
-      const collector = new StageCollector()
-      const saved = await finishBatch(tx.db, batchId, collector.stage(upload.now()), 'uploaded')
-      upload.deadline.commitPoint()
-      return saved
-    })
-    return { statusCode: 202, batch }
-  } catch (error) {
-    if (error === ROLLBACK_EMPTY) return { statusCode: 422, batch: emptyPayloadBatch(stream, upload.now()) }
-    throw error
-  }
+      if (pendingBytes > 0) writeChunk()
+      await copy.finish()
+    } catch (error) {
+      copy.abort(error as Error)
+      throw error
+    }
+    if (!hasContent) {
+      // Nothing to keep: the batch row and the chunks written above go with the rollback.
+      tx.rollbackOnly()
+      return { outcome: 'empty', batch: emptyPayloadBatch(stream, upload.now()) }
+    }
+    const collector = new StageCollector()
+    const saved = await finishBatch(tx.db, batchId, collector.stage(upload.now()), 'uploaded')
+    upload.deadline.commitPoint()
+    return { outcome: 'accepted', batch: saved }
+  })
 }

@@ -1,7 +1,7 @@
 import { sql } from 'kysely'
 import type { Db, DbHandle } from '../db/database.js'
 import type { WebhookDelivery } from '../db/schema.js'
-import { lockForTransaction } from '../db/advisory-locks.js'
+import { claimUnderLock, heldByClaim, secondsFromNow, type ClaimLimits } from '../db/leased-claims.js'
 import { inTransaction } from '../db/transaction.js'
 
 // The delivery worker's side of the outbox. A claimed delivery stays `pending` under a lease
@@ -20,19 +20,14 @@ export type ClaimedDelivery = WebhookDelivery & {
   expired: boolean
 }
 
-export interface ClaimLimits {
+export interface DeliveryClaimLimits extends ClaimLimits {
   /** Deliveries wanted now: the free slots of this process (WEBHOOK_CONCURRENCY). */
   limit: number
-  /** Attempts of one account in flight at once, across every process (WEBHOOK_ACCOUNT_CONCURRENCY). */
-  accountConcurrency: number
-  /** How long a claim holds before another process may take the delivery again. */
-  leaseSeconds: number
   /** WEBHOOK_RETRY_HOURS in seconds: the window of a delivery that has no retry_until of its own. */
   windowSeconds: number
 }
 
-// Claims are serialised by this lock: the per-account cap counts the attempts in flight, and two
-// claims at once in two processes would each count without the other's.
+// The transaction lock that serialises delivery claims (claimUnderLock).
 const CLAIM_LOCK = 'catalog.webhook_delivery.claim'
 
 /**
@@ -41,13 +36,12 @@ const CLAIM_LOCK = 'catalog.webhook_delivery.claim'
  * account gets a second attempt, and none gets more than its cap; one account's backlog or slow
  * receiver never holds another's deliveries back.
  */
-export async function claimDeliveries(db: Db, limits: ClaimLimits): Promise<ClaimedDelivery[]> {
+export async function claimDeliveries(db: Db, limits: DeliveryClaimLimits): Promise<ClaimedDelivery[]> {
   if (limits.limit <= 0) return []
-  return inTransaction(db, async ({ db: trx }) => {
-    await lockForTransaction(trx, CLAIM_LOCK)
+  return claimUnderLock(db, CLAIM_LOCK, async (trx) => {
     const { rows } = await sql<ClaimedDelivery>`
       UPDATE webhook_delivery d SET
-        locked_until = now() + make_interval(secs => ${limits.leaseSeconds}),
+        locked_until = ${secondsFromNow(limits.leaseSeconds)},
         attempts = d.attempts + 1,
         last_attempt_at = now()
       FROM webhook w, webhook_event e
@@ -84,15 +78,8 @@ export async function claimDeliveries(db: Db, limits: ClaimLimits): Promise<Clai
   })
 }
 
-/** Only the claim that holds the delivery may end it: a process given up for dead that still finishes is ignored. */
-const ours = (db: DbHandle, delivery: ClaimedDelivery) =>
-  db
-    .updateTable('webhook_delivery')
-    .where('account_id', '=', delivery.account_id)
-    .where('id', '=', delivery.id)
-    .where('status', '=', 'pending')
-    .where('attempts', '=', delivery.attempts)
-    .where('locked_until', 'is not', null)
+/** Only the claim that holds the delivery (`pending` under a lease) may end it: a process given up for dead that still finishes is ignored. */
+const ours = (db: DbHandle, delivery: ClaimedDelivery) => db.updateTable('webhook_delivery').where(heldByClaim(delivery, 'pending'))
 
 export interface AttemptOutcome {
   status: number | null
@@ -151,7 +138,7 @@ export interface FailedAttempt {
 export async function markAttemptFailed(db: Db, delivery: ClaimedDelivery, outcome: AttemptOutcome, policy: FailurePolicy): Promise<FailedAttempt | undefined> {
   return inTransaction(db, async ({ db: trx }) => {
     const giveUpAt = sql<Date>`coalesce(retry_until, created_at + make_interval(secs => ${policy.windowSeconds}))`
-    const next = sql<Date>`now() + make_interval(secs => ${policy.delaySeconds})`
+    const next = secondsFromNow(policy.delaySeconds)
     const ended = await ours(trx, delivery)
       .set({
         status: sql`CASE WHEN ${next} > ${giveUpAt} THEN 'failed' ELSE 'pending' END`,

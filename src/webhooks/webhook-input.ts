@@ -1,7 +1,7 @@
 import type { Config } from '../config.js'
 import { BadRequestError } from '../errors.js'
 import { OutboundRefusedError, type OutboundGuard } from '../net/outbound-guard.js'
-import { checkText, excerpt } from '../sites/text-input.js'
+import { checkText, excerpt } from '../input/text-input.js'
 import { ALL_EVENTS, WEBHOOK_EVENT_TYPES, isEventType } from './event-types.js'
 
 /** The operator's settings a subscription is checked against. */

@@ -2,11 +2,10 @@ import { spawn } from 'node:child_process'
 import fs from 'node:fs/promises'
 import os from 'node:os'
 import path from 'node:path'
-import { setTimeout as sleep } from 'node:timers/promises'
 import { fileURLToPath } from 'node:url'
 import { afterAll, describe, expect, it } from 'vitest'
 import { freePort } from '../../src/db/free-port.js'
-import { STOP_TIMEOUT_MS, children, exitOf, isAlive, postmasterPid, waitUntilHealthy, type Child, type Exit } from '../helpers/child-server.js'
+import { STOP_TIMEOUT_MS, children, exitOf, isAlive, postmasterPid, waitUntilGone, waitUntilHealthy, type Child, type Exit } from '../helpers/child-server.js'
 
 // `npm start` as the README's quick start runs it: a SIGTERM to npm (what a process manager or a
 // terminal's kill sends) reaches the server, which drains, stops its embedded Postgres and exits,
@@ -27,12 +26,6 @@ async function childPids(pid: number): Promise<number[]> {
   const tasks = await fs.readdir(`/proc/${pid}/task`)
   const lists = await Promise.all(tasks.map((task) => fs.readFile(`/proc/${pid}/task/${task}/children`, 'utf8').catch(() => '')))
   return lists.flatMap((list) => list.trim().split(/\s+/).filter(Boolean).map(Number))
-}
-
-/** Waits (bounded) until `pid` has gone; false if it is still there at the end. */
-async function gone(pid: number): Promise<boolean> {
-  for (let i = 0; i < STOP_TIMEOUT_MS / 100 && isAlive(pid); i++) await sleep(100)
-  return !isAlive(pid)
 }
 
 describe('npm start', { timeout: 240_000 }, () => {
@@ -60,7 +53,7 @@ describe('npm start', { timeout: 240_000 }, () => {
     npm.kill('SIGTERM')
     const exit = await exitOf(child, STOP_TIMEOUT_MS, 'npm start')
     expect(exit, output).toEqual({ code: 0, signal: null })
-    for (const pid of [...server, postmaster!]) expect(await gone(pid), `process ${pid} is still running; output:\n${output}`).toBe(true)
+    for (const pid of [...server, postmaster!]) await waitUntilGone(pid, `process ${pid} to end; output:\n${output}`)
     expect(output).toMatch(/stopp|clos|shut/i)
   })
 })

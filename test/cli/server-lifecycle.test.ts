@@ -1,13 +1,23 @@
 import fs from 'node:fs/promises'
 import os from 'node:os'
 import path from 'node:path'
-import { setTimeout as sleep } from 'node:timers/promises'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { buildApp } from '../../src/app.js'
 import { loadConfig } from '../../src/config.js'
 import { createDb } from '../../src/db/database.js'
 import { freePort } from '../../src/db/free-port.js'
-import { STOP_TIMEOUT_MS, children, exitOf, isAlive, postmasterPid, runCli, start, waitUntilHealthy, type Child } from '../helpers/child-server.js'
+import {
+  STOP_TIMEOUT_MS,
+  children,
+  exitOf,
+  isAlive,
+  postmasterPid,
+  runCli,
+  start,
+  waitUntilGone,
+  waitUntilHealthy,
+  type Child,
+} from '../helpers/child-server.js'
 
 // The server as a user runs it: no DATABASE_URL, so the embedded Postgres keeps its data in
 // DATA_DIR; the CLI beside it on the same DATA_DIR; a restart that finds the data again.
@@ -47,7 +57,7 @@ describe('server lifecycle with the embedded Postgres', { timeout: 180_000 }, ()
     const pid = dataDir ? await postmasterPid(dataDir) : undefined
     if (pid !== undefined && isAlive(pid)) {
       process.kill(pid, 'SIGQUIT')
-      for (let i = 0; i < 100 && isAlive(pid); i++) await sleep(100)
+      await waitUntilGone(pid, 'the left-over postmaster to stop')
     }
     if (dataDir) await fs.rm(dataDir, { recursive: true, force: true })
   })

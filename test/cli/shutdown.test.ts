@@ -2,11 +2,11 @@ import { execFileSync } from 'node:child_process'
 import fs from 'node:fs/promises'
 import os from 'node:os'
 import path from 'node:path'
-import { setTimeout as sleep } from 'node:timers/promises'
 import pg from 'pg'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { freePort } from '../../src/db/free-port.js'
-import { children, exitOf, isAlive, postmasterPid, runCli, start, waitUntilHealthy, type Child } from '../helpers/child-server.js'
+import { children, exitOf, isAlive, postmasterPid, runCli, start, waitUntilGone, waitUntilHealthy, type Child } from '../helpers/child-server.js'
+import { eventually } from '../helpers/eventually.js'
 
 // SIGTERM while an export query runs long: the server ends the query, stops its embedded Postgres
 // and exits 0 within SHUTDOWN_GRACE_SECONDS, and the interrupted run is not recorded as failed.
@@ -43,14 +43,14 @@ describe('shutdown during a long export', { timeout: 240_000 }, () => {
 
   const runStatus = async (runPid: string) => (await platform('GET', `/sites/${siteId}/status/${runPid}`)).json.status as unknown as string
 
-  async function waitForStatus(runPid: string, wanted: string[]): Promise<string> {
-    for (let i = 0; i < 1200; i++) {
-      const status = await runStatus(runPid)
-      if (wanted.includes(status)) return status
-      await sleep(100)
-    }
-    throw new Error(`run ${runPid} did not reach ${wanted.join('/')}`)
-  }
+  const waitForStatus = (runPid: string, wanted: string[]): Promise<string> =>
+    eventually(
+      async () => {
+        const status = await runStatus(runPid)
+        return wanted.includes(status) ? status : undefined
+      },
+      { what: `run ${runPid} to reach ${wanted.join('/')}`, intervalMs: 100, withinMs: 120_000 },
+    )
 
   /** Whether the server's export query, with the channel's LIKE filter, is running right now. */
   async function exportQueryRunning(): Promise<boolean> {
@@ -98,7 +98,7 @@ describe('shutdown during a long export', { timeout: 240_000 }, () => {
     const postmaster = dataDir ? await postmasterPid(dataDir) : undefined
     if (postmaster !== undefined && isAlive(postmaster)) {
       process.kill(postmaster, 'SIGQUIT')
-      for (let i = 0; i < 100 && isAlive(postmaster); i++) await sleep(100)
+      await waitUntilGone(postmaster, 'the left-over postmaster to stop')
     }
     if (dataDir) await fs.rm(dataDir, { recursive: true, force: true })
   })
@@ -156,8 +156,7 @@ describe('shutdown during a long export', { timeout: 240_000 }, () => {
     const exported = await platform('POST', `/process/${siteId}`, { action: 'channel', id: Number(channelId) })
     expect(exported.status).toBe(200)
     pid = String(exported.json.process_id)
-    for (let i = 0; i < 600 && !(await exportQueryRunning()); i++) await sleep(100)
-    expect(await exportQueryRunning()).toBe(true)
+    await eventually(exportQueryRunning, { what: 'the export query to run', intervalMs: 100, withinMs: 60_000 })
 
     running.process.kill('SIGTERM')
     expect(await exitOf(running, EXIT_BOUND_MS, 'the server after SIGTERM')).toEqual({ code: 0, signal: null })
@@ -184,11 +183,14 @@ describe('shutdown during a long export', { timeout: 240_000 }, () => {
   it('retries the run after a restart, with site error 9001', async () => {
     server = start(['serve'], { ...env, RUN_HEARTBEAT_SECONDS: '0.5', RUN_STALE_SECONDS: '1' })
     await waitUntilHealthy(server, baseUrl)
-    let codes: unknown[] = []
-    for (let i = 0; i < 300 && !codes.includes('9001'); i++) {
-      await sleep(100)
-      codes = ((await platform('GET', `/sites/${siteId}/errors`)).json.Errors ?? []).filter((error) => error.pid === pid).map((error) => String(error.error))
-    }
+    const codes = await eventually(
+      async () => {
+        const errors = (await platform('GET', `/sites/${siteId}/errors`)).json.Errors ?? []
+        const ofRun = errors.filter((error) => error.pid === pid).map((error) => String(error.error))
+        return ofRun.includes('9001') ? ofRun : undefined
+      },
+      { what: 'site error 9001 of the retried run', intervalMs: 100, withinMs: 30_000 },
+    )
     expect(codes).toEqual(['9001'])
     expect(await runStatus(pid)).toBe('running')
 

@@ -74,7 +74,7 @@ describe('the operator page', () => {
     const now = Date.now()
     const run = { account_id: account.accountId, site_id: other!.id, target_id: null, trigger: 'api' as const, job_id: null }
     await t.db
-      .insertInto('process')
+      .insertInto('run')
       .values([
         { ...run, pid: running, action: 'export-all', status: 'running', heartbeat_at: new Date(), started_at: new Date(now - 5000), finished_at: null },
         {

@@ -1,6 +1,8 @@
 import { sql } from 'kysely'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { inTransaction } from '../../src/db/transaction.js'
+import type pg from 'pg'
+import { QUERY_CANCELED, poolOf } from '../../src/db/database.js'
+import { inTransaction, withReadSnapshot } from '../../src/db/transaction.js'
 import { createTestDatabase, type TestDatabase } from '../helpers/test-database.js'
 
 let database: TestDatabase
@@ -90,5 +92,73 @@ describe('inTransaction', () => {
       await sql`INSERT INTO tx_probe VALUES (6, 'after')`.execute(tx.db)
     })
     expect((await notes()).at(-1)).toBe('after')
+  })
+
+  it('rolls back when the work asks for it, and still returns what the work returned', async () => {
+    let hookRan = false
+    const result = await inTransaction(database.db, async (tx) => {
+      await sql`INSERT INTO tx_probe VALUES (8, 'not kept')`.execute(tx.db)
+      tx.onCommit(() => {
+        hookRan = true
+      })
+      tx.rollbackOnly()
+      return 'empty'
+    })
+    expect(result).toBe('empty')
+    expect(await notes()).not.toContain('not kept')
+    expect(hookRan).toBe(false)
+  })
+})
+
+describe('withReadSnapshot', () => {
+  /** The messages the transaction's client sends while `work` runs. */
+  async function messagesOf(work: () => Promise<unknown>): Promise<string[]> {
+    const pool = poolOf(database.db)
+    const sent: string[] = []
+    const originals = new Map<pg.PoolClient, pg.PoolClient['query']>()
+    const onAcquire = (client: pg.PoolClient) => {
+      const query = client.query
+      originals.set(client, query)
+      client.query = ((text: string | { text: string }, ...rest: unknown[]) => {
+        sent.push(typeof text === 'string' ? text : text.text)
+        return (query as (...args: unknown[]) => unknown).call(client, text, ...rest)
+      }) as pg.PoolClient['query']
+    }
+    pool.on('acquire', onAcquire)
+    try {
+      await work()
+    } finally {
+      pool.off('acquire', onAcquire)
+      for (const [client, query] of originals) client.query = query
+    }
+    return sent
+  }
+
+  it('begins a read-only repeatable-read snapshot and its statement timeout in one message', async () => {
+    const sent = await messagesOf(() =>
+      withReadSnapshot(database.db, 5000, async (handle) => {
+        const settings = await sql<{ isolation: string; readOnly: string; timeout: string }>`
+          SELECT current_setting('transaction_isolation') AS isolation, current_setting('transaction_read_only') AS "readOnly",
+                 current_setting('statement_timeout') AS timeout`.execute(handle)
+        expect(settings.rows[0]).toEqual({ isolation: 'repeatable read', readOnly: 'on', timeout: '5s' })
+      }),
+    )
+    expect(sent).toHaveLength(3)
+    expect(sent[0]).toMatch(/^START TRANSACTION ISOLATION LEVEL repeatable read READ ONLY; SET LOCAL statement_timeout = 5000$/)
+    expect(sent[2]).toBe('commit')
+  })
+
+  it('has Postgres cancel a statement past the timeout, and refuses writes', async () => {
+    const slow = withReadSnapshot(database.db, 50, (handle) => sql`SELECT pg_sleep(5)`.execute(handle))
+    await expect(slow).rejects.toMatchObject({ code: QUERY_CANCELED })
+    const write = withReadSnapshot(database.db, 5000, (handle) => sql`INSERT INTO tx_probe VALUES (9, 'refused')`.execute(handle))
+    // read_only_sql_transaction
+    await expect(write).rejects.toMatchObject({ code: '25006' })
+    // The connections went back clean: the next transaction has Postgres' defaults.
+    const timeout = await inTransaction(
+      database.db,
+      async (tx) => (await sql<{ t: string }>`SELECT current_setting('statement_timeout') AS t`.execute(tx.db)).rows[0]?.t,
+    )
+    expect(timeout).toBe('0')
   })
 })

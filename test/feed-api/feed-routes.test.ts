@@ -1,171 +1,153 @@
-import { TooManyRequestsError } from '../../src/errors.js'
-import { ConnectionSlots } from '../../src/db/connection-slots.js'
-import { randomBytes } from 'node:crypto'
+import { mkdtempSync } from 'node:fs'
 import fs from 'node:fs/promises'
 import os from 'node:os'
 import path from 'node:path'
 import { gunzipSync } from 'node:zlib'
-import Fastify, { type FastifyInstance } from 'fastify'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { feedRoutes } from '../../src/feed-api/feed-routes.js'
-import { feedUrl, newFeedToken } from '../../src/feeds/feed-urls.js'
-import { LocalFeedStorage } from '../../src/feeds/local-feed-storage.js'
-import { createTestDatabase, type TestDatabase } from '../helpers/test-database.js'
+import { newFeedToken } from '../../src/feeds/feed-urls.js'
+import { createChannel, readChannel } from '../helpers/clients.js'
+import { importFixture, type ImportFixture } from '../helpers/factories.js'
+import { feedPaths } from '../helpers/responses.js'
+import { HIGH_LIMITS, useTestApp } from '../helpers/test-app.js'
 
-let database: TestDatabase
-let app: FastifyInstance
-let dir: string
-const token = newFeedToken()
-const inactiveToken = newFeedToken()
-const otherToken = newFeedToken()
-const content = Buffer.concat([Buffer.from('id,title\n1,"a, b"\n2,ünï\n'), Buffer.from(randomBytes(300_000).toString('hex'))])
-const etag = '"0123456789abcdef0123456789abcdef"'
-const writtenAt = new Date('2024-05-06T07:08:09.500Z')
+// The feed route over the local storage (FEED_STORAGE=local: the file and its gzip twin on disk), as
+// an export leaves it: which representation a client's Accept-Encoding gets, the validators of each,
+// conditional requests in their several spellings, and what a missing file answers.
+// test/feeds/feed-serving.test.ts covers ranges, HEAD and 416 in depth over the Postgres storage.
+
+const dataDir = mkdtempSync(path.join(os.tmpdir(), 'feed-routes-'))
+const t = useTestApp({ ...HIGH_LIMITS, DATA_DIR: dataDir, FEED_STORAGE: 'local', RUN_POLL_SECONDS: '0.5', SCHEDULER_INTERVAL_SECONDS: '0' })
+
+const ROWS = Array.from({ length: 300 }, (_, i) => ({ id: `SKU-${String(i).padStart(4, '0')}`, title: `Product ${i}, "ünï"`, price: String(i / 4) }))
+
+let f: ImportFixture
+let url = ''
+let otherUrl = ''
+let channelId = ''
+
+const get = (headers: Record<string, string> = {}, at = url) => t.app.inject({ method: 'GET', url: at, headers })
 
 beforeAll(async () => {
-  database = await createTestDatabase()
-  dir = await fs.mkdtemp(path.join(os.tmpdir(), 'feed-routes-'))
-  const { db } = database
-  const account = await db.insertInto('account').values({ name: 'feeds' }).returning('id').executeTakeFirstOrThrow()
-  const project = await db.insertInto('project').values({ account_id: account.id, name: 'p' }).returning('id').executeTakeFirstOrThrow()
-  const site = await db.insertInto('site').values({ account_id: account.id, project_id: project.id, title: 's' }).returning('id').executeTakeFirstOrThrow()
-  const template = await db.insertInto('export_template').values({ account_id: account.id, name: 'google' }).returning('id').executeTakeFirstOrThrow()
-  const channel = async () =>
-    (
-      await db
-        .insertInto('channel')
-        .values({ account_id: account.id, site_id: site.id, template_id: template.id, name: 'c', format: 'csv', mapping: '[]', filenames: '[]' })
-        .returning('id')
-        .executeTakeFirstOrThrow()
-    ).id
-  const [main, other] = [await channel(), await channel()]
-  await db
-    .insertInto('channel_destination')
-    .values([
-      { account_id: account.id, channel_id: main, kind: 'feed', token },
-      { account_id: account.id, channel_id: main, kind: 'feed', token: inactiveToken, active: false },
-      { account_id: account.id, channel_id: other, kind: 'feed', token: otherToken },
-    ])
-    .execute()
-  const file = (channelId: string, filename: string, storageKey: string) => ({
-    account_id: account.id,
-    channel_id: channelId,
-    position: 0,
-    filename,
-    storage_key: storageKey,
-    content_type: 'text/csv; charset=utf-8',
-    bytes: content.length,
-    etag,
-    written_at: writtenAt,
-  })
-  await db
-    .insertInto('feed_file')
-    .values([
-      file(main, 'feed.csv', `${main}/run-1/feed.csv`),
-      file(main, 'my feed ü.csv', `${main}/run-1/my feed ü.csv`),
-      file(main, 'gone.csv', `${main}/run-1/gone.csv`),
-      file(other, 'other.csv', `${other}/run-1/other.csv`),
-    ])
-    .execute()
-  await fs.mkdir(path.join(dir, main, 'run-1'), { recursive: true })
-  await fs.writeFile(path.join(dir, main, 'run-1', 'feed.csv'), content)
-  await fs.writeFile(path.join(dir, main, 'run-1', 'my feed ü.csv'), content)
-  app = Fastify()
-  const readSlots = new ConnectionSlots({ total: 2, perAccount: 2, queuePerAccount: 0, refuse: () => new TooManyRequestsError(1) })
-  await app.register(feedRoutes, { db, feedStorage: new LocalFeedStorage(dir), readSlots })
+  f = await importFixture(t)
+  const stream = await f.createStream()
+  await f.attach(stream)
+  await f.upload(stream, ROWS)
+  const channel = await createChannel(f, { format: 'csv' })
+  const other = await createChannel(f, { format: 'csv', name: 'Other', export_name: 'other-feed' })
+  const run = await f.run('all')
+  expect(run.status, run.message).toBe('success')
+  channelId = channel.id
+  url = feedPaths(await readChannel(f, channel.id))[0] ?? ''
+  otherUrl = feedPaths(await readChannel(f, other.id))[0] ?? ''
+  expect(url && otherUrl && url !== otherUrl).toBeTruthy()
 })
 
-afterAll(async () => {
-  await app?.close()
-  await database?.drop()
-  await fs.rm(dir, { recursive: true, force: true })
-})
+afterAll(() => fs.rm(dataDir, { recursive: true, force: true }))
 
-const get = (url: string, headers: Record<string, string> = {}, method: 'GET' | 'HEAD' = 'GET') => app.inject({ method, url, headers })
-
-describe('GET /feeds/:token/:filename', () => {
-  it('serves the file with its validators', async () => {
-    const response = await get(`/feeds/${token}/feed.csv`)
+describe('GET /feeds/:token/:filename over the local storage', () => {
+  it('serves the file as exported, with strong validators, no caching without revalidation, and no sniffing', async () => {
+    const response = await get()
     expect(response.statusCode).toBe(200)
-    expect(response.rawPayload.equals(content)).toBe(true)
-    expect(response.headers['content-type']).toBe('text/csv; charset=utf-8')
-    expect(response.headers['content-length']).toBe(String(content.length))
-    expect(response.headers.etag).toBe(etag)
-    expect(response.headers['last-modified']).toBe('Mon, 06 May 2024 07:08:09 GMT')
+    expect(response.headers['content-type']).toMatch(/^text\/csv/)
+    expect(response.headers['content-encoding']).toBeUndefined()
+    expect(response.headers['content-length']).toBe(String(response.rawPayload.length))
+    expect(response.headers.etag).toMatch(/^"[^"]+"$/)
+    expect(new Date(String(response.headers['last-modified'])).toUTCString()).toBe(response.headers['last-modified'])
     expect(response.headers['cache-control']).toBe('no-cache')
     expect(response.headers.vary).toBe('Accept-Encoding')
-    expect(response.headers['content-encoding']).toBeUndefined()
+    expect(response.headers['x-content-type-options']).toBe('nosniff')
+    expect(response.headers['accept-ranges']).toBe('bytes')
+    expect(response.body.split('\n').filter(Boolean)).toHaveLength(ROWS.length + 1)
   })
 
-  it('answers HEAD with the headers and no body', async () => {
-    const response = await get(`/feeds/${token}/feed.csv`, {}, 'HEAD')
-    expect(response.statusCode).toBe(200)
-    expect(response.headers['content-length']).toBe(String(content.length))
-    expect(response.headers.etag).toBe(etag)
-    expect(response.rawPayload.length).toBe(0)
-  })
-
-  it('answers 304 when If-None-Match names the current tag', async () => {
-    for (const tag of [etag, `W/${etag}`, `"other", ${etag}`, '*']) {
-      const response = await get(`/feeds/${token}/feed.csv`, { 'if-none-match': tag })
-      expect(response.statusCode, tag).toBe(304)
-      expect(response.rawPayload.length).toBe(0)
-      expect(response.headers.etag).toBe(etag)
+  it('sends the stored gzip file to every Accept-Encoding that takes gzip, and the plain file to every other', async () => {
+    const plain = await get()
+    const gzipTag = String(plain.headers.etag).replace(/"$/, '-gzip"')
+    for (const accept of ['gzip', 'br;q=1, gzip;q=0.8', 'x-gzip', '*', 'identity, *;q=0.5', 'GZIP;Q=1']) {
+      const response = await get({ 'accept-encoding': accept })
+      expect(response.headers['content-encoding'], accept).toBe('gzip')
+      expect(response.headers.etag, accept).toBe(gzipTag)
+      expect(response.headers['content-length'], accept).toBe(String(response.rawPayload.length))
+      expect(response.headers['accept-ranges'], accept).toBe('bytes')
+      expect(gunzipSync(response.rawPayload).equals(plain.rawPayload), accept).toBe(true)
     }
-    expect((await get(`/feeds/${token}/feed.csv`, { 'if-none-match': '"stale"' })).statusCode).toBe(200)
-  })
-
-  it('answers 304 when not modified since If-Modified-Since, unless If-None-Match says otherwise', async () => {
-    const url = `/feeds/${token}/feed.csv`
-    expect((await get(url, { 'if-modified-since': 'Mon, 06 May 2024 07:08:09 GMT' })).statusCode).toBe(304)
-    expect((await get(url, { 'if-modified-since': 'Tue, 07 May 2024 00:00:00 GMT' })).statusCode).toBe(304)
-    expect((await get(url, { 'if-modified-since': 'Mon, 06 May 2024 07:08:08 GMT' })).statusCode).toBe(200)
-    expect((await get(url, { 'if-modified-since': 'not a date' })).statusCode).toBe(200)
-    expect((await get(url, { 'if-modified-since': 'Tue, 07 May 2024 00:00:00 GMT', 'if-none-match': '"stale"' })).statusCode).toBe(200)
-  })
-
-  it('gzips when the client accepts it, with a tag of its own', async () => {
-    const response = await get(`/feeds/${token}/feed.csv`, { 'accept-encoding': 'br;q=1, gzip;q=0.8' })
-    expect(response.statusCode).toBe(200)
-    expect(response.headers['content-encoding']).toBe('gzip')
-    expect(response.headers['content-length']).toBeUndefined()
-    expect(response.headers.vary).toBe('Accept-Encoding')
-    expect(response.headers.etag).toBe('W/"0123456789abcdef0123456789abcdef-gzip"')
-    expect(gunzipSync(response.rawPayload).equals(content)).toBe(true)
-    const revalidated = await get(`/feeds/${token}/feed.csv`, { 'accept-encoding': 'gzip', 'if-none-match': String(response.headers.etag) })
-    expect(revalidated.statusCode).toBe(304)
-  })
-
-  it('sends the file as it is when gzip is not accepted', async () => {
-    for (const encoding of ['identity', 'gzip;q=0', 'br', '']) {
-      const response = await get(`/feeds/${token}/feed.csv`, { 'accept-encoding': encoding })
-      expect(response.headers['content-encoding'], encoding).toBeUndefined()
-      expect(response.rawPayload.equals(content)).toBe(true)
+    for (const accept of ['', 'identity', 'br', 'gzip;q=0', 'br, gzip;q=0, *', '*;q=0']) {
+      const response = await get({ 'accept-encoding': accept })
+      expect(response.headers['content-encoding'], accept).toBeUndefined()
+      expect(response.headers.etag, accept).toBe(plain.headers.etag)
+      expect(response.rawPayload.equals(plain.rawPayload), accept).toBe(true)
     }
   })
 
-  it('serves a filename that needs encoding at the address feedUrl gives', async () => {
-    const url = new URL(feedUrl('https://feeds.example/', token, 'my feed ü.csv'))
-    expect(url.pathname).toBe(`/feeds/${token}/my%20feed%20%C3%BC.csv`)
-    const response = await get(url.pathname)
-    expect(response.statusCode).toBe(200)
-    expect(response.rawPayload.equals(content)).toBe(true)
+  it('answers a byte range of the representation served, from either stored file', async () => {
+    const plain = (await get()).rawPayload
+    const gzipped = (await get({ 'accept-encoding': 'gzip' })).rawPayload
+    for (const [headers, whole] of [
+      [{}, plain],
+      [{ 'accept-encoding': 'gzip' }, gzipped],
+    ] as const) {
+      const response = await get({ ...headers, range: 'bytes=10-29' })
+      expect(response.statusCode).toBe(206)
+      expect(response.headers['content-range']).toBe(`bytes 10-29/${whole.length}`)
+      expect(response.rawPayload.equals(whole.subarray(10, 30))).toBe(true)
+    }
   })
 
-  it('answers 404 JSON for an unknown token, an unknown or missing file, and an inactive destination', async () => {
-    const cases = [
-      `/feeds/${newFeedToken()}/feed.csv`,
-      `/feeds/${token}/nope.csv`,
-      `/feeds/${token}/gone.csv`,
-      `/feeds/${inactiveToken}/feed.csv`,
-      `/feeds/${otherToken}/feed.csv`,
-      `/feeds/${token}/other.csv`,
+  it('answers 304 to If-None-Match in any spelling that names the file, and to If-Modified-Since not before it', async () => {
+    const plain = await get()
+    const tag = String(plain.headers.etag)
+    const gzipTag = tag.replace(/"$/, '-gzip"')
+    // The plain file's tag stands for the file in either representation; the gzip tag for its gzip file only.
+    const asked = [
+      ...[tag, `W/${tag}`, `"other", ${tag}`, '*'].flatMap((match) => [
+        [match, ''],
+        [match, 'gzip'],
+      ]),
+      [gzipTag, 'gzip'],
+      [`W/${gzipTag}`, 'gzip'],
     ]
-    for (const url of cases) {
-      for (const method of ['GET', 'HEAD'] as const) {
-        const response = await get(url, {}, method)
-        expect(response.statusCode, `${method} ${url}`).toBe(404)
-        if (method === 'GET') expect(response.json()).toEqual({ success: false, message: expect.any(String) })
+    for (const [match = '', accept = ''] of asked) {
+      const response = await get({ 'if-none-match': match, 'accept-encoding': accept })
+      expect(response.statusCode, `${match} ${accept}`).toBe(304)
+      expect(response.rawPayload.length, `${match} ${accept}`).toBe(0)
+      expect(response.headers.etag, `${match} ${accept}`).toBe(accept === 'gzip' ? gzipTag : tag)
+    }
+    expect((await get({ 'if-none-match': '"stale"' })).statusCode).toBe(200)
+    expect((await get({ 'if-none-match': gzipTag })).statusCode).toBe(200)
+    const written = new Date(String(plain.headers['last-modified']))
+    const at = (ms: number) => new Date(written.getTime() + ms).toUTCString()
+    expect((await get({ 'if-modified-since': at(0) })).statusCode).toBe(304)
+    expect((await get({ 'if-modified-since': at(86_400_000) })).statusCode).toBe(304)
+    expect((await get({ 'if-modified-since': at(-1000) })).statusCode).toBe(200)
+    expect((await get({ 'if-modified-since': 'not a date' })).statusCode).toBe(200)
+    // If-None-Match wins over If-Modified-Since.
+    expect((await get({ 'if-modified-since': at(86_400_000), 'if-none-match': '"stale"' })).statusCode).toBe(200)
+  })
+
+  it('writes a lost gzip file again and serves it, never the plain file compressed per download', async () => {
+    const gzipped = await get({ 'accept-encoding': 'gzip' })
+    // Where the local storage keeps the gzip twin (DATA_DIR/feeds/<key>, .gzip/<name> beside it): the
+    // one thing of this file read outside the public interface.
+    const rows = await t.db.selectFrom('feed_file').select('storage_key').where('channel_id', '=', channelId).execute()
+    const key = rows.find((row) => url.endsWith(`/${encodeURIComponent(path.basename(row.storage_key))}`))?.storage_key ?? ''
+    const plainFile = path.join(dataDir, 'feeds', key)
+    await fs.rm(path.join(path.dirname(plainFile), '.gzip', path.basename(plainFile)))
+    const again = await get({ 'accept-encoding': 'gzip' })
+    expect(again.statusCode).toBe(200)
+    expect(again.headers.etag).toBe(gzipped.headers.etag)
+    expect(again.headers['accept-ranges']).toBe('bytes')
+    expect(again.headers['content-length']).toBe(String(again.rawPayload.length))
+    expect(gunzipSync(again.rawPayload).equals((await get()).rawPayload)).toBe(true)
+  })
+
+  it('answers 404 in the platform body for an unknown token, an unknown file, and a file of another channel', async () => {
+    const token = url.split('/')[2] ?? ''
+    const otherFile = otherUrl.split('/')[3] ?? ''
+    for (const at of [url.replace(token, newFeedToken()), `/feeds/${token}/nope.csv`, `/feeds/${token}/${otherFile}`]) {
+      for (const accept of ['', 'gzip']) {
+        const response = await get({ 'accept-encoding': accept }, at)
+        expect(response.statusCode, `${at} ${accept}`).toBe(404)
+        expect(response.json(), `${at} ${accept}`).toEqual({ success: false, message: expect.any(String) })
       }
     }
   })
@@ -175,6 +157,6 @@ describe('feed tokens', () => {
   it('are 192 random bits in base64url', () => {
     const tokens = new Set(Array.from({ length: 100 }, newFeedToken))
     expect(tokens.size).toBe(100)
-    for (const t of tokens) expect(t).toMatch(/^[A-Za-z0-9_-]{32}$/)
+    for (const token of tokens) expect(token).toMatch(/^[A-Za-z0-9_-]{32}$/)
   })
 })

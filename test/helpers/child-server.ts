@@ -4,6 +4,7 @@ import fs from 'node:fs/promises'
 import path from 'node:path'
 import { setTimeout as sleep } from 'node:timers/promises'
 import { fileURLToPath } from 'node:url'
+import { eventually } from './eventually.js'
 
 // The server and the CLI as a user runs them, in child processes (src/main.ts through tsx), and
 // what is left of the embedded Postgres after them.
@@ -80,18 +81,22 @@ export async function runCli(args: string[], env: NodeJS.ProcessEnv): Promise<Ex
 export async function waitUntilHealthy(server: Child, baseUrl: string): Promise<void> {
   let exited = false
   void server.exited.then(() => (exited = true))
-  const deadline = Date.now() + START_TIMEOUT_MS
-  while (Date.now() < deadline) {
-    if (exited) throw new Error(`the server exited during start-up; output:\n${server.output()}`)
-    try {
-      const response = await fetch(`${baseUrl}/healthz`, { signal: AbortSignal.timeout(2_000) })
-      if (response.status === 200) return
-    } catch {
-      // not listening yet
-    }
-    await sleep(250)
-  }
-  throw new Error(`the server did not answer GET /healthz with 200 within ${START_TIMEOUT_MS} ms; output:\n${server.output()}`)
+  await eventually(
+    async () => {
+      if (exited) throw new Error(`the server exited during start-up; output:\n${server.output()}`)
+      try {
+        return (await fetch(`${baseUrl}/healthz`, { signal: AbortSignal.timeout(2_000) })).status === 200
+      } catch {
+        return false // not listening yet
+      }
+    },
+    { what: 'the server to answer GET /healthz with 200', intervalMs: 250, withinMs: START_TIMEOUT_MS, detail: () => `output:\n${server.output()}` },
+  )
+}
+
+/** Waits until the process `pid` is gone (it exits, or the cluster stops after a signal). */
+export async function waitUntilGone(pid: number, what: string): Promise<void> {
+  await eventually(async () => !isAlive(pid), { what, intervalMs: 100, withinMs: STOP_TIMEOUT_MS })
 }
 
 /** The embedded cluster's postmaster pid, from the lock file Postgres keeps in its data directory. */

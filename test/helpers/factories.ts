@@ -11,6 +11,7 @@ import type { SiteInput } from '../../src/sites/site-input.js'
 import { createSite } from '../../src/sites/sites.js'
 import { createTag, type TagInput } from '../../src/sites/tags.js'
 import { createStream } from '../../src/streams/streams.js'
+import { eventually } from './eventually.js'
 import { client, JSON_API, NDJSON, platformClient, uniqueName, type Client, type Credential, type Method, type Response, type SiteScope } from './clients.js'
 import type { TestAccount, TestContext } from './test-app.js'
 
@@ -150,16 +151,16 @@ export async function importFixture(t: TestContext, siteInput: SiteInput = {}, e
         ...(ids === 'all' ? {} : { payload: ids.map((id) => JSON.stringify({ id })).join('\n') }),
       }),
     process: (body) => platform('POST', `/process/${site.id}`, body),
-    waitFor: async (pid, statuses = ['success', 'failed']) => {
-      for (let attempt = 0; attempt < 400; attempt++) {
-        const response = await platform('GET', `/sites/${site.id}/status/${pid}`)
-        expect(response.statusCode, response.body).toBe(200)
-        const body = response.json<{ status: string; message: string }>()
-        if (statuses.includes(body.status)) return body
-        await new Promise((resolve) => setTimeout(resolve, 50))
-      }
-      throw new Error(`run ${pid} did not reach ${statuses.join('/')}`)
-    },
+    waitFor: (pid, statuses = ['success', 'failed']) =>
+      eventually(
+        async () => {
+          const response = await platform('GET', `/sites/${site.id}/status/${pid}`)
+          expect(response.statusCode, response.body).toBe(200)
+          const body = response.json<{ status: string; message: string }>()
+          return statuses.includes(body.status) ? body : undefined
+        },
+        `run ${pid} to reach ${statuses.join('/')}`,
+      ),
     run: async (action = 'import', body = {}) => {
       const response = await fixture.process({ action, ...body })
       expect(response.statusCode, response.body).toBe(200)

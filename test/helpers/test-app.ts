@@ -13,10 +13,9 @@ export const HIGH_LIMITS = {
   RATE_LIMIT_OTHER: '100000',
   RATE_LIMIT_PRODUCTS: '100000',
   RATE_LIMIT_BATCHES: '100000',
-  // Files that test what many uploads of one account do to the pool lift the fair-share limits.
+  // Files that send many uploads of one account at once lift its fair share: they wait for one of
+  // the UPLOAD_CONCURRENCY slots, as every account's uploads do.
   UPLOADS_PER_ACCOUNT: '1000',
-  UPLOAD_CONCURRENCY: '99',
-  DB_POOL_SIZE: '200',
 }
 
 export interface TestAccount {
@@ -67,13 +66,14 @@ export function useTestApp(
     },
   }
   beforeAll(async () => {
-    context.database = await createTestDatabase()
-    context.db = context.database.db
     // Every injected request comes from 127.0.0.1 on a clock that stands still, so the many 401s a
     // file checks would end in the failed-authentication limit: it is off unless a file sets it.
     // The same clock makes one window of every platform request a file sends: their per-credential
     // limit is off too unless a file sets it.
     context.config = loadConfig({ LOG_LEVEL: 'silent', AUTH_FAILURES_PER_MINUTE: '1000000', PLATFORM_RATE_LIMIT: '1000000', ...env })
+    // The app's pool is the one the configuration names, as a server's is.
+    context.database = await createTestDatabase({ poolSize: context.config.DB_POOL_SIZE })
+    context.db = context.database.db
     // sharedRateLimits: the counters in Postgres, as a server on a DATABASE_URL keeps them.
     const rateLimits = sharedRateLimits ? new PostgresRateLimitStore(context.db) : undefined
     // No log unless a file reads it (run and upload logs): then its logger options, e.g. a stream it keeps.

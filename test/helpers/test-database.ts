@@ -11,12 +11,12 @@ export interface TestDatabase {
 }
 
 /** A fresh, migrated database of its own (a clone of the template), for one test file. */
-export async function createTestDatabase(): Promise<TestDatabase> {
+export async function createTestDatabase({ poolSize = 5 }: { poolSize?: number } = {}): Promise<TestDatabase> {
   const adminUrl = inject('adminUrl')
   const name = `catalog_test_${process.ppid}_${randomBytes(6).toString('hex')}`
   await withAdmin(adminUrl, (client) => client.query(`CREATE DATABASE ${name} TEMPLATE ${inject('templateDatabase')}`))
   const url = withDatabase(adminUrl, name)
-  const db = createDb(url, 5)
+  const db = createDb(url, poolSize)
   return {
     db,
     url,

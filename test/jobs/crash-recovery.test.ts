@@ -1,5 +1,4 @@
 import { spawn, type ChildProcess } from 'node:child_process'
-import { setTimeout as sleep } from 'node:timers/promises'
 import path from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { sql } from 'kysely'
@@ -9,6 +8,7 @@ import { RunWorker } from '../../src/jobs/run-worker.js'
 import { LocalFeedStorage } from '../../src/feeds/local-feed-storage.js'
 import { freePort } from '../../src/db/free-port.js'
 import { HIGH_LIMITS, useTestApp } from '../helpers/test-app.js'
+import { eventually } from '../helpers/eventually.js'
 import { importFixture, type ImportFixture } from '../helpers/factories.js'
 
 // A run whose server process is killed mid-run (SIGKILL: no shutdown, no cleanup) is found by
@@ -36,15 +36,17 @@ async function startWorkerProcess(name: string): Promise<ChildProcess> {
   })
   children.add(child)
   child.on('exit', () => children.delete(child))
-  for (let attempt = 0; attempt < 300; attempt++) {
-    try {
-      if ((await fetch(`http://127.0.0.1:${port}/healthz`)).ok) return child
-    } catch {
-      // not listening yet
-    }
-    await sleep(100)
-  }
-  throw new Error('worker process did not start')
+  await eventually(
+    async () => {
+      try {
+        return (await fetch(`http://127.0.0.1:${port}/healthz`)).ok
+      } catch {
+        return false // not listening yet
+      }
+    },
+    { what: `worker process ${name} to answer /healthz`, intervalMs: 100, withinMs: 30_000 },
+  )
+  return child
 }
 
 async function kill(child: ChildProcess, name: string): Promise<void> {
@@ -87,12 +89,12 @@ async function startRun(f: ImportFixture): Promise<string> {
 }
 
 async function attemptOf(pid: string): Promise<number> {
-  const row = await t.db.selectFrom('process').select('attempt').where('pid', '=', pid).executeTakeFirstOrThrow()
+  const row = await t.db.selectFrom('run').select('attempt').where('pid', '=', pid).executeTakeFirstOrThrow()
   return row.attempt
 }
 
 async function waitForAttempt(pid: string, attempt: number): Promise<void> {
-  for (let i = 0; i < 300 && (await attemptOf(pid)) < attempt; i++) await sleep(100)
+  await eventually(async () => (await attemptOf(pid)) >= attempt, { what: `run ${pid} to reach attempt ${attempt}`, intervalMs: 100, withinMs: 30_000 })
   expect(await attemptOf(pid)).toBe(attempt)
 }
 

@@ -3,7 +3,7 @@ import { sql } from 'kysely'
 import { describe, expect, it } from 'vitest'
 import type { Site } from '../../src/db/schema.js'
 import { inTransaction } from '../../src/db/transaction.js'
-import { claimStaleRuns, insertProcess } from '../../src/jobs/process-store.js'
+import { claimStaleRuns, insertRun } from '../../src/jobs/run-store.js'
 import { runSchedulerTick, type SchedulerSettings } from '../../src/jobs/scheduler.js'
 import { factories } from '../helpers/factories.js'
 import { useTestApp } from '../helpers/test-app.js'
@@ -18,9 +18,9 @@ const settings = (): SchedulerSettings => ({ defaultTimeZone: 'UTC', limits: { m
 
 async function staleRun(site: Site): Promise<string> {
   const pid = randomUUID()
-  await insertProcess(t.db, { pid, accountId: site.account_id, siteId: site.id, action: 'import', targetId: null, trigger: 'api' })
+  await insertRun(t.db, { pid, accountId: site.account_id, siteId: site.id, action: 'import', targetId: null, trigger: 'api' })
   await t.db
-    .updateTable('process')
+    .updateTable('run')
     .set({ status: 'running', attempt: 1, heartbeat_at: sql<Date>`now() - interval '1 hour'`, started_at: sql<Date>`now()` })
     .where('pid', '=', pid)
     .execute()
@@ -39,7 +39,7 @@ describe('claimStaleRuns', () => {
       expect(await claimStaleRuns(t.db, 60, now)).toEqual([])
     })
     expect(await claimStaleRuns(t.db, 60, now)).toEqual([])
-    const row = await t.db.selectFrom('process').select(['status', 'heartbeat_at']).where('pid', '=', pid).executeTakeFirstOrThrow()
+    const row = await t.db.selectFrom('run').select(['status', 'heartbeat_at']).where('pid', '=', pid).executeTakeFirstOrThrow()
     expect(row).toEqual({ status: 'running', heartbeat_at: now })
   })
 })
@@ -59,7 +59,7 @@ describe('scheduler ticks of several processes at once', () => {
     const fired = ticks.flatMap((tick) => tick.fired.map((entry) => entry.siteId))
     expect(fired.sort()).toEqual(sites.map((site) => site.id).sort())
     expect(ticks.flatMap((tick) => tick.skipped)).toEqual([])
-    const runs = await t.db.selectFrom('process').select('site_id').where('trigger', '=', 'schedule').execute()
+    const runs = await t.db.selectFrom('run').select('site_id').where('trigger', '=', 'schedule').execute()
     expect(runs.map((run) => run.site_id).sort()).toEqual(sites.map((site) => site.id).sort())
   })
 })

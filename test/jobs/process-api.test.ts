@@ -77,7 +77,7 @@ function accepted(response: Response): ProcessJson {
 }
 
 async function runsOf(siteId: string) {
-  return t.db.selectFrom('process').selectAll().where('site_id', '=', siteId).orderBy('created_at').execute()
+  return t.db.selectFrom('run').selectAll().where('site_id', '=', siteId).orderBy('created_at').execute()
 }
 
 async function processingStatus(f: ImportFixture): Promise<string> {
@@ -354,14 +354,14 @@ describe('status of a run', () => {
 
 /** Replaces the measured duration of a finished run by a known one (its finish stays where it was). */
 async function recordDuration(pid: string, seconds: number): Promise<void> {
-  await sql`UPDATE process SET started_at = finished_at - make_interval(secs => ${seconds}) WHERE pid = ${pid}`.execute(t.db)
+  await sql`UPDATE run SET started_at = finished_at - make_interval(secs => ${seconds}) WHERE pid = ${pid}`.execute(t.db)
 }
 
 /** A finished run of the site written straight into its history: `seconds` long, ended `hoursAgo`. */
 async function pastRun(f: ImportFixture, run: { action: 'import' | 'all'; status: 'success' | 'failed'; seconds: number; hoursAgo: number }): Promise<void> {
   const finished = new Date(Date.now() - run.hoursAgo * 3_600_000)
   await t.db
-    .insertInto('process')
+    .insertInto('run')
     .values({
       pid: randomUUID(),
       account_id: f.account.accountId,
@@ -379,7 +379,7 @@ async function pastRun(f: ImportFixture, run: { action: 'import' | 'all'; status
 }
 
 describe('estimated_duration', () => {
-  // The rule (process-routes.ts, process-store.ts): the mean duration of the last five successful
+  // The rule (process-routes.ts, run-store.ts): the mean duration of the last five successful
   // runs of the same action on the site, in seconds rounded to 0.1; 0 without such a run.
   it('is 0 for a site without history and a number >= 0 once runs have succeeded', async () => {
     const { f } = await readySite()

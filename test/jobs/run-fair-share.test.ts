@@ -63,7 +63,7 @@ describe('runs of several accounts', () => {
     }
     // Once the first ends, the account's turn passes on: every waiting run gets to run.
     for (const [i, site] of sites.entries()) {
-      const pid = (await t.db.selectFrom('process').select('pid').where('site_id', '=', site.site.id).executeTakeFirstOrThrow()).pid
+      const pid = (await t.db.selectFrom('run').select('pid').where('site_id', '=', site.site.id).executeTakeFirstOrThrow()).pid
       expect((await site.waitFor(pid)).status, `run of site ${i + 1}`).toBe('success')
     }
   })

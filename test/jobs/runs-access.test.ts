@@ -39,7 +39,7 @@ async function siteWithRun(existing?: ImportFixture): Promise<{ f: ImportFixture
 }
 
 async function runCount(siteId: string): Promise<number> {
-  const rows = await t.db.selectFrom('process').select('pid').where('site_id', '=', siteId).execute()
+  const rows = await t.db.selectFrom('run').select('pid').where('site_id', '=', siteId).execute()
   return rows.length
 }
 

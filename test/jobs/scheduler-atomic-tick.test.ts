@@ -23,15 +23,15 @@ async function failRunsOf(site: Site): Promise<void> {
       IF EXISTS (SELECT 1 FROM test_failing_site WHERE site_id = NEW.site_id) THEN RAISE EXCEPTION 'injected fault: no run for site %', NEW.site_id; END IF;
       RETURN NEW;
     END $$`.execute(t.db)
-  await sql`CREATE OR REPLACE TRIGGER test_fail_run BEFORE INSERT ON process FOR EACH ROW EXECUTE FUNCTION test_fail_run()`.execute(t.db)
+  await sql`CREATE OR REPLACE TRIGGER test_fail_run BEFORE INSERT ON run FOR EACH ROW EXECUTE FUNCTION test_fail_run()`.execute(t.db)
   await sql`INSERT INTO test_failing_site VALUES (${site.id})`.execute(t.db)
 }
 
 afterEach(async () => {
-  await sql`DROP TRIGGER IF EXISTS test_fail_run ON process`.execute(t.db)
+  await sql`DROP TRIGGER IF EXISTS test_fail_run ON run`.execute(t.db)
 })
 
-const runsOf = (site: Site) => t.db.selectFrom('process').select(['pid', 'status', 'trigger']).where('site_id', '=', site.id).execute()
+const runsOf = (site: Site) => t.db.selectFrom('run').select(['pid', 'status', 'trigger']).where('site_id', '=', site.id).execute()
 
 describe('a scheduler tick whose second site fails with an unexpected error', () => {
   it('queues nothing of the batch, and once the fault is gone fires every site exactly once', async () => {
@@ -47,8 +47,8 @@ describe('a scheduler tick whose second site fails with an unexpected error', ()
     expect(await runsOf(second)).toEqual([])
 
     // Whatever was queued meanwhile has run and ended, so a second run of the site would be accepted.
-    await t.db.updateTable('process').set({ status: 'success', finished_at: new Date() }).where('site_id', 'in', [first.id, second.id]).execute()
-    await sql`DROP TRIGGER test_fail_run ON process`.execute(t.db)
+    await t.db.updateTable('run').set({ status: 'success', finished_at: new Date() }).where('site_id', 'in', [first.id, second.id]).execute()
+    await sql`DROP TRIGGER test_fail_run ON run`.execute(t.db)
     const retried = await tick('2026-05-01T00:01:00Z')
     expect(retried.fired.map((entry) => entry.siteId).sort()).toEqual([first.id, second.id].sort())
     expect(retried.skipped).toEqual([])

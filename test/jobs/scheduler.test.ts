@@ -51,7 +51,7 @@ function skippedFor(result: SchedulerTick, f: ImportFixture): string[] {
 }
 
 async function runsOf(f: ImportFixture) {
-  return t.db.selectFrom('process').selectAll().where('site_id', '=', f.site.id).orderBy('created_at').execute()
+  return t.db.selectFrom('run').selectAll().where('site_id', '=', f.site.id).orderBy('created_at').execute()
 }
 
 /** Fires exactly one run of the site at `at` and waits until it ended with success. */

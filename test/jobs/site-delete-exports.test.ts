@@ -1,7 +1,6 @@
 import { existsSync, mkdtempSync, readdirSync } from 'node:fs'
 import os from 'node:os'
 import path from 'node:path'
-import { setTimeout as sleep } from 'node:timers/promises'
 import { afterEach, describe, expect, it, vi } from 'vitest'
 import { HIGH_LIMITS, useTestApp } from '../helpers/test-app.js'
 import { deleteWhileHeld, expectDeleted, holdTable, jobIdOf, leftovers, lockWaits, release, settledJob, withRows } from './site-delete-holds.js'
@@ -67,12 +66,11 @@ describe('deleting a site whose export has just committed', () => {
       await expectDeleted(doomed, [pid])
 
       expect(await settledJob(t, jobId ?? '')).toEqual({ state: 'completed', retry_count: 0 })
-      for (let i = 0; i < 100 && existsSync(runDir); i++) await sleep(50)
-      expect(existsSync(runDir)).toBe(false)
+      await eventually(async () => !existsSync(runDir), 'the run directory of the deleted site to be removed')
     } finally {
       if (!released) await release(holder)
     }
-    expect(await leftovers(t, doomed.site.id)).toMatchObject({ process: 0, errors: 0 })
+    expect(await leftovers(t, doomed.site.id)).toMatchObject({ runs: 0, errors: 0 })
     expect(errors).not.toHaveBeenCalled()
     // The account's next run is not held up by the stopped one.
     const after = await next.run('import')

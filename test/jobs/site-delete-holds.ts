@@ -1,4 +1,3 @@
-import { setTimeout as sleep } from 'node:timers/promises'
 import { sql } from 'kysely'
 import pg from 'pg'
 import { expect } from 'vitest'
@@ -81,20 +80,18 @@ export async function requestImport(f: ImportFixture): Promise<{ pid: string; me
 }
 
 export async function jobIdOf(t: TestContext, pid: string): Promise<string | null> {
-  return (await t.db.selectFrom('process').select('job_id').where('pid', '=', pid).executeTakeFirstOrThrow()).job_id
+  return (await t.db.selectFrom('run').select('job_id').where('pid', '=', pid).executeTakeFirstOrThrow()).job_id
 }
 
 /** The pg-boss job once its handler is done with it: its state and how often it was retried. */
 export async function settledJob(t: TestContext, jobId: string): Promise<{ state: string; retry_count: number }> {
-  for (let attempt = 0; attempt < 200; attempt++) {
+  return eventually(async () => {
     const { rows } = await sql<{ state: string; retry_count: number }>`
       SELECT state::text AS state, retry_count FROM pgboss.job WHERE id = ${jobId}::uuid
       UNION ALL SELECT state::text, retry_count FROM pgboss.archive WHERE id = ${jobId}::uuid`.execute(t.db)
     const job = rows[0]
-    if (job && job.state !== 'active' && job.state !== 'created') return job
-    await sleep(50)
-  }
-  throw new Error(`job ${jobId} did not settle`)
+    return job && job.state !== 'active' && job.state !== 'created' ? job : undefined
+  }, `job ${jobId} to settle`)
 }
 
 /** DELETE answers 200 {"success":true}, and the site and its runs are gone from the interface. */
@@ -114,8 +111,8 @@ export async function deleteSite(f: ImportFixture): Promise<void> {
 }
 
 /** Rows a deleted site still has in the tables without a foreign key to it. */
-export async function leftovers(t: TestContext, siteId: string): Promise<{ stage: number; process: number; errors: number }> {
-  const count = async (table: 'stage_product' | 'process' | 'site_error') =>
+export async function leftovers(t: TestContext, siteId: string): Promise<{ stage: number; runs: number; errors: number }> {
+  const count = async (table: 'stage_product' | 'run' | 'site_error') =>
     Number(
       (
         await t.db
@@ -125,7 +122,7 @@ export async function leftovers(t: TestContext, siteId: string): Promise<{ stage
           .executeTakeFirstOrThrow()
       ).n,
     )
-  return { stage: await count('stage_product'), process: await count('process'), errors: await count('site_error') }
+  return { stage: await count('stage_product'), runs: await count('run'), errors: await count('site_error') }
 }
 
 /** Statements of the test database waiting for a lock whose text mentions `text`. */

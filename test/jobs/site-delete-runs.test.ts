@@ -74,7 +74,7 @@ describe('deleting a site', () => {
       if (!released) await release(holder)
     }
     // The import it was building went back: no stage rows, no runs, no site errors left behind.
-    expect(await leftovers(t, doomed.site.id)).toEqual({ stage: 0, process: 0, errors: 0 })
+    expect(await leftovers(t, doomed.site.id)).toEqual({ stage: 0, runs: 0, errors: 0 })
     expect(errors).not.toHaveBeenCalled()
     expect((await next.stage()).rows).toEqual([{ id: 'A', title: 'Shirt' }])
   })
@@ -157,7 +157,7 @@ describe('deleting a site', () => {
     } finally {
       if (!released) await release(holder)
     }
-    expect(await leftovers(t, doomed.site.id)).toMatchObject({ process: 0, errors: 0 })
+    expect(await leftovers(t, doomed.site.id)).toMatchObject({ runs: 0, errors: 0 })
     // The stage rows the run committed before the delete are the hourly cleanup's to remove.
     expect(await t.db.selectFrom('site_purge').select('site_id').where('site_id', '=', doomed.site.id).execute()).toHaveLength(1)
     expect(errors).not.toHaveBeenCalled()

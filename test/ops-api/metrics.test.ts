@@ -185,7 +185,7 @@ describe('GET /metrics', () => {
     const account = await givenGuarded.account()
     const site = await givenGuarded.site({ account })
     await guarded.db
-      .insertInto('process')
+      .insertInto('run')
       .values({
         pid: randomUUID(),
         account_id: account.accountId,

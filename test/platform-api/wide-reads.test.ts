@@ -4,6 +4,7 @@ import type { FastifyInstance } from 'fastify'
 import { buildApp } from '../../src/app.js'
 import { loadConfig } from '../../src/config.js'
 import { HIGH_LIMITS, useTestApp } from '../helpers/test-app.js'
+import { eventually } from '../helpers/eventually.js'
 import { importFixture, type ImportFixture } from '../helpers/factories.js'
 
 // The widest stage the default bounds allow (MAX_STAGE_COLUMNS 1,000 columns) read 1,000 rows at a
@@ -152,11 +153,10 @@ describe('product reads that hold their connection', () => {
       await holder.query('LOCK TABLE stage_product IN ACCESS EXCLUSIVE MODE')
       const stuck = [read(budgeted, 'limit=5'), read(budgeted, 'limit=5')]
       // Both reads hold their slot (waiting for the lock) before the third is sent.
-      for (let i = 0; i < 100; i++) {
+      await eventually(async () => {
         const { rows } = await holder.query<{ n: string }>("SELECT count(*) AS n FROM pg_locks WHERE relation = 'stage_product'::regclass AND NOT granted")
-        if (Number(rows[0]?.n) >= 2) break
-        await new Promise((resolve) => setTimeout(resolve, 50))
-      }
+        return Number(rows[0]?.n) >= 2
+      }, 'both reads to wait for the lock')
       const third = await read(budgeted, 'limit=5')
       expect(third.statusCode).toBe(429)
       expect(third.headers['retry-after']).toBe('1')

@@ -3,7 +3,8 @@ import { gzipSync } from 'node:zlib'
 import { beforeAll, describe, expect, it } from 'vitest'
 import { factories } from '../helpers/factories.js'
 import { HIGH_LIMITS, useTestApp } from '../helpers/test-app.js'
-import { bodyBeingReceived, RawConnection, serverSettled, spoolUsage, uploadHead, waitUntil } from './raw-http.js'
+import { bodyBeingReceived, RawConnection, serverSettled, spoolUsage, uploadHead } from './raw-http.js'
+import { eventually } from '../helpers/eventually.js'
 import { expectBatch } from '../helpers/responses.js'
 import { expectNothingStored, storedCounts } from './stored-rows.js'
 import { streamClient } from '../helpers/clients.js'
@@ -43,7 +44,7 @@ async function uploadInProgress(): Promise<void> {
 async function nothingLeft(c: Awaited<ReturnType<typeof streamClient>>, streamId: string): Promise<void> {
   await serverSettled(t)
   await expectNothingStored(t, c, streamId)
-  await waitUntil('the spool to give the cut-off body back', async () => (await spoolUsage(t.app)).bytes === 0)
+  await eventually(async () => (await spoolUsage(t.app)).bytes === 0, 'the spool to give the cut-off body back')
 }
 
 describe('a cut-off upload leaves nothing behind', () => {

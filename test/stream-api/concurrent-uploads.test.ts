@@ -3,7 +3,8 @@ import pg from 'pg'
 import { beforeAll, describe, expect, it } from 'vitest'
 import { factories } from '../helpers/factories.js'
 import { HIGH_LIMITS, useTestApp } from '../helpers/test-app.js'
-import { RawConnection, openTransactions, uploadHead, waitUntil } from './raw-http.js'
+import { RawConnection, openTransactions, uploadHead } from './raw-http.js'
+import { eventually } from '../helpers/eventually.js'
 import { JSON_BODY, NDJSON, ndjson, streamClient } from '../helpers/clients.js'
 
 const t = useTestApp(HIGH_LIMITS)
@@ -32,16 +33,16 @@ describe('overlapping uploads', () => {
       await locker.query('LOCK TABLE batch_payload IN SHARE MODE')
       await connection.write(uploadHead(stream.id, c.account.token, Buffer.byteLength(body), 'application/json'))
       await connection.write(body)
-      await waitUntil('the JSON upload to be writing', async () => (await openTransactions(t)).some((tx) => tx.query.includes('COPY batch_payload')))
+      await eventually(async () => (await openTransactions(t)).some((tx) => tx.query.includes('COPY batch_payload')), 'the JSON upload to be writing')
 
       // The second upload either finishes, or waits for the first (a lock): both are fine.
       let finished = false
       const ndjsonUpload = c.upload(stream.id, ndjson([{ id: 'other' }]), NDJSON).finally(() => {
         finished = true
       })
-      await waitUntil(
-        'the NDJSON upload to finish or to wait for the JSON upload',
+      await eventually(
         async () => finished || (await openTransactions(t)).filter((tx) => tx.waitEventType === 'Lock').length >= 2,
+        'the NDJSON upload to finish or to wait for the JSON upload',
       )
 
       await locker.query('COMMIT')

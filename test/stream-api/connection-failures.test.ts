@@ -7,7 +7,8 @@ import { buildApp } from '../../src/app.js'
 import { createDb, type Db } from '../../src/db/database.js'
 import { factories } from '../helpers/factories.js'
 import { HIGH_LIMITS, useTestApp } from '../helpers/test-app.js'
-import { openTransactions, RawConnection, type RawResponse, serverSettled, uploadHead, waitUntil } from './raw-http.js'
+import { openTransactions, RawConnection, type RawResponse, serverSettled, uploadHead } from './raw-http.js'
+import { eventually } from '../helpers/eventually.js'
 import { expectBatch, type ErrorJson } from '../helpers/responses.js'
 import { expectNothingStored, storedCounts } from './stored-rows.js'
 import { streamClient } from '../helpers/clients.js'
@@ -84,14 +85,14 @@ async function withRowsLocked<T>(work: () => Promise<T>): Promise<T> {
 /** The backend of the server's upload, once it is in its COPY (waiting for the lock of `withRowsLocked`). */
 async function copyBackend(): Promise<number> {
   let pid: number | undefined
-  await waitUntil('an upload writing rows', async () => {
+  await eventually(async () => {
     const { rows } = await sql<{ pid: number }>`
       SELECT pid FROM pg_stat_activity
       WHERE datname = current_database() AND query LIKE 'COPY batch_row%' AND state = 'active'
     `.execute(t.db)
     pid = rows[0]?.pid
     return pid !== undefined
-  })
+  }, 'an upload writing rows')
   return pid ?? 0
 }
 
@@ -156,13 +157,13 @@ describe('the database connection of an upload drops', () => {
       await locker.query('LOCK TABLE stream IN ACCESS EXCLUSIVE MODE')
       const reading = rawGet(`/streams/${stream.id}`, c.account.token)
       let pid: number | undefined
-      await waitUntil('the GET to wait for the lock', async () => {
+      await eventually(async () => {
         const { rows } = await sql<{ pid: number }>`
           SELECT pid FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock' AND query ILIKE '%from "stream"%'
         `.execute(t.db)
         pid = rows[0]?.pid
         return pid !== undefined
-      })
+      }, 'the GET to wait for the lock')
       await sql`SELECT pg_terminate_backend(${pid})`.execute(t.db)
       expectServerError(await reading)
     } finally {
@@ -223,9 +224,9 @@ describe('clients that go away before their upload reads the body', () => {
         // buffer would pause the socket, and the server would see the client go only once it reads.)
         if (i % 2 === 0) await connection.write(validLines(1024))
       }
-      await waitUntil('uploads waiting for the lock', async () => (await openTransactions(t)).some((tx) => tx.waitEventType === 'Lock'))
+      await eventually(async () => (await openTransactions(t)).some((tx) => tx.waitEventType === 'Lock'), 'uploads waiting for the lock')
       for (const connection of connections) connection.destroy()
-      await waitUntil('the server to see every client go', async () => (await serverConnections()) === 0)
+      await eventually(async () => (await serverConnections()) === 0, 'the server to see every client go')
     } finally {
       for (const connection of connections) connection.destroy()
       await locker.query('COMMIT')

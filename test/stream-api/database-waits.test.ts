@@ -2,7 +2,8 @@ import pg from 'pg'
 import { describe, expect, it } from 'vitest'
 import { factories } from '../helpers/factories.js'
 import { HIGH_LIMITS, useTestApp } from '../helpers/test-app.js'
-import { openTransactions, serverSettled, waitUntil } from './raw-http.js'
+import { openTransactions, serverSettled } from './raw-http.js'
+import { eventually } from '../helpers/eventually.js'
 import { JSON_BODY, NDJSON, ndjson, streamClient, type Response } from '../helpers/clients.js'
 import { expectApiError, expectBatch } from '../helpers/responses.js'
 import { expectNothingStored } from './stored-rows.js'
@@ -36,7 +37,7 @@ function expectTimeout(response: Response): void {
 
 /** Postgres itself stops the waits at the deadline: only the lock holder's transaction is left. */
 async function onlyTheLockHolderLeft(): Promise<void> {
-  await waitUntil('the writes to give up waiting for the lock', async () => (await openTransactions(t)).length === 1)
+  await eventually(async () => (await openTransactions(t)).length === 1, 'the writes to give up waiting for the lock')
 }
 
 describe('the deadline while a write waits for the database', () => {

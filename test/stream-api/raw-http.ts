@@ -3,6 +3,7 @@ import { sql } from 'kysely'
 import type { FastifyInstance } from 'fastify'
 import { expect } from 'vitest'
 import type { TestContext } from '../helpers/test-app.js'
+import { eventually } from '../helpers/eventually.js'
 
 // Raw HTTP/1.1 over a socket, for what app.inject cannot do: a body cut off mid-way, or sent slowly.
 
@@ -129,22 +130,13 @@ export async function spoolUsage(app: FastifyInstance): Promise<{ bytes: number;
  * transaction for them meanwhile: a body on its way costs no connection.
  */
 export async function bodyBeingReceived(t: TestContext, uploads = 1, app: FastifyInstance = t.app): Promise<void> {
-  await waitUntil(`the server to receive ${uploads} upload bodies`, async () => (await spoolUsage(app)).receiving >= uploads)
+  await eventually(async () => (await spoolUsage(app)).receiving >= uploads, `the server to receive ${uploads} upload bodies`)
   expect(await openTransactions(t)).toEqual([])
 }
 
 /** Waits until no transaction of the server is open: whatever it did with a request has finished. */
 export async function serverSettled(t: TestContext): Promise<void> {
-  await waitUntil('no transaction of the server left open', async () => (await openTransactions(t)).length === 0)
-}
-
-/** Polls (bounded) until `check` holds; throws with `what` when it never does. */
-export async function waitUntil(what: string, check: () => Promise<boolean>, attempts = 100, intervalMs = 50): Promise<void> {
-  for (let i = 0; i < attempts; i++) {
-    if (await check()) return
-    await sleep(intervalMs)
-  }
-  throw new Error(`gave up waiting: ${what}`)
+  await eventually(async () => (await openTransactions(t)).length === 0, 'no transaction of the server left open')
 }
 
 export function sleep(ms: number): Promise<void> {

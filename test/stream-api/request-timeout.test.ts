@@ -2,7 +2,8 @@ import type { AddressInfo } from 'node:net'
 import { beforeAll, describe, expect, it } from 'vitest'
 import { factories } from '../helpers/factories.js'
 import { HIGH_LIMITS, useTestApp } from '../helpers/test-app.js'
-import { RawConnection, openTransactions, sleep, uploadHead, waitUntil, type RawResponse } from './raw-http.js'
+import { RawConnection, openTransactions, sleep, uploadHead, type RawResponse } from './raw-http.js'
+import { eventually } from '../helpers/eventually.js'
 import { expectBatch, type ErrorJson } from '../helpers/responses.js'
 import { expectNothingStored } from './stored-rows.js'
 import { ndjson, streamClient } from '../helpers/clients.js'
@@ -49,7 +50,7 @@ describe('STREAM_REQUEST_TIMEOUT_MS', () => {
     } finally {
       connection.destroy()
     }
-    await waitUntil('the upload transaction to end', async () => (await openTransactions(t)).length === 0)
+    await eventually(async () => (await openTransactions(t)).length === 0, 'the upload transaction to end')
     await expectNothingStored(t, c, stream.id)
   })
 

@@ -7,7 +7,8 @@ import { loadConfig } from '../../src/config.js'
 import { createDb, type Db } from '../../src/db/database.js'
 import { factories } from '../helpers/factories.js'
 import { useTestApp } from '../helpers/test-app.js'
-import { bodyBeingReceived, RawConnection, type RawResponse, serverSettled, spoolUsage, uploadHead, waitUntil } from './raw-http.js'
+import { bodyBeingReceived, RawConnection, type RawResponse, serverSettled, spoolUsage, uploadHead } from './raw-http.js'
+import { eventually } from '../helpers/eventually.js'
 import { expectBatch } from '../helpers/responses.js'
 import { storedCounts } from './stored-rows.js'
 import { streamClient, type StreamClient } from '../helpers/clients.js'
@@ -148,7 +149,7 @@ describe('slow uploads of one account', () => {
     // The stalled uploads were cut off by their clients: nothing of them is stored.
     expect(await storedCounts(t, slowStream)).toEqual({ batches: 6, rows: 6, payloadChunks: 0 })
     expect((await other.batches(otherStream)).length).toBe(6)
-    await waitUntil('the spool to give the stalled bodies back', async () => (await spoolUsage(app)).receiving === 0)
+    await eventually(async () => (await spoolUsage(app)).receiving === 0, 'the spool to give the stalled bodies back')
   })
 })
 
@@ -163,10 +164,10 @@ describe('a burst of one account', () => {
     try {
       // Two write (and wait for the lock, holding their slots), three wait for the account's turn.
       burst = Array.from({ length: 5 }, (_, i) => send('POST', `/streams/${busyStream}/products`, uploadHeaders(busy), `{"id":"b${i}"}\n`))
-      await waitUntil('two uploads of the burst to write, three to wait', async () => {
+      await eventually(async () => {
         const health = JSON.parse((await send('GET', '/healthz', {})).body) as { uploads: { busy: number; waiting: number } }
         return health.uploads.busy === 2 && health.uploads.waiting === 3
-      })
+      }, 'two uploads of the burst to write, three to wait')
       expect(await uploadsWaitingForLock()).toBe(2)
       // The account's queue is full: the next one is refused at once, readable, with Retry-After.
       const refused = await send('POST', `/streams/${busyStream}/products`, uploadHeaders(busy), '{"id":"over"}\n')
@@ -193,12 +194,12 @@ describe('GET /healthz', () => {
     expect(JSON.parse(healthy.body)).toMatchObject({ status: 'ok', pool: { size: 5, waiting: 0 }, uploads: { size: 3 } })
     // Six statements on a pool of five: every client busy and one waiting.
     const sleepers = Array.from({ length: 6 }, () => sql`SELECT pg_sleep(1.5)`.execute(appDb))
-    await waitUntil('the pool to be saturated', async () => {
+    await eventually(async () => {
       const { rows } = await sql<{ n: string }>`SELECT count(*) AS n FROM pg_stat_activity WHERE query = 'SELECT pg_sleep(1.5)' AND state = 'active'`.execute(
         t.db,
       )
       return Number(rows[0]?.n) === 5
-    })
+    }, 'the pool to be saturated')
     const saturated = await send('GET', '/healthz', {})
     expect(saturated.statusCode).toBe(503)
     expect(JSON.parse(saturated.body)).toMatchObject({ status: 'saturated', database: 'up', pool: { size: 5, busy: 5, waiting: 1 } })

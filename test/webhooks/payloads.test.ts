@@ -3,7 +3,8 @@ import { describe, expect, it } from 'vitest'
 import type { ChannelExport, Process, Stream } from '../../src/db/schema.js'
 import { deliveryMessage } from '../../src/webhooks/delivery-message.js'
 import type { ClaimedDelivery } from '../../src/webhooks/delivery-store.js'
-import { retryDelaySeconds } from '../../src/webhooks/delivery-worker.js'
+import { retryDelaySeconds } from '../../src/jobs/retry-backoff.js'
+import { webhookBackoff } from '../../src/jobs/webhook-delivery-worker.js'
 import { exportFinishedData, runFailedData, runStartedData, streamStatusChangedData } from '../../src/webhooks/payloads.js'
 import { activeSecrets, newWebhookSecret } from '../../src/webhooks/signatures.js'
 
@@ -121,10 +122,10 @@ describe('event payloads', () => {
   })
 
   it('are retried after 30 s × 2^n with ±20 % jitter, never more than 6 hours apart', () => {
-    expect(retryDelaySeconds(1, 30, () => 0.5)).toBe(30)
-    expect(retryDelaySeconds(4, 30, () => 0.5)).toBe(240)
-    expect(retryDelaySeconds(4, 30, () => 0)).toBeCloseTo(192)
-    expect(retryDelaySeconds(4, 30, () => 1)).toBeCloseTo(288)
-    expect(retryDelaySeconds(40, 30, () => 0.5)).toBe(6 * 3600)
+    expect(retryDelaySeconds(1, webhookBackoff(30), () => 0.5)).toBe(30)
+    expect(retryDelaySeconds(4, webhookBackoff(30), () => 0.5)).toBe(240)
+    expect(retryDelaySeconds(4, webhookBackoff(30), () => 0)).toBeCloseTo(192)
+    expect(retryDelaySeconds(4, webhookBackoff(30), () => 1)).toBeCloseTo(288)
+    expect(retryDelaySeconds(40, webhookBackoff(30), () => 0.5)).toBe(6 * 3600)
   })
 })

@@ -1,0 +1,125 @@
+import type { Db, DbHandle } from '../db/database.js'
+import type { Channel, ChannelExport, Site } from '../db/schema.js'
+import { inTransaction, type Tx } from '../db/transaction.js'
+import { feedUrl } from '../feeds/feed-urls.js'
+import { recordEvent } from '../webhooks/outbox.js'
+import { exportFinishedData } from '../webhooks/payloads.js'
+import type { ChannelExportResult, ExportedFile } from './export-channel.js'
+
+// What a successful channel export leaves behind once its files are written: its history entry, the
+// export.finished event, and the pushes of its files to the channel's http destinations (sent by the
+// push worker after the run: src/exports/channel-pushes.ts). The entry's `uploaded` is 1 at once
+// when there is nothing to push, else once every push arrived.
+
+export interface ExportRecord {
+  site: Site
+  channel: Channel
+  pid: string
+  start: Date
+  end: Date
+  result: ChannelExportResult
+}
+
+interface Destination {
+  id: string
+  url: string | null
+}
+
+/** One file to one destination. */
+interface PlannedPush {
+  destination: Destination
+  file: ExportedFile
+}
+
+/** Writes the history entry of a successful export, announces it and queues its pushes; returns how many. */
+export async function recordChannelExport(db: Db, record: ExportRecord): Promise<number> {
+  return inTransaction(db, async (tx) => {
+    const { site, channel, result } = record
+    const destinations = await httpDestinations(tx.db, site, channel)
+    const pushes = destinations.flatMap((destination) => result.files.map((file) => ({ destination, file })))
+    const entry = await insertHistoryEntry(tx.db, record, pushes.length === 0)
+    await announceExport(tx, record, entry)
+    await queuePushes(tx.db, record, entry, pushes)
+    return pushes.length
+  })
+}
+
+/** The channel's active http destinations, in a stable order. */
+async function httpDestinations(db: DbHandle, site: Site, channel: Channel): Promise<Destination[]> {
+  return db
+    .selectFrom('channel_destination')
+    .select(['id', 'url'])
+    .where('account_id', '=', site.account_id)
+    .where('channel_id', '=', channel.id)
+    .where('kind', '=', 'http')
+    .where('active', '=', true)
+    .orderBy('id')
+    .execute()
+}
+
+/** The export's history entry, with its delta counts; `uploaded` already when nothing is to be pushed. */
+async function insertHistoryEntry(db: DbHandle, { site, channel, pid, start, end, result }: ExportRecord, uploaded: boolean): Promise<ChannelExport> {
+  const { counts } = result
+  return db
+    .insertInto('channel_export')
+    .values({
+      account_id: site.account_id,
+      site_id: site.id,
+      channel_id: channel.id,
+      pid,
+      export_start: start,
+      export_time: end,
+      process_status: 'success',
+      product_count: counts.now,
+      product_count_now: counts.now,
+      product_count_previous: counts.previous,
+      product_count_new: counts.new,
+      product_count_modified: counts.modified,
+      product_count_deleted: counts.deleted,
+      product_count_unchanged: counts.unchanged,
+      product_count_skipped: 0,
+      uploaded: uploaded ? 1 : 0,
+    })
+    .returningAll()
+    .executeTakeFirstOrThrow()
+}
+
+/** export.finished, committed with the entry: the feed URLs as paths, made absolute under PUBLIC_URL when delivered. */
+async function announceExport(tx: Tx, { site, channel, result }: ExportRecord, entry: ChannelExport): Promise<void> {
+  const feed = await tx.db
+    .selectFrom('channel_destination')
+    .select('token')
+    .where('account_id', '=', site.account_id)
+    .where('channel_id', '=', channel.id)
+    .where('kind', '=', 'feed')
+    .where('active', '=', true)
+    .executeTakeFirst()
+  const token = feed?.token
+  const feedUrls = token ? result.files.map((file) => feedUrl('', token, file.filename)) : []
+  await recordEvent(tx, site.account_id, 'export.finished', exportFinishedData(entry, feedUrls))
+}
+
+/** A pending push of every file to every http destination, sent by the push worker after the run. */
+async function queuePushes(db: DbHandle, { site, channel, pid }: ExportRecord, entry: ChannelExport, pushes: PlannedPush[]): Promise<void> {
+  if (pushes.length === 0) return
+  await db
+    .insertInto('channel_push')
+    .values(
+      pushes.map(({ destination, file }) => ({
+        account_id: site.account_id,
+        site_id: site.id,
+        channel_id: channel.id,
+        export_id: entry.id,
+        pid,
+        url: destination.url ?? '',
+        storage_key: file.storageKey,
+        filename: file.filename,
+        content_type: file.contentType,
+        locked_until: null,
+        budget_ends_at: null,
+        note: null,
+        finished_at: null,
+      })),
+    )
+    .execute()
+}
