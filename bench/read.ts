@@ -240,7 +240,7 @@ if (compiledShare > 1.3 || filters.some(({ endpoint, hand }) => p50(endpoint) > 
 }
 if (p50(deepPage?.hand) > 100) {
   notes.push(
-    `- **Deep offsets: keyset paging.** \`OFFSET ${OFFSET.toLocaleString('en')}\` reads and discards ${OFFSET.toLocaleString('en')} index entries and heap rows, in the API (${p50(deepPage?.api).toFixed(0)} ms) and by hand (${p50(deepPage?.hand).toFixed(0)} ms) alike; no index helps an offset. Paging by the last product id seen (\`product_id > $last ORDER BY product_id LIMIT ${LIMIT}\`, the primary key's order) reads only the page: ${p50(keysetTimes).toFixed(1)} ms for the same page. That would need an API parameter (a cursor such as \`after=<product id>\`) next to \`offset\`, which COMPAT.md clients keep using.`,
+    `- **Deep offsets: keyset paging.** \`OFFSET ${OFFSET.toLocaleString('en')}\` reads and discards ${OFFSET.toLocaleString('en')} index entries and heap rows, in the API (${p50(deepPage?.api).toFixed(0)} ms) and by hand (${p50(deepPage?.hand).toFixed(0)} ms) alike; no index helps an offset. Paging by the last product id seen (\`product_id > $last ORDER BY product_id LIMIT ${LIMIT}\`, the primary key's order) reads only the page: ${p50(keysetTimes).toFixed(1)} ms for the same page. That would need an API parameter (a cursor such as \`after=<product id>\`) next to \`offset\`, which docs/compatibility.md clients keep using.`,
   )
 }
 if (p50(equalScan?.hand) > 100) {

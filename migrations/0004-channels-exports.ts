@@ -2,7 +2,7 @@ import { sql, type Kysely } from 'kysely'
 
 export async function up(db: Kysely<unknown>): Promise<void> {
   await sql`
-    -- An export template (SPEC.md: channel_id + export_name): channels of an account that share an
+    -- An export template (docs/interface.md: channel_id + export_name): channels of an account that share an
     -- export_name share its id, so "action export, id N" runs every channel of the site using it.
     CREATE TABLE export_template (
       id bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,

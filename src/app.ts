@@ -22,7 +22,7 @@ import './http/fastify-types.js'
 import { jobsPlugin } from './jobs/jobs-plugin.js'
 import { AppMetrics } from './ops-api/app-metrics.js'
 import { metricsRoutes } from './ops-api/metrics-routes.js'
-import { createOutboundGuard, type ResolveHost } from './net/outbound-guard.js'
+import { createOutboundGuard, type OutboundGuard, type ResolveHost } from './net/outbound-guard.js'
 import { platformErrorExamples, platformOperations, platformTags } from './platform-api/openapi-docs.js'
 import { platformPlugin } from './platform-api/platform-plugin.js'
 import { PostgresRateLimitStore } from './http/postgres-rate-limit.js'
@@ -50,7 +50,24 @@ export async function buildApp({ db, config, logger, clock = () => new Date(), r
   // On a DATABASE_URL other processes may share the database: the counters live there, so that a
   // limit holds across all of them. The embedded Postgres serves this process (and its CLI) alone.
   const limits = rateLimits ?? (config.DATABASE_URL ? new PostgresRateLimitStore(db) : new MemoryRateLimitStore())
-  const app = Fastify({
+  const app = createFastify(config, logger)
+  // The hooks and the metrics first, so that they cover every route registered after them.
+  const metrics = await registerHooksAndMetrics(app, db, config)
+  await registerApiReference(app)
+
+  // Checked at save and at connect time, by the channel routes and by the pushes to http destinations.
+  const outbound = createOutboundGuard({ allowPrivate: config.ALLOW_PRIVATE_DESTINATIONS, resolve: resolveHost })
+  // Background work (runs, pushes, schedules, cleanup). Before the interfaces: they queue runs on its queue.
+  await app.register(jobsPlugin, { db, config, clock, feedStorage: feeds, outbound, metrics })
+
+  await registerInterfaces(app, { db, config, clock, rateLimits: limits, outbound, feedStorage: feeds, metrics })
+  app.setNotFoundHandler((request, reply) => sendPlatformError(noRoute(request), request, reply))
+  return app
+}
+
+/** The Fastify instance, with the error funnels for what fails before routing. */
+function createFastify(config: Config, logger: AppDeps['logger']) {
+  return Fastify({
     logger: logOptions(config, logger),
     requestIdHeader: 'x-request-id',
     genReqId: () => randomUUID(),
@@ -72,7 +89,11 @@ export async function buildApp({ db, config, logger, clock = () => new Date(), r
     // reach Fastify: they are answered here, in the error body of the interface they were meant for.
     clientErrorHandler: (error, socket) => answerClientError(error, socket, config.STREAM_PREFIX),
   }).withTypeProvider<TypeBoxTypeProvider>()
+}
 
+type App = ReturnType<typeof createFastify>
+
+async function registerHooksAndMetrics(app: App, db: Db, config: Config): Promise<AppMetrics> {
   // First, so that every route's refusal sent before its body was read lets the client finish sending.
   app.addHook('onSend', async (request, reply) => drainUnreadBody(request, reply))
   app.decorateRequest('caller', null)
@@ -80,9 +101,12 @@ export async function buildApp({ db, config, logger, clock = () => new Date(), r
   // Before every route: its hook times the requests of the routes registered after it.
   const metrics = new AppMetrics(db)
   await app.register(metricsRoutes, { metrics, token: config.METRICS_TOKEN })
+  return metrics
+}
 
-  // The API reference. Each route's security comes from its config.auth (the interface plugins'
-  // onRoute hooks), its prose and examples from the interfaces' openapi-docs files, by operationId.
+// The API reference. Each route's security comes from its config.auth (the interface plugins'
+// onRoute hooks), its prose and examples from the interfaces' openapi-docs files, by operationId.
+async function registerApiReference(app: App): Promise<void> {
   await app.register(swagger, {
     openapi: {
       openapi: '3.1.0',
@@ -103,12 +127,20 @@ export async function buildApp({ db, config, logger, clock = () => new Date(), r
   app.get('/openapi.json', { schema: { hide: true } }, async () => app.swagger())
   // The front door: someone who opens the server in a browser lands on the interactive reference.
   app.get('/', { schema: { hide: true } }, async (_request, reply) => reply.redirect('/docs', 302))
+}
 
-  // Checked at save and at connect time, by the channel routes and by the pushes to http destinations.
-  const outbound = createOutboundGuard({ allowPrivate: config.ALLOW_PRIVATE_DESTINATIONS, resolve: resolveHost })
-  // Background work (runs, pushes, schedules, cleanup). Before the interfaces: they queue runs on its queue.
-  await app.register(jobsPlugin, { db, config, clock, feedStorage: feeds, outbound, metrics })
+interface InterfaceDeps {
+  db: Db
+  config: Config
+  clock: () => Date
+  rateLimits: RateLimitStore
+  outbound: OutboundGuard
+  feedStorage: FeedStorage
+  metrics: AppMetrics
+}
 
+/** Health, feed files, the platform and stream APIs and the console, with the capacity they share. */
+async function registerInterfaces(app: App, { db, config, clock, rateLimits, outbound, feedStorage, metrics }: InterfaceDeps): Promise<void> {
   // Uploads and product reads hold a connection as long as they take: each kind gets its share of
   // the pool, and each account its share of those.
   const { uploadSlots, uploadSpool } = uploadCapacity(config)
@@ -119,16 +151,14 @@ export async function buildApp({ db, config, logger, clock = () => new Date(), r
   })
   await app.register(healthRoutes, { db, uploadSlots, readSlots, uploadSpool })
   // Feed files of the built-in destination: public, at unguessable URLs.
-  await app.register(feedRoutes, { db, feedStorage: feeds, readSlots })
+  await app.register(feedRoutes, { db, feedStorage, readSlots })
   const authLimit = new FailedAuthLimit(new MemoryFailedAuthStore(), config.AUTH_FAILURES_PER_MINUTE, clock)
-  await app.register(platformPlugin, { db, config, clock, rateLimits: limits, runs: app.runWorker.queue, authLimit, outbound, readSlots, feedStorage: feeds })
-  await app.register(streamPlugin, { prefix: config.STREAM_PREFIX, db, config, clock, rateLimits: limits, authLimit, uploadSlots, uploadSpool, metrics })
+  const runs = app.runWorker.queue
+  await app.register(platformPlugin, { db, config, clock, rateLimits, runs, authLimit, outbound, readSlots, feedStorage })
+  await app.register(streamPlugin, { prefix: config.STREAM_PREFIX, db, config, clock, rateLimits, authLimit, uploadSlots, uploadSpool, metrics })
 
   const health = () => ({ uploads: uploadSlots.usage, reads: readSlots.usage, spool: uploadSpool.usage })
-  await app.register(consolePlugin, { db, config, clock, authLimit, runs: app.runWorker.queue, readSlots, health })
-
-  app.setNotFoundHandler((request, reply) => sendPlatformError(noRoute(request), request, reply))
-  return app
+  await app.register(consolePlugin, { db, config, clock, authLimit, runs, readSlots, health })
 }
 
 /**

@@ -37,7 +37,7 @@ const ConfigSchema = Type.Object({
   // Outbound requests (channel http destinations): loopback and private networks are refused
   // unless the operator allows them (local development, tests). Metadata services never are.
   ALLOW_PRIVATE_DESTINATIONS: Type.Boolean({ default: false }),
-  // Pushes of exported files run outside the run slots, with their own bounds (DESIGN.md 9).
+  // Pushes of exported files run outside the run slots, with their own bounds (docs/design.md 9).
   PUSH_CONCURRENCY: Type.Integer({ minimum: 0, maximum: 64, default: 4 }),
   // Pushes open at once, slow ones included: a push unanswered for a second leaves its PUSH_CONCURRENCY
   // slot to the next one (src/net/send-slots.ts); at this many, the one that waited longest is ended.
@@ -63,7 +63,7 @@ const ConfigSchema = Type.Object({
   // Failed attempts in a row after which a subscription is disabled (also when one delivery failed for good
   // after failing for WEBHOOK_RETRY_HOURS with no success in between).
   WEBHOOK_DISABLE_AFTER_FAILURES: Type.Integer({ minimum: 1, default: 50 }),
-  // Tenant bounds and budgets of the catalog, uploads, reads and runs (DESIGN.md section 9).
+  // Tenant bounds and budgets of the catalog, uploads, reads and runs (docs/design.md section 9).
   MAX_ATTRIBUTES_PER_STREAM: Type.Integer({ minimum: 1, maximum: 10_000, default: 1000 }),
   MAX_STAGE_COLUMNS: Type.Integer({ minimum: 1, maximum: 1600, default: 1000 }),
   PRODUCT_READ_MAX_BYTES: Type.Integer({ minimum: 1024, default: 32 * 1024 * 1024 }),
@@ -77,7 +77,7 @@ const ConfigSchema = Type.Object({
   READS_PER_ACCOUNT: Type.Integer({ minimum: 1, maximum: 1000, default: 2 }),
   UPLOAD_CONCURRENCY: Type.Integer({ minimum: 1, maximum: 200, default: 8 }),
   UPLOADS_PER_ACCOUNT: Type.Integer({ minimum: 1, maximum: 1000, default: 2 }),
-  // Uploads are received whole before they wait for a connection (DESIGN.md 9): the bodies waiting
+  // Uploads are received whole before they wait for a connection (docs/design.md 9): the bodies waiting
   // are bounded per account and per process, in memory and on the temporary disk, and so is the queue.
   UPLOAD_QUEUE_PER_ACCOUNT: Type.Integer({ minimum: 0, maximum: 100_000, default: 100 }),
   UPLOAD_SPOOL_DIR: Type.String({ default: '' }),
@@ -86,7 +86,7 @@ const ConfigSchema = Type.Object({
   UPLOAD_SPOOL_ACCOUNT_MAX_BYTES: Type.Integer({ minimum: 1, default: 512 * 1024 * 1024 }),
   UPLOAD_MIN_BYTES_PER_SECOND: Type.Integer({ minimum: 0, default: 16 * 1024 }),
   RUN_ACCOUNT_CONCURRENCY: Type.Integer({ minimum: 1, maximum: 64, default: 1 }),
-  // Objects one account may own (DESIGN.md 9): far above any real catalog, low enough that one
+  // Objects one account may own (docs/design.md 9): far above any real catalog, low enough that one
   // tenant's listings and copies stay cheap for the service.
   MAX_PROJECTS_PER_ACCOUNT: Type.Integer({ minimum: 1, default: 1000 }),
   MAX_SITES_PER_ACCOUNT: Type.Integer({ minimum: 1, default: 2000 }),

@@ -3,7 +3,7 @@ import type { Config } from '../config.js'
 import type { DbHandle } from '../db/database.js'
 import { BadRequestError } from '../errors.js'
 
-// Bounds on what one account may create (DESIGN.md 9). A create counts and inserts in one
+// Bounds on what one account may create (docs/design.md 9). A create counts and inserts in one
 // transaction that first takes the account's creation lock, so concurrent creates of one account
 // cannot both see room for the last object.
 

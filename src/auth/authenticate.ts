@@ -1,7 +1,7 @@
 import type { DbHandle } from '../db/database.js'
 import { accessTokenPublicId, hashSecret, sameSecret } from './secrets.js'
 
-/** Which credentials an endpoint accepts (SPEC.md section 5). */
+/** Which credentials an endpoint accepts (docs/interface.md section 5). */
 export type AuthScheme = 'x-auth-token' | 'x-auth-token-or-bearer' | 'bearer'
 
 export interface Caller {

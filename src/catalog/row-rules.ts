@@ -1,6 +1,6 @@
 import { namesInTextOrder, stringifyScalars } from './row-text.js'
 
-// Product row rules of the stream interface (SPEC.md "Product row rules" and section 7): one NDJSON
+// Product row rules of the stream interface (docs/interface.md "Product row rules" and section 7): one NDJSON
 // line in, either a row (product id + a flat JSON object whose values are all strings) or the exact
 // error message the specification names.
 

@@ -8,7 +8,7 @@ import { getSite } from '../sites/sites.js'
 import { filterToSql, parseFilter } from './filter.js'
 import { readPageRows } from './stage-page.js'
 
-/** Columns whose names start with this are hidden unless the reader asks for them (DESIGN.md 5.4). */
+/** Columns whose names start with this are hidden unless the reader asks for them (docs/design.md 5.4). */
 export const HIDDEN_PREFIX = '___'
 
 export interface StageRef {

@@ -4,7 +4,7 @@ import { OutboundRefusedError, type OutboundGuard } from '../net/outbound-guard.
 import { checkText, excerpt } from '../input/text-input.js'
 import { ChannelSettingError, checkFilenames, checkMapping, type FilenameIds } from './channel-rules.js'
 
-// What a client may send to configure a channel (DESIGN.md 5.8): every field is checked here, so
+// What a client may send to configure a channel (docs/design.md 5.8): every field is checked here, so
 // that an export never meets a configuration it cannot carry out for a reason the client could
 // have been told at once. What an export needs of the mapping and the file names is checked by the
 // export's own rules (channel-rules.ts); the bounds on top of them are a tenant's share.

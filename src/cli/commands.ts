@@ -18,7 +18,22 @@ function accountId(value: string): string {
   return value
 }
 
+function wholeMinutes(value: string): number {
+  if (!/^\d+$/.test(value)) throw new InvalidArgumentError('must be a whole number of minutes')
+  return Number(value)
+}
+
+// Commander lists the commands in the order they are added: `--help` shows them in this order.
 export function operatorCommands(program: Command): void {
+  migrateCommand(program)
+  accountCommands(program)
+  tokenCommands(program)
+  streamCommands(program)
+  cleanupCommand(program)
+  credentialCommands(program)
+}
+
+function migrateCommand(program: Command): void {
   program
     .command('migrate')
     .description('apply pending database migrations')
@@ -26,7 +41,9 @@ export function operatorCommands(program: Command): void {
       const applied = await withDatabase((db) => migrateToLatest(db))
       print(applied.length > 0 ? `applied: ${applied.join(', ')}` : 'database is up to date')
     })
+}
 
+function accountCommands(program: Command): void {
   const accounts = program.command('accounts').description('manage accounts')
   accounts
     .command('create')
@@ -55,7 +72,9 @@ export function operatorCommands(program: Command): void {
       if (options.json) return printJson(rows.map((r) => ({ account_id: r.id, name: r.name, client_id: r.client_id, created_at: r.created_at.toISOString() })))
       for (const r of rows) print(`${r.id}\t${r.name}\t${r.client_id ?? '-'}\t${r.created_at.toISOString()}`)
     })
+}
 
+function tokenCommands(program: Command): void {
   const tokens = program.command('tokens').description('manage personal access tokens (bearer)')
   tokens
     .command('create')
@@ -82,7 +101,9 @@ export function operatorCommands(program: Command): void {
     await withDatabase((db) => revokeToken(db, tokenId))
     print(`token ${tokenId} revoked`)
   })
+}
 
+function streamCommands(program: Command): void {
   const streams = program.command('streams').description('operate streams')
   streams
     .command('set-status <streamId> <status>')
@@ -98,19 +119,13 @@ export function operatorCommands(program: Command): void {
       const purged = await withDatabase((db) => purgeDeletedStreams(db, new Date()))
       print(`purged ${purged} stream(s)`)
     })
+}
 
+function cleanupCommand(program: Command): void {
   program
     .command('cleanup')
     .description('what the server does hourly: purge streams deleted 7 days ago, release the rows of applied batches, remove the stage rows of deleted sites')
-    .option(
-      '--grace-minutes <n>',
-      'release batch rows applied at least this long ago',
-      (value) => {
-        if (!/^\d+$/.test(value)) throw new InvalidArgumentError('must be a whole number of minutes')
-        return Number(value)
-      },
-      10,
-    )
+    .option('--grace-minutes <n>', 'release batch rows applied at least this long ago', wholeMinutes, 10)
     .action(async (options: { graceMinutes: number }) => {
       const webhookWindowSeconds = Math.round(loadConfig().WEBHOOK_RETRY_HOURS * 3600)
       const report = await withDatabase((db) => runCleanup(db, new Date(), options.graceMinutes, webhookWindowSeconds))
@@ -120,7 +135,9 @@ export function operatorCommands(program: Command): void {
           `deleted ${report.consoleSessions} expired console session(s)`,
       )
     })
+}
 
+function credentialCommands(program: Command): void {
   program
     .command('credentials')
     .description('manage the platform credential (X-Auth-Token)')

@@ -24,7 +24,7 @@ const CONTENT_SECURITY_POLICY =
   "form-action 'self'; frame-ancestors 'none'; base-uri 'none'"
 
 /**
- * The console (DESIGN.md section 10): HTML pages under /console from this process, calling the same
+ * The console (docs/design.md section 10): HTML pages under /console from this process, calling the same
  * domain functions as the API and showing exactly what the signed-in account may see. Sessions are
  * rows in Postgres named by a signed HttpOnly, SameSite=Strict cookie; every form that writes carries
  * the session's CSRF token.

@@ -18,7 +18,7 @@ const DAY_MS = 24 * 3600_000
 const config = { console: 'operator' as const }
 
 /**
- * The operator's view (DESIGN.md section 10): every account's objects, the runs under way, the sites
+ * The operator's view (docs/design.md section 10): every account's objects, the runs under way, the sites
  * that failed or ran slowest in the last 24 hours, every stream's state with the operator's switches
  * (as `streams set-status` of the CLI), and this process's capacity.
  */

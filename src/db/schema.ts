@@ -485,8 +485,6 @@ export type Stream = Selectable<StreamTable>
 export type Batch = Selectable<BatchTable>
 export type DataSource = Selectable<DataSourceTable>
 export type Run = Selectable<RunTable>
-/** @deprecated The old word for a Run, kept only for src/webhooks/ (in another change): use Run. */
-export type Process = Run
 export type SiteStage = Selectable<SiteStageTable>
 export type SiteError = Selectable<SiteErrorTable>
 export type ImportHistory = Selectable<ImportHistoryTable>

@@ -8,7 +8,7 @@ import { addSiteError } from '../sites/site-errors.js'
 
 // The delivery of exported files to http destinations, as rows: an export records what to send
 // (recordChannelExport, src/exports/export-history.ts) and returns; the push worker
-// (src/jobs/push-worker.ts) sends it outside the run (DESIGN.md 9: a slow destination must not hold
+// (src/jobs/push-worker.ts) sends it outside the run (docs/design.md 9: a slow destination must not hold
 // a run slot). Delivery is asynchronous: the export's history entry gets `uploaded` = 1 once every
 // file reached every destination, and every push that did not make it is a site error 2003 of the
 // run that exported it.

@@ -156,7 +156,7 @@ export function feedFrame(columns: string[], format: FeedFormat, meta: FeedMeta)
 /**
  * The SQL expression (text) of one row's line, without its newline, from the jsonb expression
  * `data`: a CSV/TSV record quoted by the rules of Postgres' own CSV output, an NDJSON object, an XML
- * item. Lines are rendered once, when a row is new or changed, and kept (DESIGN.md 6.4).
+ * item. Lines are rendered once, when a row is new or changed, and kept (docs/design.md 6.4).
  */
 export function lineSql(q: SqlQuoter, columns: string[], format: FeedFormat, data: string): string {
   const problem = unwritableColumns(columns, format)

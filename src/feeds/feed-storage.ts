@@ -1,7 +1,7 @@
 import type { Readable } from 'node:stream'
 import type { Tx } from '../db/transaction.js'
 
-// Where exported feed files are kept (DESIGN.md section 8): callers name files by key, never by
+// Where exported feed files are kept (docs/design.md section 8): callers name files by key, never by
 // path, so that the Postgres storage (the default: files in chunks, any process serves them) and
 // the local directory (FEED_STORAGE=local, one process) are interchangeable. Every export writes under keys
 // of its own (channel/pid/filename), so the file a reader is served never changes under it: the row

@@ -8,7 +8,7 @@ import { ChunkReader, decompressed, FEED_CHUNK_BYTES } from './postgres-feed-rea
 
 export { FEED_CHUNK_BYTES } from './postgres-feed-reader.js'
 
-// Feed files in Postgres (DESIGN.md section 8), the default: any server process serves any feed, and
+// Feed files in Postgres (docs/design.md section 8), the default: any server process serves any feed, and
 // a process that dies loses nothing. A file is kept once, as its gzip representation, in chunks of
 // FEED_CHUNK_BYTES: gzip clients get the stored bytes, identity clients the same bytes decompressed
 // on the fly (zlib inflates several times faster than it deflates), and a feed costs a tenth of

@@ -16,7 +16,7 @@ export function platformErrorBody(message: string): { success: false; message: s
 
 export function streamErrorBody(statusCode: number, message: string, meta?: Record<string, unknown>) {
   const title = statusTitle(statusCode)
-  // A rate-limit 429 is the body SPEC.md shows; other 429s (uploads in flight) say why.
+  // A rate-limit 429 is the body docs/interface.md shows; other 429s (uploads in flight) say why.
   if (statusCode === 429 && message === title) return { errors: [{ status: '429', title }] }
   return { errors: [{ status: String(statusCode), title, detail: message, ...(meta ? { meta } : {}) }] }
 }

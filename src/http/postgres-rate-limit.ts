@@ -2,7 +2,7 @@ import { sql } from 'kysely'
 import type { Db } from '../db/database.js'
 import type { RateLimitOutcome, RateLimitStore } from './rate-limit.js'
 
-// The rate-limit counters of every server process on one database (DESIGN.md section 8): fixed
+// The rate-limit counters of every server process on one database (docs/design.md section 8): fixed
 // one-second windows in an unlogged table, one upsert per request, so that three processes behind
 // a load balancer allow what one does. Finished windows are swept now and then by whichever
 // process gets there; a sweep never holds up the request that starts it.

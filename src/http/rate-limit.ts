@@ -1,4 +1,4 @@
-// Fixed one-second windows per key (credential + endpoint), as SPEC.md section 8 describes. Counters live
+// Fixed one-second windows per key (credential + endpoint), as docs/interface.md section 8 describes. Counters live
 // in this process; a shared store (Postgres, Redis) can implement RateLimitStore later without
 // touching the callers: `hit` answers with a promise, so a store may ask the database.
 

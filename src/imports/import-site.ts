@@ -30,7 +30,7 @@ export interface ImportObserver {
 }
 
 /**
- * An import of a site (SPEC.md "Process", DESIGN.md 5.3): apply each active source's pending batches
+ * An import of a site (docs/interface.md "Process", docs/design.md 5.3): apply each active source's pending batches
  * to its stream's catalog, then build the site's import stage from the catalogs, then record the
  * import. Throws RunFailure when the site's data cannot be imported; the stage then stays as it was.
  */

@@ -103,7 +103,7 @@ export async function rebuild(trx: Trx, site: StageSite, mains: StageSource[], a
 
 /**
  * The stage's columns: the sources' attribute names in first-seen order, keeping those that some
- * row has a non-empty value for (SPEC.md row rule 4). The EXISTS stops at the first row with a
+ * row has a non-empty value for (docs/interface.md row rule 4). The EXISTS stops at the first row with a
  * value, so only a column that has vanished costs a scan.
  */
 export async function filledColumns(trx: Trx, siteId: string, candidates: string[]): Promise<string[]> {

@@ -32,13 +32,15 @@ export interface JobsOptions {
   metrics?: RunObserver
 }
 
-// Hourly cleanup, by any server process (every step is idempotent): streams deleted 7 days ago, the
-// rows of applied batches, and the stage rows of deleted sites.
+// Hourly cleanup, by any server process (every step is idempotent; runCleanup in cleanup.ts lists
+// them): streams deleted 7 days ago, the rows of applied batches, the stage rows of deleted sites,
+// ended pushes, feed objects no file names, webhook history past its window, expired console sessions.
 export const CLEANUP_INTERVAL_MS = 60 * 60 * 1000
 
 /**
- * All background work of a server process: the run worker (with its stale-run sweep), the push
- * worker, the scheduler and the hourly cleanup. Each coordinates through Postgres, so every process
+ * All background work of a server process, five parts: the run worker (with its stale-run sweep),
+ * the push worker and the webhook delivery worker (one leased-claim worker each), the scheduler and
+ * the hourly cleanup. Each coordinates through Postgres, so every process
  * runs all of them. They start once the app is ready and stop when it closes. Wrapped with
  * fastify-plugin so that `app.runWorker` is decorated on the app itself, not in a child scope.
  */
@@ -66,7 +68,7 @@ export const jobsPlugin = fp<JobsOptions>(
     // Exported files reach http destinations through a worker of their own, after the run: a slow
     // destination holds a push slot of its account, never a run slot, nor another account's push.
     const pushes = createPushWorker(db, pushWorkerOptions(config, feedStorage, outbound), app.log)
-    // Webhook deliveries (issue 15): a worker of their own, with per-account slots, like the pushes.
+    // Webhook deliveries: a worker of their own, with per-account slots, like the pushes.
     const webhooks = createDeliveryWorker(db, deliveryWorkerOptions(config, outbound), app.log)
     const settings: SchedulerSettings = {
       defaultTimeZone: config.DEFAULT_TZ,

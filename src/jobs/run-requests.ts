@@ -24,7 +24,7 @@ export interface QueuedRun {
   message: string
 }
 
-/** POST /process/{siteId}: validates the request and queues the run (SPEC.md "Process", DESIGN.md 5.5). */
+/** POST /process/{siteId}: validates the request and queues the run (docs/interface.md "Process", docs/design.md 5.5). */
 export async function requestRun(db: Db, queue: RunQueue, accountId: string, siteSegment: string, body: RunRequest): Promise<QueuedRun> {
   const action = body.action
   if (action === undefined || action === null || action === '') throw new BadRequestError(`action is required: one of ${ACTIONS.join(', ')}`)

@@ -231,88 +231,104 @@ const systemResolve: ResolveHost = (hostname) => dns.promises.lookup(hostname, {
 // A name whose resolution takes longer than this at save is refused like one that does not resolve.
 const SAVE_RESOLVE_TIMEOUT_MS = 5000
 
+type GuardPolicy = Required<OutboundGuardOptions>
+
+function addressRefusal(address: string, allowPrivate: boolean): string | undefined {
+  const found = classifyAddress(address)
+  if (found === undefined || (allowPrivate && PRIVATE_CLASSES.has(found))) return undefined
+  return DESCRIPTION[found]
+}
+
+/** Takes a host already normalised (normalizeHost). */
+function hostRefusal(host: string, allowPrivate: boolean): string | undefined {
+  if (net.isIP(host)) {
+    const reason = addressRefusal(host, allowPrivate)
+    return reason && `${host} is ${reason}`
+  }
+  if (host === '') return 'the URL has no host name'
+  if (METADATA_NAMES.has(host)) return `${host} is ${DESCRIPTION.metadata}`
+  if (!allowPrivate && (host === 'localhost' || host.endsWith('.localhost'))) return `${host} is ${DESCRIPTION.loopback}`
+  return undefined
+}
+
+function resolvedRefusal(hostname: string, addresses: ResolvedAddress[], allowPrivate: boolean): string | undefined {
+  for (const { address } of addresses) {
+    const reason = addressRefusal(address, allowPrivate)
+    // The address itself stays out of the message: internal DNS answers are not the tenant's to see.
+    if (reason) return `${hostname} resolves to ${reason}`
+  }
+  return undefined
+}
+
+function checkTarget(url: string, allowPrivate: boolean): URL {
+  let parsed: URL
+  try {
+    parsed = new URL(url)
+  } catch {
+    throw new OutboundRefusedError('not a valid URL')
+  }
+  if (parsed.protocol !== 'http:' && parsed.protocol !== 'https:') throw new OutboundRefusedError('only http and https URLs are allowed')
+  if (parsed.username !== '' || parsed.password !== '') throw new OutboundRefusedError('credentials in the URL are not allowed')
+  // Port 0 is no port a server listens on: connecting to it means "any", whatever the OS makes of that.
+  if (parsed.port === '0') throw new OutboundRefusedError('port 0 is not a destination port')
+  const reason = hostRefusal(normalizeHost(parsed.hostname), allowPrivate)
+  if (reason) throw new OutboundRefusedError(reason)
+  return parsed
+}
+
+/** The addresses of a name, `[]` when it does not resolve, 'timeout' past SAVE_RESOLVE_TIMEOUT_MS. */
+async function resolveForSave(resolve: ResolveHost, host: string): Promise<ResolvedAddress[] | 'timeout'> {
+  let timer: NodeJS.Timeout | undefined
+  return Promise.race([
+    resolve(host).catch(() => []),
+    new Promise<'timeout'>((done) => (timer = setTimeout(() => done('timeout'), SAVE_RESOLVE_TIMEOUT_MS))),
+  ]).finally(() => clearTimeout(timer))
+}
+
+async function checkUrl(url: string, { allowPrivate, resolve }: GuardPolicy): Promise<URL> {
+  const parsed = checkTarget(url, allowPrivate)
+  const host = normalizeHost(parsed.hostname)
+  if (net.isIP(host)) return parsed
+  // A name must resolve when it is saved: one that does not (a typo, a name only some resolver
+  // knows, a spelling such as a trailing dot that skips the search domains) is refused, so that
+  // what is stored is what was checked. Each connection resolves and checks it again.
+  const addresses = await resolveForSave(resolve, host)
+  if (addresses === 'timeout') throw new OutboundRefusedError(`${host} did not resolve within ${SAVE_RESOLVE_TIMEOUT_MS / 1000} s`)
+  if (addresses.length === 0) throw new OutboundRefusedError(`${host} does not resolve to any address`)
+  const reason = resolvedRefusal(host, addresses, allowPrivate)
+  if (reason) throw new OutboundRefusedError(reason)
+  return parsed
+}
+
+function guardedLookup({ allowPrivate, resolve }: GuardPolicy): LookupFunction {
+  return (given, options, callback) => {
+    // The same host as at save, in the same spelling: lower case, without a trailing dot.
+    const hostname = normalizeHost(given)
+    const early = hostRefusal(hostname, allowPrivate)
+    if (early) {
+      callback(new OutboundRefusedError(early), '', 0)
+      return
+    }
+    resolve(hostname)
+      .then((addresses) => {
+        const family = options.family === 4 || options.family === 6 ? options.family : 0
+        const usable = family === 0 ? addresses : addresses.filter((a) => a.family === family)
+        const reason = resolvedRefusal(hostname, addresses, allowPrivate)
+        if (reason) return callback(new OutboundRefusedError(reason), '', 0)
+        const first = usable[0]
+        if (!first) return callback(Object.assign(new Error(`${hostname} has no address`), { code: 'ENOTFOUND' }), '', 0)
+        if (options.all) return (callback as unknown as (error: null, addresses: ResolvedAddress[]) => void)(null, usable)
+        callback(null, first.address, first.family)
+      })
+      .catch((error: NodeJS.ErrnoException) => callback(error, '', 0))
+  }
+}
+
 export function createOutboundGuard({ allowPrivate, resolve = systemResolve }: OutboundGuardOptions): OutboundGuard {
-  const refusal = (address: string): string | undefined => {
-    const found = classifyAddress(address)
-    if (found === undefined || (allowPrivate && PRIVATE_CLASSES.has(found))) return undefined
-    return DESCRIPTION[found]
-  }
-  /** Takes a host already normalised (normalizeHost). */
-  const hostRefusal = (host: string): string | undefined => {
-    if (net.isIP(host)) {
-      const reason = refusal(host)
-      return reason && `${host} is ${reason}`
-    }
-    if (host === '') return 'the URL has no host name'
-    if (METADATA_NAMES.has(host)) return `${host} is ${DESCRIPTION.metadata}`
-    if (!allowPrivate && (host === 'localhost' || host.endsWith('.localhost'))) return `${host} is ${DESCRIPTION.loopback}`
-    return undefined
-  }
-  const resolvedRefusal = (hostname: string, addresses: ResolvedAddress[]): string | undefined => {
-    for (const { address } of addresses) {
-      const reason = refusal(address)
-      // The address itself stays out of the message: internal DNS answers are not the tenant's to see.
-      if (reason) return `${hostname} resolves to ${reason}`
-    }
-    return undefined
-  }
-
-  const checkTarget = (url: string): URL => {
-    let parsed: URL
-    try {
-      parsed = new URL(url)
-    } catch {
-      throw new OutboundRefusedError('not a valid URL')
-    }
-    if (parsed.protocol !== 'http:' && parsed.protocol !== 'https:') throw new OutboundRefusedError('only http and https URLs are allowed')
-    if (parsed.username !== '' || parsed.password !== '') throw new OutboundRefusedError('credentials in the URL are not allowed')
-    // Port 0 is no port a server listens on: connecting to it means "any", whatever the OS makes of that.
-    if (parsed.port === '0') throw new OutboundRefusedError('port 0 is not a destination port')
-    const reason = hostRefusal(normalizeHost(parsed.hostname))
-    if (reason) throw new OutboundRefusedError(reason)
-    return parsed
-  }
-
+  const policy: GuardPolicy = { allowPrivate, resolve }
   return {
-    checkTarget,
-    async checkUrl(url) {
-      const parsed = checkTarget(url)
-      const host = normalizeHost(parsed.hostname)
-      if (net.isIP(host)) return parsed
-      // A name must resolve when it is saved: one that does not (a typo, a name only some resolver
-      // knows, a spelling such as a trailing dot that skips the search domains) is refused, so that
-      // what is stored is what was checked. Each connection resolves and checks it again.
-      let timer: NodeJS.Timeout | undefined
-      const addresses = await Promise.race([
-        resolve(host).catch(() => []),
-        new Promise<'timeout'>((done) => (timer = setTimeout(() => done('timeout'), SAVE_RESOLVE_TIMEOUT_MS))),
-      ]).finally(() => clearTimeout(timer))
-      if (addresses === 'timeout') throw new OutboundRefusedError(`${host} did not resolve within ${SAVE_RESOLVE_TIMEOUT_MS / 1000} s`)
-      if (addresses.length === 0) throw new OutboundRefusedError(`${host} does not resolve to any address`)
-      const reason = resolvedRefusal(host, addresses)
-      if (reason) throw new OutboundRefusedError(reason)
-      return parsed
-    },
-    lookup: (given, options, callback) => {
-      // The same host as at save, in the same spelling: lower case, without a trailing dot.
-      const hostname = normalizeHost(given)
-      const early = hostRefusal(hostname)
-      if (early) {
-        callback(new OutboundRefusedError(early), '', 0)
-        return
-      }
-      resolve(hostname)
-        .then((addresses) => {
-          const family = options.family === 4 || options.family === 6 ? options.family : 0
-          const usable = family === 0 ? addresses : addresses.filter((a) => a.family === family)
-          const reason = resolvedRefusal(hostname, addresses)
-          if (reason) return callback(new OutboundRefusedError(reason), '', 0)
-          const first = usable[0]
-          if (!first) return callback(Object.assign(new Error(`${hostname} has no address`), { code: 'ENOTFOUND' }), '', 0)
-          if (options.all) return (callback as unknown as (error: null, addresses: ResolvedAddress[]) => void)(null, usable)
-          callback(null, first.address, first.family)
-        })
-        .catch((error: NodeJS.ErrnoException) => callback(error, '', 0))
-    },
+    checkTarget: (url) => checkTarget(url, allowPrivate),
+    checkUrl: (url) => checkUrl(url, policy),
+    lookup: guardedLookup(policy),
   }
 }

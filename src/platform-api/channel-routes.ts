@@ -9,7 +9,7 @@ import { baseOf, type PlatformDeps } from './deps.js'
 import { Envelope, Links, NullableBoolean, NullableString, SiteParams, SuccessBody, errorResponses, writeErrorResponses } from './schemas.js'
 import { accountOf } from '../auth/caller.js'
 
-// Channels (SPEC.md "Channel", DESIGN.md 5.8): reads as the specification has them; writes are this
+// Channels (docs/interface.md "Channel", docs/design.md 5.8): reads as the specification has them; writes are this
 // product's own, in the same envelope.
 
 const Destination = Type.Object({

@@ -7,8 +7,8 @@ import { type PlatformDeps } from './deps.js'
 import { NullableBoolean, NullableString, SiteParams, errorResponses, writeErrorResponses } from './schemas.js'
 import { accountOf } from '../auth/caller.js'
 
-// Site stream data sources (SPEC.md "site stream data sources"): X-Auth-Token or bearer. Ids are
-// integers here, as SPEC.md types them.
+// Site stream data sources (docs/interface.md "site stream data sources"): X-Auth-Token or bearer. Ids are
+// integers here, as docs/interface.md types them.
 const SourceOut = Type.Object({
   id: Type.Integer(),
   site_id: Type.Integer(),
@@ -91,7 +91,7 @@ export const dataSourceRoutes: FastifyPluginAsyncTypebox<PlatformDeps> = async (
     async (request) => single(await updateDataSource(db, accountOf(request), request.params.siteId, request.params.streamId, request.body)),
   )
 
-  // 200 with a body, like every platform DELETE (COMPAT.md).
+  // 200 with a body, like every platform DELETE (docs/compatibility.md).
   app.delete(
     '/sites/:siteId/streams/:streamId',
     {

@@ -1,7 +1,7 @@
 import type { ErrorExamples, Example } from '../http/openapi.js'
 
 // Example values of the platform interface for the OpenAPI document (/docs): ids as strings where
-// SPEC.md has them, timestamps `YYYY-MM-DD HH:MM:SS` (UTC), links as one-key objects with absolute
+// docs/interface.md has them, timestamps `YYYY-MM-DD HH:MM:SS` (UTC), links as one-key objects with absolute
 // URLs. One account's data throughout: project 1, site 1 (reference shop:de), stream 1.
 
 const BASE = 'http://127.0.0.1:8080/platform/v2'

@@ -26,7 +26,7 @@ export const platformPlugin: FastifyPluginAsync<PlatformDeps> = async (app, deps
   // What each route accepts, checked below and stated in the OpenAPI document alike.
   app.addHook('onRoute', documentRoutes({ auth: DEFAULT_AUTH }))
 
-  // Clients send JSON with no Content-Type or a wrong one (COMPAT.md): every body is read as JSON,
+  // Clients send JSON with no Content-Type or a wrong one (docs/compatibility.md): every body is read as JSON,
   // compressed or not.
   app.removeAllContentTypeParsers()
   app.addContentTypeParser('*', { parseAs: 'buffer', bodyLimit: MAX_JSON_BODY_BYTES }, async (request: FastifyRequest, body: Buffer) =>
@@ -73,10 +73,10 @@ export const platformPlugin: FastifyPluginAsync<PlatformDeps> = async (app, deps
   await app.register(withdrawnProductWrites, { prefix: '/platform/v2' })
 }
 
-/** The credentials a platform route accepts unless its `config.auth` says otherwise (SPEC.md section 5). */
+/** The credentials a platform route accepts unless its `config.auth` says otherwise (docs/interface.md section 5). */
 const DEFAULT_AUTH: AuthScheme = 'x-auth-token'
 
-// The product write endpoints were withdrawn on 2025-03-31; old clients still call them (COMPAT.md).
+// The product write endpoints were withdrawn on 2025-03-31; old clients still call them (docs/compatibility.md).
 const withdrawnProductWrites: FastifyPluginAsync = async (app) => {
   // Old clients send compressed, large or broken bodies here: the answer is 410 whatever they sent,
   // so the body is never parsed (what arrives after the answer is read and dropped: unread-body.ts).

@@ -41,7 +41,7 @@ export const processRoutes: FastifyPluginAsyncTypebox<PlatformDeps> = async (app
     },
   )
 
-  // Some clients ask with POST (COMPAT.md): both methods answer the same.
+  // Some clients ask with POST (docs/compatibility.md): both methods answer the same.
   const status = async (request: FastifyRequest<{ Params: { siteId: string; pid: string } }>) => {
     const { site, run } = await getRun(db, accountOf(request), request.params.siteId, request.params.pid)
     const relations: Record<string, string> = {

@@ -8,7 +8,7 @@ import { type PlatformDeps } from './deps.js'
 import { errorResponses, readBudgetResponses } from './schemas.js'
 import { accountOf } from '../auth/caller.js'
 
-// Product data reads (SPEC.md "Platform: product data", COMPAT.md): stage `import` or its alias
+// Product data reads (docs/interface.md "Platform: product data", docs/compatibility.md): stage `import` or its alias
 // `intermediate`, the stage id left out when it is 0, a trailing slash, and `fields` as a list
 // (`fields=id,gtin`), repeated (`fields=id&fields=gtin`) or indexed (`fields[0]=id&fields[1]=gtin`).
 const RowsQuery = Type.Object(
@@ -25,7 +25,7 @@ const PropertiesQuery = Type.Object({ hidden: Type.Integer({ minimum: 0, maximum
 const Rows = Type.Object({ success: Type.Literal(true), products: Type.Array(Type.Record(Type.String(), Type.String())) })
 const Properties = Type.Object({ success: Type.Literal(true), columns: Type.Array(Type.String()), products: Type.Integer() })
 const StageName = Type.String({ description: 'import (also intermediate) or channel' })
-// The stage id may be left out when it is 0 (COMPAT.md): two routes, each declaring what its path has.
+// The stage id may be left out when it is 0 (docs/compatibility.md): two routes, each declaring what its path has.
 const StageParams = Type.Object({ siteId: Type.String(), stageName: StageName })
 const StageIdParams = Type.Object({
   siteId: Type.String(),

@@ -51,7 +51,7 @@ export const projectRoutes: FastifyPluginAsyncTypebox<PlatformDeps> = async (app
     },
   )
 
-  // DELETE answers 200 with a body: clients read `success` from it (COMPAT.md).
+  // DELETE answers 200 with a body: clients read `success` from it (docs/compatibility.md).
   app.delete(
     '/projects/:projectId',
     { schema: { operationId: 'deleteProject', tags, params: ProjectParams, response: { 200: SuccessBody, ...errorResponses } } },

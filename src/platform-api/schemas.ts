@@ -1,6 +1,6 @@
 import { Type, type Static, type TSchema } from '@sinclair/typebox'
 
-// Clients send every field of a model with null for unset ones (COMPAT.md). A type array keeps
+// Clients send every field of a model with null for unset ones (docs/compatibility.md). A type array keeps
 // Ajv's coercion predictable ("12" -> 12, null stays null), which an anyOf of branches does not.
 export function Nullable<T extends TSchema & { type: string }>(schema: T) {
   return Type.Unsafe<Static<T> | null>({ ...schema, type: [schema.type, 'null'] })

@@ -35,7 +35,7 @@ export const tagRoutes: FastifyPluginAsyncTypebox<PlatformDeps> = async (app, { 
     },
   )
 
-  // A tag is addressed below its site (SPEC.md) or, as the PHP client does when no site is set, on
+  // A tag is addressed below its site (docs/interface.md) or, as the PHP client does when no site is set, on
   // its own: `/tags` with `site_id` in the body, `/tags/{tagId}`.
   for (const [base, params, single, name] of [
     ['/sites/:siteId/tags', SiteParams, TagParams, 'SiteTag'],

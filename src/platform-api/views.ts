@@ -3,7 +3,7 @@ import type { Project, Site, SiteTag } from '../db/schema.js'
 import { formatTimestamp, links } from './envelope.js'
 import { Links, Timestamp } from './schemas.js'
 
-// Response shapes of the platform interface (SPEC.md section 2, COMPAT.md): ids as strings,
+// Response shapes of the platform interface (docs/interface.md section 2, docs/compatibility.md): ids as strings,
 // timestamps as `YYYY-MM-DD HH:MM:SS`, links as arrays of one-key objects with absolute URLs.
 
 export const ProjectOut = Type.Object({ id: Type.String(), name: Type.String(), created_at: Timestamp, links: Links })

@@ -29,90 +29,76 @@ const Deliveries = Envelope('Deliveries', DeliveryOut)
 const tags = ['webhooks']
 const config = { auth: 'x-auth-token-or-bearer' as const }
 
+const createWebhookSchema = { operationId: 'createWebhook', tags, body: WebhookBody, response: { 201: Webhooks, ...writeErrorResponses } }
+const listWebhooksSchema = { operationId: 'listWebhooks', tags, response: { 200: Webhooks, ...errorResponses } }
+const getWebhookSchema = { operationId: 'getWebhook', tags, params: WebhookParams, response: { 200: Webhooks, ...errorResponses } }
+const updateWebhookSchema = {
+  operationId: 'updateWebhook',
+  tags,
+  params: WebhookParams,
+  body: WebhookBody,
+  response: { 200: Webhooks, ...writeErrorResponses },
+}
+const deleteWebhookSchema = { operationId: 'deleteWebhook', tags, params: WebhookParams, response: { 200: SuccessBody, ...errorResponses } }
+const rotateSecretSchema = { operationId: 'rotateWebhookSecret', tags, params: WebhookParams, response: { 200: Webhooks, ...errorResponses } }
+const listDeliveriesSchema = {
+  operationId: 'listWebhookDeliveries',
+  tags,
+  params: WebhookParams,
+  querystring: DeliveryQuery,
+  response: { 200: Deliveries, ...errorResponses },
+}
+const retryDeliverySchema = {
+  operationId: 'retryWebhookDelivery',
+  tags,
+  params: DeliveryParams,
+  response: { 200: Deliveries, ...errorResponses, ...conflictResponse },
+}
+
 export const webhookRoutes: FastifyPluginAsyncTypebox<PlatformDeps> = async (app, deps) => {
   const { db } = deps
   const settings = webhookSettings(deps.config, deps.outbound)
 
-  app.post(
-    '/webhooks',
-    { config, schema: { operationId: 'createWebhook', tags, body: WebhookBody, response: { 201: Webhooks, ...writeErrorResponses } } },
-    async (request, reply) => {
-      const { webhook, secret } = await createWebhook(db, accountOf(request), request.body, settings)
-      return reply.code(201).send({ success: true as const, Webhooks: [webhookView(webhook, baseOf(request, deps), secret)] })
-    },
-  )
+  app.post('/webhooks', { config, schema: createWebhookSchema }, async (request, reply) => {
+    const { webhook, secret } = await createWebhook(db, accountOf(request), request.body, settings)
+    return reply.code(201).send({ success: true as const, Webhooks: [webhookView(webhook, baseOf(request, deps), secret)] })
+  })
 
-  app.get('/webhooks', { config, schema: { operationId: 'listWebhooks', tags, response: { 200: Webhooks, ...errorResponses } } }, async (request) => {
+  app.get('/webhooks', { config, schema: listWebhooksSchema }, async (request) => {
     const found = await listWebhooks(db, accountOf(request))
     return { success: true as const, Webhooks: found.map((webhook) => webhookView(webhook, baseOf(request, deps))) }
   })
 
-  app.get(
-    '/webhooks/:webhookId',
-    { config, schema: { operationId: 'getWebhook', tags, params: WebhookParams, response: { 200: Webhooks, ...errorResponses } } },
-    async (request) => ({
-      success: true as const,
-      Webhooks: [webhookView(await getWebhook(db, accountOf(request), request.params.webhookId), baseOf(request, deps))],
-    }),
-  )
+  app.get('/webhooks/:webhookId', { config, schema: getWebhookSchema }, async (request) => {
+    const webhook = await getWebhook(db, accountOf(request), request.params.webhookId)
+    return { success: true as const, Webhooks: [webhookView(webhook, baseOf(request, deps))] }
+  })
 
-  app.put(
-    '/webhooks/:webhookId',
-    { config, schema: { operationId: 'updateWebhook', tags, params: WebhookParams, body: WebhookBody, response: { 200: Webhooks, ...writeErrorResponses } } },
-    async (request) => ({
-      success: true as const,
-      Webhooks: [webhookView(await updateWebhook(db, accountOf(request), request.params.webhookId, request.body, settings), baseOf(request, deps))],
-    }),
-  )
+  app.put('/webhooks/:webhookId', { config, schema: updateWebhookSchema }, async (request) => {
+    const webhook = await updateWebhook(db, accountOf(request), request.params.webhookId, request.body, settings)
+    return { success: true as const, Webhooks: [webhookView(webhook, baseOf(request, deps))] }
+  })
 
-  app.delete(
-    '/webhooks/:webhookId',
-    { config, schema: { operationId: 'deleteWebhook', tags, params: WebhookParams, response: { 200: SuccessBody, ...errorResponses } } },
-    async (request) => {
-      await deleteWebhook(db, accountOf(request), request.params.webhookId)
-      return { success: true as const }
-    },
-  )
+  app.delete('/webhooks/:webhookId', { config, schema: deleteWebhookSchema }, async (request) => {
+    await deleteWebhook(db, accountOf(request), request.params.webhookId)
+    return { success: true as const }
+  })
 
-  app.post(
-    '/webhooks/:webhookId/rotate-secret',
-    { config, schema: { operationId: 'rotateWebhookSecret', tags, params: WebhookParams, response: { 200: Webhooks, ...errorResponses } } },
-    async (request) => {
-      const { webhook, secret } = await rotateWebhookSecret(db, accountOf(request), request.params.webhookId)
-      return { success: true as const, Webhooks: [webhookView(webhook, baseOf(request, deps), secret)] }
-    },
-  )
+  app.post('/webhooks/:webhookId/rotate-secret', { config, schema: rotateSecretSchema }, async (request) => {
+    const { webhook, secret } = await rotateWebhookSecret(db, accountOf(request), request.params.webhookId)
+    return { success: true as const, Webhooks: [webhookView(webhook, baseOf(request, deps), secret)] }
+  })
 
-  app.get(
-    '/webhooks/:webhookId/deliveries',
-    {
-      config,
-      schema: {
-        operationId: 'listWebhookDeliveries',
-        tags,
-        params: WebhookParams,
-        querystring: DeliveryQuery,
-        response: { 200: Deliveries, ...errorResponses },
-      },
-    },
-    async (request) => {
-      const { status, limit, offset } = request.query
-      const page = { limit, offset, ...(status && { status: status as 'pending' | 'delivered' | 'failed' }) }
-      const found = await listDeliveries(db, accountOf(request), request.params.webhookId, page)
-      return { success: true as const, Deliveries: found.map((delivery) => deliveryView(delivery, baseOf(request, deps))) }
-    },
-  )
+  app.get('/webhooks/:webhookId/deliveries', { config, schema: listDeliveriesSchema }, async (request) => {
+    const { status, limit, offset } = request.query
+    const page = { limit, offset, ...(status && { status: status as 'pending' | 'delivered' | 'failed' }) }
+    const found = await listDeliveries(db, accountOf(request), request.params.webhookId, page)
+    return { success: true as const, Deliveries: found.map((delivery) => deliveryView(delivery, baseOf(request, deps))) }
+  })
 
-  app.post(
-    '/webhooks/:webhookId/deliveries/:deliveryId/retry',
-    {
-      config,
-      schema: { operationId: 'retryWebhookDelivery', tags, params: DeliveryParams, response: { 200: Deliveries, ...errorResponses, ...conflictResponse } },
-    },
-    async (request) => {
-      const { webhookId, deliveryId } = request.params
-      const retried = await retryDelivery(db, accountOf(request), webhookId, deliveryId, settings)
-      return { success: true as const, Deliveries: [deliveryView(retried, baseOf(request, deps))] }
-    },
-  )
+  app.post('/webhooks/:webhookId/deliveries/:deliveryId/retry', { config, schema: retryDeliverySchema }, async (request) => {
+    const { webhookId, deliveryId } = request.params
+    const retried = await retryDelivery(db, accountOf(request), webhookId, deliveryId, settings)
+    return { success: true as const, Deliveries: [deliveryView(retried, baseOf(request, deps))] }
+  })
 }

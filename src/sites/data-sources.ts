@@ -23,7 +23,7 @@ export interface SourcePage {
 const STATUSES = ['active', 'paused'] as const
 
 /**
- * Cursor paging (SPEC.md): `cursor` returns the sources whose ids come after it, `previous` the
+ * Cursor paging (docs/interface.md): `cursor` returns the sources whose ids come after it, `previous` the
  * page that ends before that id. `next` is the cursor of the following page (0 when none), `prev`
  * the value of `previous` that returns the page before this one (0 when none).
  */
@@ -140,7 +140,7 @@ export async function updateDataSource(db: DbHandle, accountId: string, siteSegm
     status: readStatus(input.status, false),
     import_empty: input.import_empty ?? undefined,
   }
-  // Clients send every field, null for unset ones (COMPAT.md): nothing given means nothing to change.
+  // Clients send every field, null for unset ones (docs/compatibility.md): nothing given means nothing to change.
   if (Object.values(changes).every((value) => value === undefined)) return source
   return db.updateTable('data_source').set(changes).where('account_id', '=', accountId).where('id', '=', source.id).returningAll().executeTakeFirstOrThrow()
 }

@@ -4,7 +4,7 @@ import { isKnownTimeZone } from '../config.js'
 import type { ScheduleLimits } from '../accounts/object-limits.js'
 import { excerpt } from '../input/text-input.js'
 
-// import_schedule text (SPEC.md "Schedule format"): optional first line TZ=<zone>, then five-field
+// import_schedule text (docs/interface.md "Schedule format"): optional first line TZ=<zone>, then five-field
 // cron lines; `H` in the minute field is a stable per-site minute so that sites spread out.
 export interface ParsedSchedule {
   timeZone: string | undefined

@@ -82,7 +82,7 @@ export const PageLinks = Type.Object({
   next: Type.Optional(Type.String()),
 })
 
-/** Top-level pagination links (strings, COMPAT.md) for `page[offset]` / `page[limit]` paging. */
+/** Top-level pagination links (strings, docs/compatibility.md) for `page[offset]` / `page[limit]` paging. */
 export function pageLinks(path: string, offset: number, limit: number, total: number) {
   const at = (o: number) => `${path}?page[offset]=${o}&page[limit]=${limit}`
   const lastOffset = total === 0 ? 0 : Math.floor((total - 1) / limit) * limit

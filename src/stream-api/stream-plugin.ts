@@ -55,7 +55,7 @@ export const streamPlugin: FastifyPluginAsync<StreamDeps> = async (app, deps) =>
   await app.register(batchRoutes, deps)
 }
 
-/** The stream interface takes personal access tokens only (SPEC.md section 5). */
+/** The stream interface takes personal access tokens only (docs/interface.md section 5). */
 const STREAM_AUTH: AuthScheme = 'bearer'
 
 /**
@@ -76,7 +76,7 @@ async function identify(request: FastifyRequest, deps: StreamDeps): Promise<{ ca
 }
 
 /**
- * Counts the request (SPEC.md section 8) and sets the ratelimit-* headers that every stream response
+ * Counts the request (docs/interface.md section 8) and sets the ratelimit-* headers that every stream response
  * carries. The counter is the credential's that authenticated, never the header's text, so that
  * spellings of one token (`Bearer`, `bearer`, two spaces, a tab) share it; a request that did not
  * authenticate is counted by its address, so that guessing tokens is limited too.

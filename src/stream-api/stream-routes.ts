@@ -33,7 +33,7 @@ const StreamDoc = Type.Object({ data: StreamResource })
 export const streamRoutes: FastifyPluginAsyncTypebox<StreamDeps> = async (app, { db, config, clock }) => {
   const prefix = config.STREAM_PREFIX
   // Management bodies are JSON:API documents; application/json is accepted too. A body-less DELETE
-  // with a JSON:API Content-Type is fine (COMPAT.md).
+  // with a JSON:API Content-Type is fine (docs/compatibility.md).
   app.removeAllContentTypeParsers()
   app.addContentTypeParser('*', { parseAs: 'buffer', bodyLimit: MAX_JSON_BODY_BYTES }, async (request: FastifyRequest, body: Buffer) => {
     if (body.length === 0 || (request.headers['content-encoding'] === undefined && body.toString('utf8').trim() === '')) return undefined

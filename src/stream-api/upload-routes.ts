@@ -12,7 +12,7 @@ import { UPLOAD_STATUS, allUploadObservers, uploadLog } from './upload-log.js'
 const StreamParams = Type.Object({ streamId: Type.String() })
 const BatchDoc = Type.Object({ data: BatchResource })
 const errors = jsonApiErrors(400, 401, 403, 404, 408, 413, 415, 423, 429, 500, 503)
-// An empty payload answers 422 with a failed batch document (COMPAT.md); other 422s are errors.
+// An empty payload answers 422 with a failed batch document (docs/compatibility.md); other 422s are errors.
 const emptyPayload = Type.Union([BatchDoc, JsonApiError], { description: 'The body is empty (a failed batch document), or a row limit is passed' })
 const uploadResponses = { 202: BatchDoc, 422: emptyPayload, ...errors }
 const tags = ['products']

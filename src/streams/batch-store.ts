@@ -89,7 +89,7 @@ export async function claimContentType(db: DbHandle, stream: Stream, contentType
   }
 }
 
-/** The document an empty upload answers with (COMPAT.md): a failed batch that is not stored. */
+/** The document an empty upload answers with (docs/compatibility.md): a failed batch that is not stored. */
 export function emptyPayloadBatch(stream: Stream, now: Date): Batch {
   const stage: BatchStage = {
     completedAt: isoSeconds(now),

@@ -45,7 +45,7 @@ export class LineSplitter {
     if (this.skipping) emit({ oversizedHead: this.skipping })
     else if (this.pendingBytes > 0) {
       const last = Buffer.concat(this.pending)
-      // Blanks after the final newline are serializer padding, not an empty line (COMPAT.md).
+      // Blanks after the final newline are serializer padding, not an empty line (docs/compatibility.md).
       if (last.toString('latin1').trim() !== '') emit({ block: last })
     }
     this.pending = []

@@ -23,7 +23,7 @@ const EMPTY_PAYLOAD_BYTES = new Uint8Array(256)
 for (const c of ' \t\r\n[]{},') EMPTY_PAYLOAD_BYTES[c.charCodeAt(0)] = 1
 
 /**
- * A referenced upload is not validated row by row (SPEC.md section 4, rule 5): the payload is kept
+ * A referenced upload is not validated row by row (docs/interface.md section 4, rule 5): the payload is kept
  * as received and parsed by the import. Only a payload with no product at all is refused.
  */
 export function saveReferencedPayload(db: Db, upload: ReferencedUpload): Promise<UploadResult> {

@@ -15,7 +15,7 @@ export interface StreamSummary {
   lastBatch: { id: string; status: string; createdAt: Date; rowCount: number; errorCount: number } | null
 }
 
-// A stream holds at most 100 per account (SPEC.md): one statement for all of them.
+// A stream holds at most 100 per account (docs/interface.md): one statement for all of them.
 export async function streamSummaries(db: DbHandle, accountId: string): Promise<StreamSummary[]> {
   const { rows } = await sql<Record<string, unknown>>`
     SELECT s.id, s.name, s.type, s.status,

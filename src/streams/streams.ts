@@ -131,7 +131,7 @@ export async function purgeDeletedStreams(db: DbHandle, now: Date, accountId?: s
   return Number(result.numDeletedRows)
 }
 
-/** Operators lock and unlock streams (SPEC.md section 3); not reachable through the API. */
+/** Operators lock and unlock streams (docs/interface.md section 3); not reachable through the API. */
 export async function setStreamStatus(db: Db, streamId: string, status: string, now: Date): Promise<Stream> {
   if (!STREAM_STATUSES.includes(status as StreamStatus)) throw new UnprocessableError(`status: must be one of ${STREAM_STATUSES.join(', ')}`)
   if (!isId(streamId)) throw new NotFoundError(`Stream ${streamId} not found`)
@@ -176,7 +176,7 @@ async function assertNameFree(db: DbHandle, accountId: string, name: string): Pr
   })
 }
 
-/** A stream feeding a disabled site accepts no data (DESIGN.md 5.5). */
+/** A stream feeding a disabled site accepts no data (docs/design.md 5.5). */
 export async function feedsDisabledSite(db: DbHandle, accountId: string, streamId: string): Promise<boolean> {
   const row = await db
     .selectFrom('data_source')

@@ -1,4 +1,4 @@
-import type { Batch, BatchStage, ChannelExport, Process, Stream, StreamStatus } from '../db/schema.js'
+import type { Batch, BatchStage, ChannelExport, Run, Stream, StreamStatus } from '../db/schema.js'
 import type { WebhookEventType } from './event-types.js'
 
 // The `data` of each event type: small documents of ids, counts, states and links, never product
@@ -30,10 +30,10 @@ export interface BatchData {
 export interface RunData {
   pid: string
   site_id: string
-  action: Process['action']
+  action: Run['action']
   target_id: string | null
-  trigger: Process['trigger']
-  status: Process['status']
+  trigger: Run['trigger']
+  status: Run['status']
   started_at: string | null
   finished_at: string | null
   links: Links
@@ -105,7 +105,7 @@ export function batchProcessedData(batch: Batch, run?: { pid: string; siteId: st
   return { ...data, pid: run?.pid ?? null, site_id: run?.siteId ?? null }
 }
 
-function runData(run: Process): RunData {
+function runData(run: Run): RunData {
   const site = `/platform/v2/sites/${run.site_id}`
   return {
     pid: run.pid,
@@ -120,16 +120,16 @@ function runData(run: Process): RunData {
   }
 }
 
-export function runStartedData(run: Process): EventData['run.started'] {
+export function runStartedData(run: Run): EventData['run.started'] {
   return runData(run)
 }
 
-export function runSucceededData(run: Process): EventData['run.succeeded'] {
+export function runSucceededData(run: Run): EventData['run.succeeded'] {
   return runData(run)
 }
 
 /** A failed run, with the codes of its site errors (each once, in the order given). */
-export function runFailedData(run: Process, errorCodes: readonly number[] = []): EventData['run.failed'] {
+export function runFailedData(run: Run, errorCodes: readonly number[] = []): EventData['run.failed'] {
   return { ...runData(run), message: run.message, error_codes: [...new Set(errorCodes)] }
 }
 

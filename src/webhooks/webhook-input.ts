@@ -25,7 +25,7 @@ export function webhookSettings(config: Config, guard: OutboundGuard): WebhookSe
   }
 }
 
-/** A create or update body; null and absent mean "not given" (COMPAT.md). */
+/** A create or update body; null and absent mean "not given" (docs/compatibility.md). */
 export interface WebhookInput {
   url?: string | null
   events?: unknown

@@ -98,7 +98,8 @@ function expectClientAnswer(what: string, path: string, response: { statusCode: 
   return response.statusCode
 }
 
-describe('every route, with the values clients get wrong', () => {
+// Each test walks every route with dozens of values: thousands of requests, given minutes on a loaded machine.
+describe('every route, with the values clients get wrong', { timeout: 180_000 }, () => {
   it('answers hostile path segments with a 4xx in the interface body', async () => {
     const f = await importFixture(t)
     const ids = await realIds(f)

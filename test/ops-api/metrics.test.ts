@@ -12,11 +12,27 @@ import { readExposition, type Scrape } from './exposition.js'
 // interface after uploads, runs and requests. Counters are read before and after, and their
 // difference is checked: other tests of the file move them too.
 
-const t = useTestApp({ ...HIGH_LIMITS, RUN_POLL_SECONDS: '0.5', SCHEDULER_INTERVAL_SECONDS: '0', MAX_UPLOAD_BYTES: '100000' })
+const t = useTestApp({
+  ...HIGH_LIMITS,
+  DB_POOL_SIZE: '7',
+  UPLOAD_CONCURRENCY: '3',
+  READ_CONCURRENCY: '2',
+  RUN_POLL_SECONDS: '0.5',
+  SCHEDULER_INTERVAL_SECONDS: '0',
+  MAX_UPLOAD_BYTES: '100000',
+})
 const TOKEN = `metrics-${randomUUID()}`
 // A second app whose metrics need the token. It executes no runs, so a run queued on it stays queued,
 // and it limits platform requests to one a second, which a scrape must not meet.
-const guarded = useTestApp({ METRICS_TOKEN: TOKEN, RUN_CONCURRENCY: '0', SCHEDULER_INTERVAL_SECONDS: '0', PLATFORM_RATE_LIMIT: '1' })
+const guarded = useTestApp({
+  DB_POOL_SIZE: '6',
+  UPLOAD_CONCURRENCY: '2',
+  READ_CONCURRENCY: '2',
+  METRICS_TOKEN: TOKEN,
+  RUN_CONCURRENCY: '0',
+  SCHEDULER_INTERVAL_SECONDS: '0',
+  PLATFORM_RATE_LIMIT: '1',
+})
 const given = factories(t)
 const givenGuarded = factories(guarded)
 
@@ -49,8 +65,8 @@ describe('GET /metrics', () => {
       process_cpu_user_seconds_total: 'counter',
     }
     for (const [name, type] of Object.entries(types)) expect(text).toContain(`# TYPE ${name} ${type}\n`)
-    // The test database's pool has 5 connections (test-database.ts).
-    expect(value('catalog_db_pool_max_connections')).toBe(5)
+    // The app's pool has DB_POOL_SIZE connections (test-app.ts sizes it so); 7 here.
+    expect(value('catalog_db_pool_max_connections')).toBe(7)
     const states = samples.filter((s) => s.name === 'catalog_db_pool_connections').map((s) => s.labels.state)
     expect(states.sort()).toEqual(['idle', 'in_use'])
     expect(samples.filter((s) => s.name === 'catalog_db_pool_waiting')).toHaveLength(1)
@@ -223,7 +239,7 @@ describe('GET /metrics with METRICS_TOKEN', () => {
   it('answers a scrape with the token, whatever the case of the scheme, and never rate-limits it', async () => {
     for (const scheme of ['Bearer', 'bearer', 'BEARER']) {
       const { value } = await scrape(guarded.app, { authorization: `${scheme} ${TOKEN}` })
-      expect(value('catalog_db_pool_max_connections')).toBe(5)
+      expect(value('catalog_db_pool_max_connections')).toBe(6)
     }
     // Far more than PLATFORM_RATE_LIMIT (1 a second) within one second of the test clock.
     for (let i = 0; i < 5; i++) {

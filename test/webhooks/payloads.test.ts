@@ -1,6 +1,6 @@
 import { Webhook } from 'standardwebhooks'
 import { describe, expect, it } from 'vitest'
-import type { ChannelExport, Process, Stream } from '../../src/db/schema.js'
+import type { ChannelExport, Run, Stream } from '../../src/db/schema.js'
 import { deliveryMessage } from '../../src/webhooks/delivery-message.js'
 import type { ClaimedDelivery } from '../../src/webhooks/delivery-store.js'
 import { retryDelaySeconds } from '../../src/jobs/retry-backoff.js'
@@ -11,7 +11,7 @@ import { activeSecrets, newWebhookSecret } from '../../src/webhooks/signatures.j
 // What the event builders put in a payload, and how an attempt's request is made of it: no
 // database here, the delivery tests send the real thing.
 
-const run: Process = {
+const run: Run = {
   pid: '5b1c7c1e-0f7e-4b59-9a57-5e1b4b0d7a10',
   account_id: '1',
   site_id: '12',

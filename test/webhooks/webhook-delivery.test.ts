@@ -2,7 +2,7 @@ import { createHmac } from 'node:crypto'
 import { Webhook } from 'standardwebhooks'
 import { afterAll, describe, expect, it } from 'vitest'
 import { inTransaction } from '../../src/db/transaction.js'
-import type { Process } from '../../src/db/schema.js'
+import type { Run } from '../../src/db/schema.js'
 import { addSiteError } from '../../src/sites/site-errors.js'
 import { recordEvent } from '../../src/webhooks/outbox.js'
 import { recordRunEnded } from '../../src/webhooks/run-events.js'
@@ -308,7 +308,7 @@ describe('webhook deliveries', () => {
     await subscribe(c, r.url, { events: ['run.succeeded', 'run.failed'] })
     const site = await given.site({ account: c.account })
     const pid = crypto.randomUUID()
-    const run: Process = {
+    const run: Run = {
       pid,
       account_id: c.account.accountId,
       site_id: site.id,
