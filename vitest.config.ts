@@ -1,17 +1,21 @@
 import { defineConfig } from 'vitest/config'
 
-// Files that must have the machine to themselves, one at a time, after the others:
-// - process files start servers and CLI commands as child processes (and npm, and a second checkout);
-// - multi-server files run several servers on one database;
-// - timing files measure a deadline or a hand-over on the server's own clock (slow bodies, request
-//   and upload deadlines, waits for a connection, the one-second slot of a stuck receiver, a read's
-//   statement timeout), which a neighbour's load would move.
-const SERIAL = [
+// Files that start processes: servers and CLI commands as child processes, npm, a second checkout,
+// several servers on one database. One at a time (they share the machine's ports and its cores with
+// their children), beside the files that run side by side.
+const PROCESS_FILES = [
   'test/cli/**/*.test.ts',
   'test/multi-process/**/*.test.ts',
   'test/docs/**/*.test.ts',
   'test/jobs/cleanup.test.ts',
   'test/jobs/crash-recovery.test.ts',
+]
+
+// Files that measure a deadline or a hand-over on the server's own clock (slow bodies, request and
+// upload deadlines, waits for a connection, the one-second slot of a stuck receiver, a read's
+// statement timeout): a neighbour's load would move what they measure, so they run alone, one at a
+// time, after everything else.
+const TIMING_FILES = [
   'test/stream-api/slow-body.test.ts',
   'test/stream-api/request-timeout.test.ts',
   'test/stream-api/database-waits.test.ts',
@@ -26,21 +30,28 @@ const SERIAL = [
 
 // Every other file has its own database, cloned from a migrated template (test/global-setup.ts), its
 // own app and no fixed port, so files run side by side. A file spends much of its time waiting (on
-// Postgres, on a run's worker, on a receiver), so more forks than cores pay: TEST_FORKS overrides.
+// Postgres, on a run's worker, on a receiver), so more forks than cores pay: on 2 cores, 4 forks took
+// the suite from 13 min (one file at a time) to 7.4 min. TEST_FORKS overrides.
 const forks = Number(process.env.TEST_FORKS ?? 4)
 
 export default defineConfig({
   test: {
     globalSetup: ['test/global-setup.ts'],
-    pool: 'forks',
     maxWorkers: forks,
     minWorkers: 1,
-    testTimeout: 30_000,
+    // The process files run in the threads pool, one thread: vitest runs each pool of a group at the
+    // same time, so they overlap the forks instead of waiting for them.
+    poolOptions: { threads: { maxThreads: 1, minThreads: 1 } },
+    // Generous: a file's tests share two cores with three other files.
+    testTimeout: 60_000,
     hookTimeout: 60_000,
     projects: [
-      { extends: true, test: { name: 'parallel', include: ['test/**/*.test.ts'], exclude: SERIAL } },
-      // singleFork: vitest runs these one after another once the parallel files have ended.
-      { extends: true, test: { name: 'serial', include: SERIAL, poolOptions: { forks: { singleFork: true } } } },
+      { extends: true, test: { name: 'parallel', pool: 'forks', include: ['test/**/*.test.ts'], exclude: [...PROCESS_FILES, ...TIMING_FILES] } },
+      { extends: true, test: { name: 'processes', pool: 'threads', include: PROCESS_FILES } },
+      {
+        extends: true,
+        test: { name: 'timing', pool: 'forks', include: TIMING_FILES, poolOptions: { forks: { singleFork: true } }, sequence: { groupOrder: 1 } },
+      },
     ],
   },
 })

@@ -128,7 +128,7 @@ function cleanupCommand(program: Command): void {
     .option('--grace-minutes <n>', 'release batch rows applied at least this long ago', wholeMinutes, 10)
     .action(async (options: { graceMinutes: number }) => {
       const webhookWindowSeconds = Math.round(loadConfig().WEBHOOK_RETRY_HOURS * 3600)
-      const report = await withDatabase((db) => runCleanup(db, new Date(), options.graceMinutes, webhookWindowSeconds))
+      const report = await withDatabase((db) => runCleanup(db, { now: new Date(), graceMinutes: options.graceMinutes, webhookWindowSeconds }))
       print(
         `purged ${report.streams} stream(s), released the rows of ${report.batches} batch(es), removed the stages of ${report.sites} deleted site(s), ` +
           `deleted ${report.feeds} removed feed file(s), ended or deleted ${report.webhookDeliveries} webhook deliveries, ` +

@@ -88,10 +88,13 @@ export function headings(names: string[]): Html {
   </tr>`
 }
 
-/** A table under `names` (as `headings` takes them), scrolling sideways when wider than the page. */
-export function dataTable(names: string[], rows: Html[]): Html {
+/**
+ * A table under `names` (as `headings` takes them), scrolling sideways when wider than the page;
+ * `describedBy`: the id of the element that says what the table holds.
+ */
+export function dataTable(names: string[], rows: Html[], { describedBy }: { describedBy?: string } = {}): Html {
   return html`<div class="scroll">
-    <table>
+    <table${describedBy === undefined ? '' : html` aria-describedby="${describedBy}"`}>
       <thead>
         ${headings(names)}
       </thead>

@@ -2,7 +2,7 @@ import type { ConsoleSession } from '../accounts/console-sessions.js'
 import type { Webhook } from '../db/schema.js'
 import type { DeliveryRow } from '../webhooks/deliveries.js'
 import { html, type Html } from './html.js'
-import { badge, csrfField, when } from './layout.js'
+import { badge, csrfField, dataTable, when } from './layout.js'
 
 export const DELIVERIES_PER_PAGE = 20
 
@@ -107,26 +107,8 @@ function deliveriesTable({ webhook, deliveries, offset, status }: WebhookPanel, 
         <td>${webhook.active ? retryForm(delivery, session, status ? 0 : offset) : ''}</td>
       </tr>`,
   )
-  return html`<div class="scroll">
-    <table aria-describedby="webhook-${webhook.id}-deliveries">
-      <thead>
-        <tr>
-          <th scope="col">Delivery</th>
-          <th scope="col">Event</th>
-          <th scope="col">Status</th>
-          <th scope="col" class="num">Attempts</th>
-          <th scope="col">Last response</th>
-          <th scope="col">Last error</th>
-          <th scope="col">Next attempt</th>
-          <th scope="col">Created</th>
-          <th scope="col">Retry</th>
-        </tr>
-      </thead>
-      <tbody>
-        ${rows}
-      </tbody>
-    </table>
-  </div>`
+  const names = ['Delivery', 'Event', 'Status', '#Attempts', 'Last response', 'Last error', 'Next attempt', 'Created', 'Retry']
+  return dataTable(names, rows, { describedBy: `webhook-${webhook.id}-deliveries` })
 }
 
 /** The last answer's status code, and the first KiB of its body that was kept. */

@@ -59,11 +59,16 @@ export interface CleanupReport {
   consoleSessions: number
 }
 
-/**
- * Everything the hourly cleanup does, in order. `webhookWindowSeconds`: how long a webhook delivery
- * is tried (WEBHOOK_RETRY_HOURS).
- */
-export async function runCleanup(db: Db, now: Date, graceMinutes = 10, webhookWindowSeconds = 24 * 3600): Promise<CleanupReport> {
+export interface CleanupOptions {
+  now: Date
+  /** How long an applied batch keeps its rows (the CLI's --grace-minutes). */
+  graceMinutes?: number
+  /** How long a webhook delivery is tried (WEBHOOK_RETRY_HOURS). */
+  webhookWindowSeconds?: number
+}
+
+/** Everything the hourly cleanup does, in order. */
+export async function runCleanup(db: Db, { now, graceMinutes = 10, webhookWindowSeconds = 24 * 3600 }: CleanupOptions): Promise<CleanupReport> {
   const streams = await purgeDeletedStreams(db, now)
   const batches = await releaseAppliedBatchRows(db, graceMinutes)
   const sites = await purgeDeletedSiteStages(db)

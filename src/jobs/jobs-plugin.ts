@@ -85,7 +85,7 @@ export const jobsPlugin = fp<JobsOptions>(
         : undefined
     const cleanup = new Repeating(
       CLEANUP_INTERVAL_MS,
-      () => runCleanup(db, new Date(), undefined, Math.round(config.WEBHOOK_RETRY_HOURS * 3600)),
+      () => runCleanup(db, { now: clock(), webhookWindowSeconds: Math.round(config.WEBHOOK_RETRY_HOURS * 3600) }),
       (error) => app.log.warn({ err: error }, 'hourly cleanup failed'),
     )
 

@@ -92,7 +92,7 @@ describe('console writes', () => {
     t.clock.advance(13 * 3600_000)
     expect((await user.get('/console')).status).toBe(303)
     // The hourly cleanup removes it.
-    const report = await runCleanup(t.db, t.clock.now())
+    const report = await runCleanup(t.db, { now: t.clock.now() })
     expect(report.consoleSessions).toBeGreaterThanOrEqual(1)
   })
 })
