@@ -97,7 +97,7 @@ export const siteRoutes: FastifyPluginAsyncTypebox<PlatformDeps> = async (app, d
     one(request, await updateSite(db, accountOf(request), request.params.siteId, request.body, limits, request.params.projectId)),
   )
 
-  // Reading one site of a project is not in SPEC.md, but its links make clients expect it.
+  // Reading one site of a project is not in docs/interface.md, but its links make clients expect it.
   app.get('/projects/:projectId/sites/:siteId', { schema: getProjectSiteSchema }, async (request) => {
     const site = await getSite(db, accountOf(request), request.params.siteId)
     if (site.project_id !== request.params.projectId) throw new NotFoundError()

@@ -225,7 +225,7 @@ describe('catalog-platform CLI', { timeout: 120_000 }, () => {
     for (const secret of [account.client_secret, account.x_auth_token, account.token, token.token, credential.client_secret, credential.x_auth_token]) {
       expect(stored).not.toContain(secret)
     }
-    // SHA-256, as DESIGN.md section 4 says: what is stored is the hash of what was shown.
+    // SHA-256, as docs/design.md section 4 says: what is stored is the hash of what was shown.
     expect(credentials.find((c) => c.account_id === account.account_id)?.secret_hash).toBe(sha256(credential.client_secret))
     expect(tokens.map((t) => t.token_hash)).toEqual(expect.arrayContaining([sha256(account.token), sha256(token.token)]))
   })

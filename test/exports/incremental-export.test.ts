@@ -143,7 +143,7 @@ const plainNdjson: ChannelModel = {
 
 const CHANNELS = [plainCsv, mappedCsv, plainXml, plainNdjson]
 
-/** The catalog as the uploads so far make it (DESIGN.md 5.1: an upload replaces the row whole). */
+/** The catalog as the uploads so far make it (docs/design.md 5.1: an upload replaces the row whole). */
 class CatalogModel {
   readonly rows = new Map<string, Row>()
   /** Every attribute name ever uploaded, in first-seen order. */
@@ -160,7 +160,7 @@ class CatalogModel {
     }
   }
 
-  /** The import stage's columns: first-seen order, only those some row has a value for (SPEC.md row rule 4). */
+  /** The import stage's columns: first-seen order, only those some row has a value for (docs/interface.md row rule 4). */
   columns(): string[] {
     return this.seen.filter((column) => [...this.rows.values()].some((row) => (row[column] ?? '') !== ''))
   }

@@ -35,7 +35,7 @@ export function ndjson(rows: object[]): string {
 
 // ---- platform interface
 
-/** The two credentials the platform's data-source endpoints accept (SPEC.md section 5). */
+/** The two credentials the platform's data-source endpoints accept (docs/interface.md section 5). */
 export type Credential = 'x-auth-token' | 'bearer'
 export const CREDENTIALS: Credential[] = ['x-auth-token', 'bearer']
 

@@ -10,7 +10,7 @@ export const TIMESTAMP = /^\d{4}-\d\d-\d\d \d\d:\d\d:\d\d$/
 export const BASE = 'http://localhost:80'
 export const NOT_FOUND = { success: false, message: 'The requested resource could not be found' }
 export const UNAUTHORIZED = { success: false, message: 'Unauthorized' }
-/** ISO 8601 with offset and no fraction (COMPAT.md). */
+/** ISO 8601 with offset and no fraction (docs/compatibility.md). */
 export const ISO_SECONDS = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\+00:00$/
 export const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/
 export const DAY_MS = 86_400_000

@@ -8,8 +8,8 @@ import { BASE, expectError, TIMESTAMP, UUID, type Links } from '../helpers/respo
 import type { Response } from '../helpers/clients.js'
 
 // POST /platform/v2/process/{siteId}, the run status, the site errors and the import history
-// (SPEC.md 2 "Process", "Site status", "Import history", "Site error"; 4 "Platform: errors, history,
-// channels", "Platform: processing and status"; COMPAT.md; DESIGN.md 5.5). Runs execute in the real
+// (docs/interface.md 2 "Process", "Site status", "Import history", "Site error"; 4 "Platform: errors, history,
+// channels", "Platform: processing and status"; docs/compatibility.md; docs/design.md 5.5). Runs execute in the real
 // worker; a run is held in `running` by a lock on stage_product taken from a separate connection.
 
 const t = useTestApp({ ...HIGH_LIMITS, RUN_POLL_SECONDS: '0.5', SCHEDULER_INTERVAL_SECONDS: '0' })
@@ -194,7 +194,7 @@ describe('process request validation', () => {
   })
 })
 
-describe('process body forms (COMPAT.md)', () => {
+describe('process body forms (docs/compatibility.md)', () => {
   it.each<[string, string, string | null]>([
     ['{"action":"import"}', 'import', null],
     ['{"id":null,"action":"import"}', 'import', null],

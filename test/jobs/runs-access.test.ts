@@ -5,7 +5,7 @@ import { importFixture, type ImportFixture } from '../helpers/factories.js'
 import { expectError, UNAUTHORIZED } from '../helpers/responses.js'
 import type { Response } from '../helpers/clients.js'
 
-// Who may start runs and read what they left (SPEC.md section 5, section 4 "Platform: processing and
+// Who may start runs and read what they left (docs/interface.md section 5, section 4 "Platform: processing and
 // status", "Platform: errors, history, channels"): the process endpoint takes X-Auth-Token or a bearer
 // token, status/errors/import history take X-Auth-Token only; every credential reaches only its own
 // account's sites and runs.

@@ -5,7 +5,7 @@ import { runSchedulerTick, type SchedulerTick } from '../../src/jobs/scheduler.j
 import { HIGH_LIMITS, useTestApp } from '../helpers/test-app.js'
 import { importFixture, type ImportFixture } from '../helpers/factories.js'
 
-// Site schedules (SPEC.md "Schedule format", DESIGN.md 5.5 and 5.7) fired by runSchedulerTick with an
+// Site schedules (docs/interface.md "Schedule format", docs/design.md 5.5 and 5.7) fired by runSchedulerTick with an
 // injected `now`; the app's own scheduler is off (SCHEDULER_INTERVAL_SECONDS 0). A tick looks at every
 // site of this file's database, so each test reads only its own sites' entries of a tick and empties
 // its schedules afterwards. Fired runs execute in the real worker and are awaited in the test.

@@ -34,7 +34,7 @@ const SERVER_ENV = {
   SCHEDULER_INTERVAL_SECONDS: '0.5',
   // A SIGTERM drains for 2 s (half of the grace), then ends what is left.
   SHUTDOWN_GRACE_SECONDS: '4',
-  // Several clients of one account upload at once; RATE_LIMIT_PRODUCTS stays at SPEC.md's 30.
+  // Several clients of one account upload at once; RATE_LIMIT_PRODUCTS stays at docs/interface.md's 30.
   UPLOADS_PER_ACCOUNT: '100',
 }
 const RUN_DEADLINE_MS = 60_000
@@ -387,7 +387,7 @@ describe('three server processes on one database', () => {
       })
       expect((await statusOf(account, first, running, three)).status).toBe('running')
 
-      // A site runs one run and keeps one waiting (DESIGN.md 5.5), whichever process is asked.
+      // A site runs one run and keeps one waiting (docs/design.md 5.5), whichever process is asked.
       const queued = await requestRun(account, first, two)
       waiting = pidOf(queued, 'second run')
       expect(queued.json<{ message: string }>().message).toBe(`Run queued; it starts when process ${running} has finished`)

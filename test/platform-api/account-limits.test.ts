@@ -4,7 +4,7 @@ import { useTestApp } from '../helpers/test-app.js'
 import { client, createProject, createSite, createTag, type Client, type Response } from '../helpers/clients.js'
 import { expectError, sitesOf, type SiteJson } from '../helpers/responses.js'
 
-// Objects per account (issue 10, DESIGN.md 9): small limits through the environment, so that each
+// Objects per account (issue 10, docs/design.md 9): small limits through the environment, so that each
 // limit is reached with a handful of requests. Every test uses accounts of its own.
 const t = useTestApp({
   MAX_PROJECTS_PER_ACCOUNT: '3',

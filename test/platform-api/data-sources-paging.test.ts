@@ -7,7 +7,7 @@ import { expectError, sourcesOf, type CursorJson, type SourceJson } from '../hel
 const t = useTestApp(HIGH_LIMITS)
 const given = factories(t)
 
-// Cursor paging of GET /platform/v2/sites/{siteId}/streams (SPEC.md "Platform: site stream data
+// Cursor paging of GET /platform/v2/sites/{siteId}/streams (docs/interface.md "Platform: site stream data
 // sources"): `cursor` returns the sources whose ids come after it, `meta.cursor.next` starts the next
 // page (0 on the last one), `previous` goes back, `limit` is 1 to 1000 (default 100).
 

@@ -141,7 +141,7 @@ describe('read, update, delete', () => {
     expect(oneSource(await f.send('GET', `/sites/${f.site.id}/streams/${source.id}`))).toEqual(source)
   })
 
-  // Product bug: an update that changes nothing (every field null or absent, as COMPAT.md says clients
+  // Product bug: an update that changes nothing (every field null or absent, as docs/compatibility.md says clients
   // send) answers 500. Remove `.fails` once src/sites/data-sources.ts updateDataSource handles it.
   it('answers 200 with the unchanged source to an update whose fields are all null (BUG: 500)', async () => {
     const f = await sourcesFixture(t)

@@ -25,7 +25,7 @@ function operations(document: OpenApiDocument): { method: string; path: string; 
 const toOpenApiPath = (path: string) => path.replace(/:(\w+)/g, '{$1}')
 
 // Routes kept out of the OpenAPI document on purpose: the front door, the document and its UI, the product
-// write endpoints withdrawn on 2025-03-31 that answer 410 to old clients (COMPAT.md), and the console's HTML
+// write endpoints withdrawn on 2025-03-31 that answer 410 to old clients (docs/compatibility.md), and the console's HTML
 // pages, which are for people in a browser, not part of the API (test/console/ covers them).
 const HIDDEN = [
   /^\/$/,

@@ -2,7 +2,7 @@ import { Cron, CronPattern } from 'croner'
 import { describe, expect, it } from 'vitest'
 import { ScheduleError, firesEveryYear, hashedMinute, nextRunAt, parseSchedule } from '../../src/sites/site-schedule.js'
 
-// Pure unit tests of the schedule module (SPEC.md "Schedule format", DESIGN.md 5.7). The clock is
+// Pure unit tests of the schedule module (docs/interface.md "Schedule format", docs/design.md 5.7). The clock is
 // injected through `after`. Every expected instant is written out by hand from local time:
 //   Europe/Berlin: CET = UTC+1, CEST = UTC+2. 2026-03-29 02:00 CET -> 03:00 CEST (01:00 UTC);
 //                  2026-10-25 03:00 CEST -> 02:00 CET (01:00 UTC), so 02:00-02:59 happens twice.

@@ -128,7 +128,7 @@ async function expectRefused(c: StreamClient, streamId: string, status: number) 
   expectApiError(await c.send('DELETE', `/streams/${streamId}/products/1`), status)
 }
 
-describe('stream status (SPEC.md section 3)', () => {
+describe('stream status (docs/interface.md section 3)', () => {
   it.each([
     ['disabled', 403],
     ['locked', 423],

@@ -36,7 +36,7 @@ async function refusedLine(line: string | Buffer, message: string | RegExp): Pro
   return batch
 }
 
-describe('chunked validation messages (SPEC.md section 7)', () => {
+describe('chunked validation messages (docs/interface.md section 7)', () => {
   it.each([
     ['an empty object', '{}', MESSAGES.emptyAttributes],
     ['only empty and null values', '{"id":"","a":null}', MESSAGES.emptyAttributes],
@@ -169,7 +169,7 @@ describe('grouping and outcome', () => {
     expect((await c.batches(stream.id)).map((b) => [b.id, b.attributes.status])).toEqual([[batch.id, 'failed']])
   })
 
-  it('accepts NDJSON with blanks around each object and a final newline (COMPAT.md)', async () => {
+  it('accepts NDJSON with blanks around each object and a final newline (docs/compatibility.md)', async () => {
     const c = await streamClient(t)
     const stream = await given.stream({ account: c.account })
     const batch = expectBatch(await c.upload(stream.id, ' {"id":"1"} \n {"id":"2"} \n'))
@@ -180,7 +180,7 @@ describe('grouping and outcome', () => {
   })
 })
 
-describe('row rules (SPEC.md "Product row rules")', () => {
+describe('row rules (docs/interface.md "Product row rules")', () => {
   it('stores every value as text: true → "1", false and null → "", numbers as written', async () => {
     const c = await streamClient(t)
     const stream = await given.stream({ account: c.account })
