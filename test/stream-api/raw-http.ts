@@ -138,7 +138,3 @@ export async function bodyBeingReceived(t: TestContext, uploads = 1, app: Fastif
 export async function serverSettled(t: TestContext): Promise<void> {
   await eventually(async () => (await openTransactions(t)).length === 0, 'no transaction of the server left open')
 }
-
-export function sleep(ms: number): Promise<void> {
-  return new Promise((resolve) => setTimeout(resolve, ms))
-}
