@@ -12,6 +12,7 @@ import * as m0010 from './0010-webhooks.js'
 import * as m0011 from './0011-access-token-public-id.js'
 import * as m0012 from './0012-console-sessions.js'
 import * as m0013 from './0013-run-table.js'
+import * as m0014 from './0014-channel-templates.js'
 
 // A static list instead of a directory scan: it works the same from TypeScript sources (tsx, vitest)
 // and from the compiled build, and a migration cannot be forgotten by the bundler.
@@ -29,4 +30,5 @@ export const migrations: Record<string, Migration> = {
   '0011-access-token-public-id': m0011,
   '0012-console-sessions': m0012,
   '0013-run-table': m0013,
+  '0014-channel-templates': m0014,
 }

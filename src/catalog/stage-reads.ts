@@ -117,6 +117,8 @@ export async function readStagePage(db: Db, accountId: string, siteSegment: stri
       .where('site_id', '=', stage.siteId)
       .where('stage', '=', stage.stage)
       .where('stage_id', '=', stage.stageId)
+    // A channel's data is its feed's: rows its template's checks left out have no line (diagnostics list them).
+    if (stage.stage === 'channel') rows = rows.where('line', 'is not', null)
     if (condition) rows = rows.where(filterToSql(condition, (column) => sql<string>`coalesce(data ->> ${column}, '')`))
     rows = after === undefined ? rows.offset(query.offset) : rows.where('product_id', '>', after)
     return rows.orderBy('product_id').limit(limit)

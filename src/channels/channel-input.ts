@@ -1,4 +1,6 @@
-import type { ChannelFilename, ColumnMapping, FeedFormat } from '../db/schema.js'
+import type { ChannelFilename, ColumnMapping, FeedFormat, ValidationMode } from '../db/schema.js'
+import { GENERIC_TEMPLATE, templateNamed, templateOfExportName } from '../templates/template-catalog.js'
+import { ISO_4217_CODES } from '../templates/iso-4217.js'
 import { BadRequestError } from '../errors.js'
 import { OutboundRefusedError, type OutboundGuard } from '../net/outbound-guard.js'
 import { checkText, excerpt } from '../input/text-input.js'
@@ -30,6 +32,9 @@ export interface ChannelInput {
   filter?: string | null
   filenames?: unknown
   destinations?: DestinationInput[] | null
+  validation_mode?: string | null
+  currency?: string | null
+  readiness_threshold?: number | string | null
 }
 
 export interface ChannelConfig {
@@ -41,7 +46,14 @@ export interface ChannelConfig {
   filter: string
   filenames: ChannelFilename[]
   destinations: { kind: 'feed' | 'http'; name: string | null; active: boolean; url: string | null }[] | undefined
+  /** The built-in template export_name picks (template-catalog.ts), chosen when export_name is saved. */
+  template: string
+  validationMode: ValidationMode
+  currency: string | null
+  readinessThreshold: number | null
 }
+
+const VALIDATION_MODES: readonly ValidationMode[] = ['exclude', 'warn_only']
 
 /** A complete configuration from a create body, or from an update body over the current one. */
 export function readChannelInput(input: ChannelInput, current?: ChannelConfig): ChannelConfig {
@@ -49,8 +61,16 @@ export function readChannelInput(input: ChannelInput, current?: ChannelConfig): 
   if (!name) throw new BadRequestError('name: is required')
   const exportName = text(input.export_name, 'export_name') ?? current?.exportName
   if (!exportName) throw new BadRequestError('export_name: is required (the export template this channel uses)')
-  const format = (input.format ?? current?.format ?? 'csv') as FeedFormat
+  // A saved export_name picks the template again (a new name, or the same one sent back whole).
+  const template =
+    input.export_name === undefined || input.export_name === null
+      ? (templateNamed(current?.template ?? '') ?? GENERIC_TEMPLATE)
+      : templateOfExportName(exportName)
+  const format = (input.format ?? current?.format ?? template.defaultFormat) as FeedFormat
   if (!FORMATS.includes(format)) throw new BadRequestError(`format: must be one of ${FORMATS.join(', ')}`)
+  if (!template.formats.includes(format)) {
+    throw new BadRequestError(`format: the ${template.name} template's channel reads ${template.formats.join(', ')}, not ${format}`)
+  }
   // A kept mapping is checked again: a new format may not write its names.
   const mapping = readMapping(input.mapping === undefined || input.mapping === null ? (current?.mapping ?? []) : input.mapping, format)
   const filenames =
@@ -69,7 +89,36 @@ export function readChannelInput(input: ChannelInput, current?: ChannelConfig): 
     filter,
     filenames,
     destinations: input.destinations === undefined || input.destinations === null ? current?.destinations : readDestinations(input.destinations),
+    template: template.name,
+    ...readValidation(input, current),
   }
+}
+
+/** How the channel applies its template; a field not given keeps its current value. */
+function readValidation(input: ChannelInput, current: ChannelConfig | undefined): Pick<ChannelConfig, 'validationMode' | 'currency' | 'readinessThreshold'> {
+  const validationMode = (input.validation_mode ?? current?.validationMode ?? 'exclude') as ValidationMode
+  if (!VALIDATION_MODES.includes(validationMode)) {
+    throw new BadRequestError('validation_mode: must be exclude (products failing a required rule are left out of the feed) or warn_only')
+  }
+  let currency = current?.currency ?? null
+  if (typeof input.currency === 'string') {
+    currency = input.currency.trim() === '' ? null : input.currency.trim()
+    if (currency !== null && !ISO_4217_CODES.includes(currency)) {
+      throw new BadRequestError(`currency: ${excerpt(currency)} is not an ISO 4217 currency code (EUR, USD, …); "" removes it`)
+    }
+  }
+  let readinessThreshold = current?.readinessThreshold ?? null
+  const threshold = input.readiness_threshold
+  if (threshold !== undefined && threshold !== null) {
+    readinessThreshold = threshold === '' ? null : Number(threshold)
+    if (
+      readinessThreshold !== null &&
+      (typeof threshold === 'boolean' || !Number.isFinite(readinessThreshold) || readinessThreshold < 0 || readinessThreshold > 1)
+    ) {
+      throw new BadRequestError('readiness_threshold: must be a number from 0 to 1 (the share of products without errors); "" removes it')
+    }
+  }
+  return { validationMode, currency, readinessThreshold }
 }
 
 function text(value: string | null | undefined, field: string): string | undefined {

@@ -6,7 +6,7 @@ import { unwritableColumns } from '../feeds/feed-sql.js'
 // (site error 2007, see export-failures.ts), for channels stored before a rule existed. What a save
 // accepts, an export can therefore always write.
 
-export const DELTA_TYPES: readonly DeltaType[] = ['new', 'modified', 'unchanged', 'deleted']
+export const DELTA_TYPES: readonly DeltaType[] = ['new', 'modified', 'unchanged', 'deleted', 'skipped']
 // A filename template: safe characters and the three placeholders, nothing that could leave the
 // channel's directory or need quoting in a URL.
 const FILENAME = /^(?:[A-Za-z0-9._-]|\{site_id\}|\{channel_id\}|\{date\})+$/

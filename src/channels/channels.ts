@@ -27,6 +27,10 @@ function configOf(channel: Channel & { export_name: string }): ChannelConfig {
     filter: channel.filter,
     filenames: channel.filenames,
     destinations: undefined,
+    template: channel.template,
+    validationMode: channel.validation_mode,
+    currency: channel.currency,
+    readinessThreshold: channel.readiness_threshold === null ? null : Number(channel.readiness_threshold),
   }
 }
 
@@ -110,6 +114,10 @@ async function storedConfig(db: DbHandle, accountId: string, config: ChannelConf
     mapping: JSON.stringify(config.mapping),
     filter: config.filter,
     filenames: JSON.stringify(config.filenames),
+    template: config.template,
+    validation_mode: config.validationMode,
+    currency: config.currency,
+    readiness_threshold: config.readinessThreshold,
   }
 }
 

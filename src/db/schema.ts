@@ -162,8 +162,10 @@ export interface StageProductTable {
   product_id: string
   account_id: string
   data: ColumnType<Record<string, string>, string, string>
-  /** A channel stage row's feed line as rendered; null in the import stage. */
+  /** A channel stage row's feed line as rendered; null in the import stage, and for a row its template's checks leave out. */
   line: ColumnType<string | null, string | null | undefined, string | null>
+  /** A channel stage row's failed checks, a bit per code of its template; null when none (and in the import stage). */
+  issues: ColumnType<string | null, string | null | undefined, string | null>
 }
 
 /** Request counters of every process (PostgresRateLimitStore). */
@@ -216,6 +218,8 @@ export interface SiteStageTable {
   signature: ColumnType<string | null, string | null | undefined, string | null>
   /** Channel stage: the bytes of its lines, a newline each. */
   line_bytes: ColumnType<string, string | number | undefined, string | number>
+  /** Channel stage: the counts of its rows' checks (CheckTotals); null before the first export with templates. */
+  checks: ColumnType<CheckTotals | null, string | null | undefined, string | null>
   updated_at: Generated<Date>
 }
 
@@ -273,7 +277,27 @@ export interface SiteScheduleTable {
 }
 
 export type FeedFormat = 'csv' | 'tsv' | 'ndjson' | 'xml'
-export type DeltaType = 'new' | 'modified' | 'unchanged' | 'deleted'
+/** What a channel's last export found checking its rows against its template (site_stage.checks). */
+export interface CheckTotals {
+  /** Rows in the channel stage: every product through the channel's filter. */
+  checked: number
+  /** Rows in the feed. */
+  exported: number
+  /** Rows left out of the feed: they failed a required rule in mode exclude. */
+  leftOut: number
+  /** Rows with at least one error, at least one warning. */
+  withErrors: number
+  withWarnings: number
+  /** Rows in the feed with at least one error (mode warn_only) or warning. */
+  exportedWithWarnings: number
+  /** Rows failing each code, for the codes any row fails. */
+  codes: Record<string, number>
+}
+
+/** What an export does with a product that fails a required rule of its channel's template. */
+export type ValidationMode = 'exclude' | 'warn_only'
+/** A file of one kind of change; `skipped` lists the products the channel's checks left out. */
+export type DeltaType = 'new' | 'modified' | 'unchanged' | 'deleted' | 'skipped'
 export type ColumnMapping = { column: string; source: string } | { column: string; value: string }
 export interface ChannelFilename {
   type: DeltaType | null
@@ -297,6 +321,13 @@ export interface ChannelTable {
   mapping: ColumnType<ColumnMapping[], string, string>
   filter: Generated<string>
   filenames: ColumnType<ChannelFilename[], string, string>
+  /** The built-in template the channel's export_name picked when it was saved (template-catalog.ts). */
+  template: Generated<string>
+  validation_mode: Generated<ValidationMode>
+  /** ISO 4217 code a bare-number price gets, where the template's channel reads both forms. */
+  currency: string | null
+  /** The readiness score (0 to 1) whose crossing fires channel.readiness_changed; null: none. */
+  readiness_threshold: ColumnType<string | null, number | string | null | undefined, number | string | null>
   created_at: Generated<Date>
   updated_at: Generated<Date>
 }

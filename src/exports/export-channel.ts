@@ -1,5 +1,5 @@
 import type { Db } from '../db/database.js'
-import type { Channel, Site } from '../db/schema.js'
+import type { Channel, CheckTotals, Site } from '../db/schema.js'
 import { inTransaction, type Tx } from '../db/transaction.js'
 import type { FeedStorage } from '../feeds/feed-storage.js'
 import {
@@ -13,6 +13,7 @@ import {
   type ExportCounts,
   type StageTotals,
 } from './export-delta.js'
+import { countChecks, NO_CHECKS } from './check-totals.js'
 import { exportFailure } from './export-failures.js'
 import { ChannelFiles, type ExportedFile } from './export-files.js'
 import { planExport, type ExportLimits, type ExportPlan } from './export-plan.js'
@@ -25,6 +26,9 @@ export type { ExportLimits } from './export-plan.js'
 export interface ChannelExportResult {
   counts: ExportCounts
   files: ExportedFile[]
+  /** What checking the rows against the channel's template found, after this export and before it (none before the first). */
+  checks: CheckTotals
+  previousChecks: CheckTotals | undefined
 }
 
 /** Which channel to export, for which run, and with what. */
@@ -52,27 +56,27 @@ export async function exportChannel(db: Db, request: ExportChannelRequest): Prom
   const plan = await planExport(db, { site, channel, pid, now, limits })
   const files = new ChannelFiles(storage, plan)
   try {
-    const counts = await inTransaction(
+    return await inTransaction(
       db,
       async (tx) => {
         const previous = await channelStageState(tx.db, site.id, channel.id)
         const importBuild = await importStageBuild(tx.db, site.id)
         // A first export has nothing to compare with, unless a delta file asks for its rows by kind.
-        const first = (previous?.rows ?? 0) === 0 && plan.files.every(({ entry }) => entry.type === null)
-        const { counts, totals } = first ? await firstExport(tx, plan) : await laterExport(tx, plan, files, previous, importBuild)
+        const first = (previous?.checks?.checked ?? previous?.rows ?? 0) === 0 && plan.files.every(({ entry }) => entry.type === null)
+        const { counts, totals, checks } = first ? await firstExport(tx, plan) : await laterExport(tx, plan, files, previous, importBuild)
         files.recordFull(totals.lineBytes)
         await saveChannelStage(tx.db, plan.site, plan.channel.id, {
           columns: plan.columns,
           ...totals,
           build: importBuild?.build ?? '0',
           signature: plan.signature,
+          checks,
         })
         await recordFiles(tx, storage, plan, files)
-        return counts
+        return { counts, files: files.exported(), checks, previousChecks: previous?.checks ?? undefined }
       },
       { onHookError },
     )
-    return { counts, files: files.exported() }
   } catch (error) {
     await files.abandon()
     throw exportFailure(error, channel)
@@ -82,12 +86,13 @@ export async function exportChannel(db: Db, request: ExportChannelRequest): Prom
 interface Exported {
   counts: ExportCounts
   totals: StageTotals
+  checks: CheckTotals
 }
 
 /** The rows and their lines go straight into the channel stage. */
 async function firstExport(tx: Tx, plan: ExportPlan): Promise<Exported> {
-  const totals = await storeFirstExport(tx, plan)
-  return { counts: firstExportCounts(totals.rows), totals }
+  const { checks, ...totals } = await storeFirstExport(tx, plan)
+  return { counts: firstExportCounts(totals.rows), totals, checks }
 }
 
 /**
@@ -107,12 +112,16 @@ async function laterExport(
   const classified = incremental && (await classifyChanged(tx, plan, previous.build, previous.rows))
   if (!classified) await classifyAll(tx, plan, !sameMaking)
   const previousRows = previous?.rows ?? 0
-  const { lineBytesChange, ...counts } = await deltaCounts(tx, previousRows)
+  const { lineBytesChange, stage, ...counts } = await deltaCounts(tx, previousRows)
+  // Counted from the changes when the previous counts were made the same way, else from every row.
+  const checks = plan.checks
+    ? await countChecks(tx, plan.checks, sameMaking ? (previous.checks ?? undefined) : undefined)
+    : { ...NO_CHECKS, checked: counts.now, exported: counts.now }
   await files.writeDeltas(tx, ['new', 'modified', 'deleted'])
-  await replaceStage(tx, plan, counts, { rewrite: !sameMaking, fewRows: classified })
-  await files.writeDeltas(tx, ['unchanged'])
+  await replaceStage(tx, plan, stage, { rewrite: !sameMaking, fewRows: classified })
+  await files.writeDeltas(tx, ['unchanged', 'skipped'])
   const lineBytes = sameMaking ? previous.lineBytes + lineBytesChange : await stageLineBytes(tx, plan)
-  return { counts, totals: { rows: counts.now, lineBytes } }
+  return { counts, totals: { rows: counts.now, lineBytes }, checks }
 }
 
 /**

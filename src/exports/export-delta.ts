@@ -1,13 +1,21 @@
-import { sql } from 'kysely'
-import type { ChannelFilename } from '../db/schema.js'
+import { sql, type RawBuilder } from 'kysely'
+import type { CheckTotals, DeltaType } from '../db/schema.js'
 import type { Tx } from '../db/transaction.js'
+import { firstExportCountsSql, totalsOfRow } from './check-totals.js'
 import type { ExportPlan } from './export-plan.js'
+import { skippedLinesSql } from './skipped-file.js'
 
 // The rows of an export against the previous export's. A first export stores them as they come.
 // A later one classifies, into the temporary table export_rows, only the rows the import changed
 // since the build the channel stage was exported from (stage_change), when the stage was made the
 // way this export makes it; otherwise every row, once. Either way only what changed is written
 // into the channel stage, and a line is rendered only for a row that is new or changed.
+//
+// The channel stage holds every row through the channel's filter, each with the checks it fails
+// (issues); a row its template's checks leave out has no line. Two kinds of change therefore: a
+// row's in the stage (kind: what to write) and in the feed (feed: what the delta files and counts
+// say). They differ only for a row that enters or leaves the feed: a fixed product is new to the
+// feed, a product that starts failing a required rule is deleted from it.
 
 // `OFFSET 0` keeps the export's rows a subquery of their own: flattened into the statement, a mapped
 // row's object would be built again for every reference the line makes to it (15 columns, each
@@ -29,16 +37,20 @@ export interface StageTotals {
 }
 
 /** A first export: nothing to compare with, so the rows and their lines go straight into the channel stage. */
-export async function storeFirstExport(tx: Tx, plan: ExportPlan): Promise<StageTotals> {
+export async function storeFirstExport(tx: Tx, plan: ExportPlan): Promise<StageTotals & { checks: CheckTotals }> {
   const { site, channel } = plan
-  const { rows } = await sql<{ n: string; bytes: string }>`
+  const { rows } = await sql<Record<string, unknown>>`
     WITH stored AS (
-      INSERT INTO stage_product (site_id, stage, stage_id, product_id, account_id, data, line)
-      SELECT ${site.id}, 'channel', ${channel.id}, r.product_id, ${site.account_id}, r.data, ${plan.line('r.data')} FROM (${plan.rows} OFFSET 0) AS r
-      RETURNING octet_length(line) AS bytes
+      INSERT INTO stage_product (site_id, stage, stage_id, product_id, account_id, data, line, issues)
+      SELECT ${site.id}, 'channel', ${channel.id}, r.product_id, ${site.account_id}, r.data,
+        CASE WHEN ${plan.leftOut('r.issues')} THEN NULL ELSE ${plan.line('r.data')} END, r.issues
+      FROM (${plan.rows} OFFSET 0) AS r
+      RETURNING octet_length(line) AS bytes, issues
     )
-    SELECT count(*) AS n, coalesce(sum(bytes + 1), 0) AS bytes FROM stored`.execute(tx.db)
-  return { rows: Number(rows[0]?.n ?? 0), lineBytes: Number(rows[0]?.bytes ?? 0) }
+    SELECT coalesce(sum(bytes + 1), 0) AS bytes, ${sql.raw(firstExportCountsSql(plan.checks))} FROM stored`.execute(tx.db)
+  const row = rows[0] ?? {}
+  const checks = totalsOfRow(plan.checks, row, 'now_')
+  return { rows: checks.exported, lineBytes: Number(row.bytes ?? 0), checks }
 }
 
 /** Counts of a first export: every row is new. */
@@ -47,10 +59,29 @@ export function firstExportCounts(now: number): ExportCounts {
 }
 
 async function createExportRows(tx: Tx): Promise<void> {
-  // Neither logged nor indexed, dropped at the commit. `line` is the new line of a new or modified
-  // row, the old one of a deleted row; old_bytes what a modified or deleted row's old line took.
-  await sql`CREATE TEMP TABLE export_rows (product_id text COLLATE "C" NOT NULL, data jsonb NOT NULL, line text, kind text NOT NULL, old_bytes bigint)
+  // Neither logged nor indexed, dropped at the commit. `kind` is the row's change in the stage,
+  // `feed` in the feed (null: in neither feed). `line` is the new line of a row new or modified in
+  // the feed, the old one of a row deleted from it; old_bytes what a row's old line took.
+  await sql`CREATE TEMP TABLE export_rows (product_id text COLLATE "C" NOT NULL, data jsonb NOT NULL, line text, kind text NOT NULL, old_bytes bigint,
+      issues bigint, old_issues bigint, feed text)
     ON COMMIT DROP`.execute(tx.db)
+}
+
+/**
+ * The SELECT list of export_rows after product_id, for a row `r` of the export (null: gone) and `o`
+ * of the channel stage (null: new). `renderAll`: every line of the feed is rendered again.
+ */
+function classifiedColumns(plan: ExportPlan, renderAll: boolean): RawBuilder<unknown> {
+  const all = renderAll ? sql`true` : sql`false`
+  const inFeed = sql`(r.product_id IS NOT NULL AND NOT ${plan.leftOut('r.issues')})`
+  const wasInFeed = sql`(o.line IS NOT NULL)`
+  return sql`coalesce(r.data, o.data),
+      CASE WHEN ${inFeed} AND (NOT ${wasInFeed} OR o.data <> r.data OR ${all}) THEN ${plan.line('r.data')}
+           WHEN ${wasInFeed} AND NOT ${inFeed} THEN CASE WHEN ${all} THEN ${plan.line('o.data')} ELSE o.line END END,
+      CASE WHEN r.product_id IS NULL THEN 'deleted' WHEN o.product_id IS NULL THEN 'new' WHEN o.data = r.data THEN 'unchanged' ELSE 'modified' END,
+      octet_length(o.line) + 1, r.issues, o.issues,
+      CASE WHEN ${inFeed} AND ${wasInFeed} THEN CASE WHEN o.data = r.data THEN 'unchanged' ELSE 'modified' END
+           WHEN ${inFeed} THEN 'new' WHEN ${wasInFeed} THEN 'deleted' END`
 }
 
 /**
@@ -74,14 +105,11 @@ export async function classifyChanged(tx: Tx, plan: ExportPlan, sinceBuild: stri
   // each (the keys are unique): right after a
   // bulk load the stages' statistics may be missing or stale, and a planner that misjudges them
   // scans both stages whole instead (seconds at 1M rows, measured).
-  await sql`INSERT INTO export_rows (product_id, data, line, kind, old_bytes)
-    SELECT c.product_id, coalesce(r.data, o.data),
-      CASE WHEN r.product_id IS NULL THEN o.line WHEN o.product_id IS NULL OR o.data <> r.data THEN ${plan.line('r.data')} END,
-      CASE WHEN r.product_id IS NULL THEN 'deleted' WHEN o.product_id IS NULL THEN 'new' WHEN o.data = r.data THEN 'unchanged' ELSE 'modified' END,
-      octet_length(o.line) + 1
+  await sql`INSERT INTO export_rows (product_id, data, line, kind, old_bytes, issues, old_issues, feed)
+    SELECT c.product_id, ${classifiedColumns(plan, false)}
     FROM (SELECT product_id FROM changed_ids ORDER BY product_id) AS c
     LEFT JOIN LATERAL (${plan.rowsWhere(sql`product_id = c.product_id`)} LIMIT 1) AS r ON true
-    LEFT JOIN LATERAL (SELECT product_id, data, line FROM stage_product
+    LEFT JOIN LATERAL (SELECT product_id, data, line, issues FROM stage_product
       WHERE site_id = ${site.id} AND stage = 'channel' AND stage_id = ${channel.id} AND product_id = c.product_id LIMIT 1) AS o ON true
     WHERE r.product_id IS NOT NULL OR o.product_id IS NOT NULL`.execute(tx.db)
   return true
@@ -101,39 +129,43 @@ export async function classifyAll(tx: Tx, plan: ExportPlan, renderAll: boolean):
   // side with the channel stage, where a hash join is always sound: no nested loops until the
   // stage is written.
   await sql`SET LOCAL enable_nestloop = off`.execute(tx.db)
-  const all = renderAll ? sql`true` : sql`false`
-  await sql`INSERT INTO export_rows (product_id, data, line, kind, old_bytes)
-    SELECT coalesce(r.product_id, o.product_id), coalesce(r.data, o.data),
-      CASE WHEN r.product_id IS NULL THEN CASE WHEN ${all} OR o.line IS NULL THEN ${plan.line('o.data')} ELSE o.line END
-           WHEN o.product_id IS NULL OR o.data <> r.data OR ${all} THEN ${plan.line('r.data')} END,
-      CASE WHEN r.product_id IS NULL THEN 'deleted' WHEN o.product_id IS NULL THEN 'new' WHEN o.data = r.data THEN 'unchanged' ELSE 'modified' END,
-      octet_length(o.line) + 1
+  await sql`INSERT INTO export_rows (product_id, data, line, kind, old_bytes, issues, old_issues, feed)
+    SELECT coalesce(r.product_id, o.product_id), ${classifiedColumns(plan, renderAll)}
     FROM (${plan.rows} OFFSET 0) AS r
-    FULL JOIN (SELECT product_id, data, line FROM stage_product WHERE site_id = ${site.id} AND stage = 'channel' AND stage_id = ${channel.id}) AS o
+    FULL JOIN (SELECT product_id, data, line, issues FROM stage_product WHERE site_id = ${site.id} AND stage = 'channel' AND stage_id = ${channel.id}) AS o
       ON o.product_id = r.product_id`.execute(tx.db)
 }
 
-/** Counts of this export against the previous one (`previous` rows), from export_rows. */
-export async function deltaCounts(tx: Tx, previous: number): Promise<ExportCounts & { lineBytesChange: number }> {
+/** How many rows of the channel stage an export inserts, updates and deletes. */
+export interface StageChanges {
+  inserted: number
+  updated: number
+  deleted: number
+}
+
+/** Counts of this export against the previous one (`previous` rows in the feed), from export_rows. */
+export async function deltaCounts(tx: Tx, previous: number): Promise<ExportCounts & { lineBytesChange: number; stage: StageChanges }> {
   // Temporary tables have no statistics until analyzed: the planner would join the stage to a few
   // changed rows as if they were many (a nested loop over the stage per row, minutes at 1M rows).
   await sql`ANALYZE export_rows`.execute(tx.db)
-  const { rows } = await sql<{ new: string; modified: string; deleted: string; added: string; removed: string }>`
-    SELECT count(*) FILTER (WHERE kind = 'new') AS new, count(*) FILTER (WHERE kind = 'modified') AS modified,
-      count(*) FILTER (WHERE kind = 'deleted') AS deleted,
-      coalesce(sum(octet_length(line) + 1) FILTER (WHERE kind IN ('new', 'modified')), 0) AS added,
-      coalesce(sum(old_bytes) FILTER (WHERE kind IN ('modified', 'deleted')), 0) AS removed
+  const { rows } = await sql<Record<'new' | 'modified' | 'deleted' | 'added' | 'removed' | 'inserted' | 'updated' | 'dropped', string>>`
+    SELECT count(*) FILTER (WHERE feed = 'new') AS new, count(*) FILTER (WHERE feed = 'modified') AS modified,
+      count(*) FILTER (WHERE feed = 'deleted') AS deleted,
+      coalesce(sum(octet_length(line) + 1) FILTER (WHERE feed IN ('new', 'modified')), 0) AS added,
+      coalesce(sum(old_bytes) FILTER (WHERE feed IN ('modified', 'deleted')), 0) AS removed,
+      count(*) FILTER (WHERE kind = 'new') AS inserted, count(*) FILTER (WHERE kind = 'modified') AS updated,
+      count(*) FILTER (WHERE kind = 'deleted') AS dropped
     FROM export_rows`.execute(tx.db)
-  const row = rows[0]
-  const [added, modified, deleted] = [Number(row?.new ?? 0), Number(row?.modified ?? 0), Number(row?.deleted ?? 0)]
+  const n = (key: keyof NonNullable<(typeof rows)[0]>) => Number(rows[0]?.[key] ?? 0)
   return {
     previous,
-    new: added,
-    modified,
-    deleted,
-    unchanged: previous - modified - deleted,
-    now: previous + added - deleted,
-    lineBytesChange: Number(row?.added ?? 0) - Number(row?.removed ?? 0),
+    new: n('new'),
+    modified: n('modified'),
+    deleted: n('deleted'),
+    unchanged: previous - n('modified') - n('deleted'),
+    now: previous + n('new') - n('deleted'),
+    lineBytesChange: n('added') - n('removed'),
+    stage: { inserted: n('inserted'), updated: n('updated'), deleted: n('dropped') },
   }
 }
 
@@ -142,13 +174,16 @@ export async function deltaCounts(tx: Tx, previous: number): Promise<ExportCount
  * every line was rendered again (`rewrite`), when the stage is replaced whole. A few changed rows
  * (`fewRows`) are found in the stage by key, many by one join. Nested loops are allowed again after.
  */
-export async function replaceStage(tx: Tx, plan: ExportPlan, counts: ExportCounts, how: { rewrite: boolean; fewRows: boolean }): Promise<void> {
+export async function replaceStage(tx: Tx, plan: ExportPlan, counts: StageChanges, how: { rewrite: boolean; fewRows: boolean }): Promise<void> {
   const { site, channel } = plan
   const ofChannel = sql`o.site_id = ${site.id} AND o.stage = 'channel' AND o.stage_id = ${channel.id}`
   // By key, as in build-stage.ts: an index lookup each, whatever the planner believes of the stage.
   const rowsOf = (kind: string) => (how.fewRows ? sql`o.product_id = ANY(ARRAY(SELECT product_id FROM export_rows WHERE kind = ${kind}))` : sql`true`)
-  const insert = (kinds: string[]) => sql`INSERT INTO stage_product (site_id, stage, stage_id, product_id, account_id, data, line)
-      SELECT ${site.id}, 'channel', ${channel.id}, n.product_id, ${site.account_id}, n.data, n.line FROM export_rows n WHERE n.kind = ANY(${kinds})`
+  // A row's line in the stage: its line while it is in the feed; export_rows has the old line of a row that left it.
+  const stageLine = sql`CASE WHEN n.feed IN ('new', 'modified', 'unchanged') THEN n.line END`
+  const insert = (kinds: string[]) => sql`INSERT INTO stage_product (site_id, stage, stage_id, product_id, account_id, data, line, issues)
+      SELECT ${site.id}, 'channel', ${channel.id}, n.product_id, ${site.account_id}, n.data, ${stageLine}, n.issues
+      FROM export_rows n WHERE n.kind = ANY(${kinds})`
   if (how.rewrite) {
     await sql`DELETE FROM stage_product o WHERE ${ofChannel}`.execute(tx.db)
     await insert(['new', 'modified', 'unchanged']).execute(tx.db)
@@ -157,11 +192,11 @@ export async function replaceStage(tx: Tx, plan: ExportPlan, counts: ExportCount
       await sql`DELETE FROM stage_product o USING export_rows n
         WHERE n.kind = 'deleted' AND ${ofChannel} AND ${rowsOf('deleted')} AND o.product_id = n.product_id`.execute(tx.db)
     }
-    if (counts.modified > 0) {
-      await sql`UPDATE stage_product o SET data = n.data, line = n.line FROM export_rows n
+    if (counts.updated > 0) {
+      await sql`UPDATE stage_product o SET data = n.data, line = ${stageLine}, issues = n.issues FROM export_rows n
         WHERE n.kind = 'modified' AND ${ofChannel} AND ${rowsOf('modified')} AND o.product_id = n.product_id`.execute(tx.db)
     }
-    if (counts.new > 0) await insert(['new']).execute(tx.db)
+    if (counts.inserted > 0) await insert(['new']).execute(tx.db)
   }
   await sql`RESET enable_nestloop`.execute(tx.db)
 }
@@ -175,13 +210,14 @@ export async function stageLineBytes(tx: Tx, plan: ExportPlan): Promise<number> 
 
 /**
  * The lines a delta file gets, as a complete SELECT of (product_id, line) for COPY: one kind of
- * change from export_rows; the unchanged rows (after replaceStage) are the channel stage's rows
- * this export did not write.
+ * change in the feed from export_rows; the unchanged rows (after replaceStage) are the feed's rows
+ * this export did not change in it; the skipped rows are the stage's rows without a line.
  */
-export function deltaLinesSql(type: NonNullable<ChannelFilename['type']>, plan: ExportPlan): string {
+export function deltaLinesSql(type: DeltaType, plan: ExportPlan): string {
   if (type === 'unchanged') {
-    const written = `SELECT 1 FROM export_rows n WHERE n.product_id = o.product_id AND n.kind <> 'unchanged'`
-    return `SELECT o.product_id, o.line FROM ${plan.stageRows} AND NOT EXISTS (${written})`
+    const changed = `SELECT 1 FROM export_rows n WHERE n.product_id = o.product_id AND n.feed <> 'unchanged'`
+    return `SELECT o.product_id, o.line FROM ${plan.stageRows} AND o.line IS NOT NULL AND NOT EXISTS (${changed})`
   }
-  return `SELECT n.product_id, n.line FROM export_rows n WHERE n.kind = '${type}'`
+  if (type === 'skipped') return skippedLinesSql(plan)
+  return `SELECT n.product_id, n.line FROM export_rows n WHERE n.feed = '${type}'`
 }

@@ -7,6 +7,7 @@ import { contentTypeOf, FeedTooLargeError, writeFeedPlan } from '../feeds/feed-w
 import { deltaLinesSql } from './export-delta.js'
 import { exportFailure } from './export-failures.js'
 import type { ExportPlan } from './export-plan.js'
+import { skippedFrame } from './skipped-file.js'
 import type { FeedFileRecord } from './export-store.js'
 
 /** A file an export wrote; a push sends it from the storage after the run. */
@@ -40,11 +41,12 @@ export class ChannelFiles {
     private readonly plan: ExportPlan,
   ) {}
 
-  /** Writes the plan's delta files of these kinds from export_rows (or, unchanged ones, the stage), with COPY on the transaction's client. */
+  /** Writes the plan's delta files of these kinds from export_rows (or, unchanged and skipped ones, the stage), with COPY on the transaction's client. */
   async writeDeltas(tx: Tx, kinds: DeltaKind[]): Promise<void> {
-    const { channel, pid, budget, frame } = this.plan
+    const { channel, pid, budget } = this.plan
     for (const { entry, filename } of this.plan.files) {
       if (entry.type === null || !kinds.includes(entry.type)) continue
+      const frame = entry.type === 'skipped' ? skippedFrame(this.plan) : this.plan.frame
       const storageKey = storageKeyOf(channel.id, pid, filename)
       try {
         // The export's transaction goes along: a storage that keeps files in the database writes them in it.

@@ -3,7 +3,8 @@ import type { Channel, ChannelExport, Site } from '../db/schema.js'
 import { inTransaction, type Tx } from '../db/transaction.js'
 import { feedUrl } from '../feeds/feed-urls.js'
 import { recordEvent } from '../webhooks/outbox.js'
-import { exportFinishedData } from '../webhooks/payloads.js'
+import { exportFinishedData, readinessChangedData } from '../webhooks/payloads.js'
+import { checksData, readinessCrossing } from './check-reports.js'
 import type { ChannelExportResult, ExportedFile } from './export-channel.js'
 
 // What a successful channel export leaves behind once its files are written: its history entry, the
@@ -77,7 +78,7 @@ async function insertHistoryEntry(db: DbHandle, { site, channel, pid, start, end
       product_count_modified: counts.modified,
       product_count_deleted: counts.deleted,
       product_count_unchanged: counts.unchanged,
-      product_count_skipped: 0,
+      product_count_skipped: result.checks.leftOut,
       uploaded: uploaded ? 1 : 0,
     })
     .returningAll()
@@ -96,7 +97,9 @@ async function announceExport(tx: Tx, { site, channel, result }: ExportRecord, e
     .executeTakeFirst()
   const token = feed?.token
   const feedUrls = token ? result.files.map((file) => feedUrl('', token, file.filename)) : []
-  await recordEvent(tx, site.account_id, 'export.finished', exportFinishedData(entry, feedUrls))
+  await recordEvent(tx, site.account_id, 'export.finished', exportFinishedData(entry, checksData(channel, result.checks), feedUrls))
+  const crossing = readinessCrossing(channel, result.checks, result.previousChecks)
+  if (crossing) await recordEvent(tx, site.account_id, 'channel.readiness_changed', readinessChangedData(entry, crossing))
 }
 
 /** A pending push of every file to every http destination, sent by the push worker after the run. */

@@ -9,6 +9,9 @@ import { AppError } from '../errors.js'
 import { feedFrame, lineSql, type FeedFrame } from '../feeds/feed-sql.js'
 import type { FeedBudget } from '../feeds/feed-writer.js'
 import { RunFailure, SiteErrorCode } from '../sites/run-failure.js'
+import { templateNamed, GENERIC_TEMPLATE } from '../templates/template-catalog.js'
+import { compileChecks, type CompiledChecks } from '../templates/template-checks.js'
+import type { ChannelTemplate } from '../templates/template-types.js'
 import { exportSettings } from './export-failures.js'
 import { importStageColumns } from './export-store.js'
 
@@ -34,12 +37,20 @@ export interface ExportPlan {
   budget: FeedBudget
   /** The text of a file around its lines (header, footer). */
   frame: FeedFrame
-  /** The export's rows (product_id, data): the import stage through the channel's filter and mapping. */
+  /**
+   * The export's rows (product_id, data, issues): the import stage through the channel's filter and
+   * mapping, as exported (normalised by the template), with the bits of the checks each fails.
+   */
   rows: RawBuilder<unknown>
   /** The export's rows among those whose product_id satisfies `condition` (a changed subset). */
   rowsWhere(condition: RawBuilder<unknown>): RawBuilder<unknown>
   /** The feed line of the row whose data is the SQL expression `data`. */
   line(data: string): RawBuilder<unknown>
+  template: ChannelTemplate
+  /** The template's checks for the channel's columns; none for a template without attributes (generic). */
+  checks: CompiledChecks | undefined
+  /** SQL: whether a row whose issues are the SQL expression `issues` is left out of the feed. */
+  leftOut(issues: string): RawBuilder<unknown>
   /**
    * What the channel stage's rows and lines are made with (filter, mapping, columns, format, the
    * import stage's columns): a stage made with another one is compared and rendered again whole.
@@ -70,14 +81,24 @@ export async function planExport(
   }
   const condition = filterCondition(channel, stageColumns)
   const object = rowObject(channel, mapping)
-  const rowsWhere = (also: RawBuilder<unknown>) => sql`SELECT product_id, ${object} AS data FROM stage_product
-        WHERE site_id = ${site.id} AND stage = 'import' AND stage_id = 0 AND ${condition} AND ${also}`
-  const rows = rowsWhere(sql`true`)
   const columns = mapping.map((m) => m.column)
-  const lineOf = (data: string) => lineSql(quoter, columns, channel.format, data)
+  const template = templateNamed(channel.template) ?? GENERIC_TEMPLATE
+  const checks = template.attributes.length === 0 ? undefined : compileChecks(quoter, template, columns, { currency: channel.currency })
+  const rowsWhere = (also: RawBuilder<unknown>) => {
+    const where = sql`site_id = ${site.id} AND stage = 'import' AND stage_id = 0 AND ${condition} AND ${also}`
+    if (!checks) return sql`SELECT product_id, ${object} AS data, NULL::bigint AS issues FROM stage_product WHERE ${where}`
+    // The mapped object is built once (OFFSET 0 keeps it a subquery of its own) and read by the checks and the normalisation.
+    return sql`SELECT product_id, ${sql.raw(checks.exported('s.raw'))} AS data, ${sql.raw(checks.issues('s.raw'))} AS issues
+      FROM (SELECT product_id, ${object} AS raw FROM stage_product WHERE ${where} OFFSET 0) AS s`
+  }
+  const rows = rowsWhere(sql`true`)
+  // A template's namespace on the channel's own names: a Google feed's `price` is its `<g:price>`.
+  const elements = template.xmlPrefix ? columns.map((c) => (c.includes(':') ? c : `${template.xmlPrefix}:${c}`)) : columns
+  const lineOf = (data: string) => lineSql(quoter, columns, channel.format, data, elements)
   const compiled = rows.compile(db)
+  const errorMask = checks && channel.validation_mode === 'exclude' ? checks.errorMask : 0n
   const signature = createHash('sha256')
-    .update(JSON.stringify([channel.format, columns, stageColumns, compiled.sql, compiled.parameters, lineOf('data')]))
+    .update(JSON.stringify([channel.format, columns, stageColumns, compiled.sql, compiled.parameters, lineOf('data'), template, errorMask.toString()]))
     .digest('hex')
   const meta = { title: `${site.title}: ${channel.name}`, link: '', description: `Channel ${channel.id} of site ${site.id}` }
   return {
@@ -92,6 +113,9 @@ export async function planExport(
     rows,
     rowsWhere,
     line: (data) => sql.raw(lineOf(data)),
+    template,
+    checks,
+    leftOut: (issues) => (errorMask === 0n ? sql`false` : sql.raw(`coalesce(${issues} & ${errorMask.toString()}::bigint, 0) <> 0`)),
     signature,
     stageRows: `stage_product o WHERE o.site_id = ${integer(site.id)} AND o.stage = 'channel' AND o.stage_id = ${integer(channel.id)}`,
   }

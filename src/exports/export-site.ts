@@ -4,6 +4,7 @@ import type { FeedStorage } from '../feeds/feed-storage.js'
 import { RunFailure, SiteErrorCode } from '../sites/run-failure.js'
 import { siteErrorReporter } from '../sites/site-errors.js'
 import { exportChannel, type ExportLimits } from './export-channel.js'
+import { reportFailedChecks } from './check-reports.js'
 import { recordChannelExport } from './export-history.js'
 import type { ExportCounts } from './export-delta.js'
 import { channelsOfRun, recordFailedExport } from './export-store.js'
@@ -58,6 +59,7 @@ export async function exportSite(db: Db, request: ExportSiteRequest): Promise<st
       // The files this export replaced are removed when its transaction commits (exportChannel).
       const result = await exportChannel(db, { storage, site, channel, pid: run.pid, now: start, limits, onHookError })
       queued += await recordChannelExport(db, { site, channel, pid: run.pid, start, end: now(), result })
+      await reportFailedChecks(report, channel, result.checks)
       request.onChannelExported?.(channel.id, result.counts)
       exported += result.counts.now
     } catch (error) {

@@ -1,4 +1,5 @@
 import { sql } from 'kysely'
+import type { CheckTotals } from '../db/schema.js'
 import type { DbHandle } from '../db/database.js'
 import type { Channel, Run, Site } from '../db/schema.js'
 
@@ -38,17 +39,19 @@ export interface ChannelStageState {
   /** The import build it was exported from. */
   build: string
   signature: string | null
+  /** The counts of its rows' checks; null before the first export that kept them. */
+  checks: CheckTotals | null
 }
 
 export async function channelStageState(db: DbHandle, siteId: string, channelId: string): Promise<ChannelStageState | undefined> {
   const stage = await db
     .selectFrom('site_stage')
-    .select(['row_count', 'line_bytes', 'build', 'signature'])
+    .select(['row_count', 'line_bytes', 'build', 'signature', 'checks'])
     .where('site_id', '=', siteId)
     .where('stage', '=', 'channel')
     .where('stage_id', '=', channelId)
     .executeTakeFirst()
-  return stage && { rows: Number(stage.row_count), lineBytes: Number(stage.line_bytes), build: stage.build, signature: stage.signature }
+  return stage && { rows: Number(stage.row_count), lineBytes: Number(stage.line_bytes), build: stage.build, signature: stage.signature, checks: stage.checks }
 }
 
 /** The import stage's build, and the first build stage_change has every change after (see build-stage.ts). */
@@ -73,13 +76,14 @@ export async function saveChannelStage(
   db: DbHandle,
   site: Site,
   channelId: string,
-  stage: { columns: string[]; rows: number; lineBytes: number; build: string; signature: string },
+  stage: { columns: string[]; rows: number; lineBytes: number; build: string; signature: string; checks: CheckTotals },
 ): Promise<void> {
-  const { columns, rows, lineBytes, build, signature } = stage
-  await sql`INSERT INTO site_stage (site_id, stage, stage_id, account_id, columns, row_count, recipe, line_bytes, build, signature)
-      VALUES (${site.id}, 'channel', ${channelId}, ${site.account_id}, ${columns}::text[], ${rows}, '', ${lineBytes}, ${build}, ${signature})
+  const { columns, rows, lineBytes, build, signature, checks } = stage
+  await sql`INSERT INTO site_stage (site_id, stage, stage_id, account_id, columns, row_count, recipe, line_bytes, build, signature, checks)
+      VALUES (${site.id}, 'channel', ${channelId}, ${site.account_id}, ${columns}::text[], ${rows}, '', ${lineBytes}, ${build}, ${signature},
+        ${JSON.stringify(checks)}::jsonb)
       ON CONFLICT (site_id, stage, stage_id) DO UPDATE SET columns = excluded.columns, row_count = excluded.row_count,
-        line_bytes = excluded.line_bytes, build = excluded.build, signature = excluded.signature, updated_at = now()`.execute(db)
+        line_bytes = excluded.line_bytes, build = excluded.build, signature = excluded.signature, checks = excluded.checks, updated_at = now()`.execute(db)
 }
 
 /** One file an export wrote, as its feed_file row records it. */

@@ -84,7 +84,7 @@ async function materialise(db: Db, storage: FeedStorage, file: RecordedFeedFile,
       // Written already, unless it went missing (`rewrite`: lost with a disk); a delta file cannot be written again.
       if (!row || (!row.pending && !rewrite) || row.site_id === null) return false
       const lines = `SELECT o.product_id, o.line FROM stage_product o
-        WHERE o.site_id = ${integer(row.site_id)} AND o.stage = 'channel' AND o.stage_id = ${integer(row.channel_id)}`
+        WHERE o.site_id = ${integer(row.site_id)} AND o.stage = 'channel' AND o.stage_id = ${integer(row.channel_id)} AND o.line IS NOT NULL`
       const writer = await storage.create(file.storageKey, { tx, accountId: file.accountId })
       // The export measured the file; one far larger would be a bug, not written whole.
       await writeFeedPlan(

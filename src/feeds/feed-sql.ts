@@ -158,8 +158,8 @@ export function feedFrame(columns: string[], format: FeedFormat, meta: FeedMeta)
  * `data`: a CSV/TSV record quoted by the rules of Postgres' own CSV output, an NDJSON object, an XML
  * item. Lines are rendered once, when a row is new or changed, and kept (docs/design.md 6.4).
  */
-export function lineSql(q: SqlQuoter, columns: string[], format: FeedFormat, data: string): string {
-  const problem = unwritableColumns(columns, format)
+export function lineSql(q: SqlQuoter, columns: string[], format: FeedFormat, data: string, elements: readonly string[] = columns): string {
+  const problem = unwritableColumns(format === 'xml' ? [...elements] : columns, format)
   if (problem) throw new UnwritableColumnsError(problem)
   const value = (column: string) => `(${data})->>${q.escapeLiteral(column)}`
   switch (format) {
@@ -181,8 +181,8 @@ export function lineSql(q: SqlQuoter, columns: string[], format: FeedFormat, dat
     }
     case 'xml': {
       const forbidden = q.escapeLiteral(XML_FORBIDDEN)
-      const elements = columns.map((c) => `xmlelement(name ${q.escapeIdentifier(c)}, translate(coalesce(${value(c)}, ''), ${forbidden}, ''))`)
-      return `xmlelement(name item${elements.map((e) => `, ${e}`).join('')})::text`
+      const items = columns.map((c, i) => `xmlelement(name ${q.escapeIdentifier(elements[i] ?? c)}, translate(coalesce(${value(c)}, ''), ${forbidden}, ''))`)
+      return `xmlelement(name item${items.map((e) => `, ${e}`).join('')})::text`
     }
   }
 }

@@ -34,6 +34,10 @@ const ChannelOut = Type.Object({
   filename: Type.Union([Type.String(), Type.Null()]),
   filenames: Type.Array(Filename),
   feed_destinations: Type.Record(Type.String(), Destination),
+  template: Type.String({ description: 'the built-in template export_name picked: generic, google_shopping, meta_catalog, idealo' }),
+  validation_mode: Type.String({ description: 'exclude: a product failing a required rule is left out of the feed; warn_only: exported with its errors' }),
+  currency: Type.Union([Type.String(), Type.Null()], { description: 'ISO 4217 code a bare-number price gets where the template reads both forms' }),
+  readiness_threshold: Type.Union([Type.Number(), Type.Null()], { description: 'channel.readiness_changed fires when the readiness score crosses it' }),
   links: Links,
 })
 const HistoryEntry = Type.Record(Type.String(), Type.String())
@@ -45,7 +49,10 @@ const ChannelBody = Type.Object({
   format: Type.Optional(NullableString({ enum: ['csv', 'tsv', 'ndjson', 'xml', null] })),
   mapping: Type.Optional(Type.Unknown({ description: '[{"column":"g:id","source":"id"},{"column":"condition","value":"new"}]; empty: every stage column' })),
   filter: Type.Optional(NullableString({ description: 'SQL condition over the import stage, as in product reads' })),
-  filenames: Type.Optional(Type.Unknown({ description: '[{"type":null|"new"|"modified"|"unchanged"|"deleted","filename":"feed-{date}.csv"}]' })),
+  filenames: Type.Optional(Type.Unknown({ description: '[{"type":null|"new"|"modified"|"unchanged"|"deleted"|"skipped","filename":"feed-{date}.csv"}]' })),
+  validation_mode: Type.Optional(NullableString({ enum: ['exclude', 'warn_only', null] })),
+  currency: Type.Optional(NullableString({ description: 'ISO 4217 code; "" removes it' })),
+  readiness_threshold: Type.Optional(Type.Union([Type.Number(), Type.String(), Type.Null()], { description: 'a share from 0 to 1; "" removes it' })),
   destinations: Type.Optional(
     Type.Union([
       Type.Array(
@@ -92,9 +99,15 @@ function channelView({ channel, destinations, files }: ChannelDetails, base: str
     filename: channel.filenames[0]?.filename ?? null,
     filenames: channel.filenames,
     feed_destinations,
+    template: channel.template,
+    validation_mode: channel.validation_mode,
+    currency: channel.currency,
+    readiness_threshold: channel.readiness_threshold === null ? null : Number(channel.readiness_threshold),
     links: links(base, {
       self,
       history: `${self}/history`,
+      diagnostics: `${self}/diagnostics`,
+      template: `/platform/v2/export_templates/${channel.template}`,
       site: `/platform/v2/sites/${channel.site_id}`,
       products: `/product/v2/site/${channel.site_id}/stage/channel/${channel.id}`,
     }),

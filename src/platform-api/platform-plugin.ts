@@ -9,6 +9,8 @@ import { endpointKey, rateLimitSubject } from '../http/rate-limit.js'
 import type { PlatformDeps } from './deps.js'
 import { ErrorBody } from './schemas.js'
 import { channelRoutes } from './channel-routes.js'
+import { diagnosticsRoutes } from './diagnostics-routes.js'
+import { templateRoutes } from './template-routes.js'
 import { dataSourceRoutes } from './data-source-routes.js'
 import { processRoutes } from './process-routes.js'
 import { productRoutes } from './product-routes.js'
@@ -67,6 +69,8 @@ export const platformPlugin: FastifyPluginAsync<PlatformDeps> = async (app, deps
   await app.register(dataSourceRoutes, { prefix: '/platform/v2', ...deps })
   await app.register(processRoutes, { prefix: '/platform/v2', ...deps })
   await app.register(channelRoutes, { prefix: '/platform/v2', ...deps })
+  await app.register(diagnosticsRoutes, { prefix: '/platform/v2', ...deps })
+  await app.register(templateRoutes, { prefix: '/platform/v2', ...deps })
   await app.register(siteReportRoutes, { prefix: '/platform/v2', ...deps })
   await app.register(webhookRoutes, { prefix: '/platform/v2', ...deps })
   await app.register(productRoutes, { prefix: '/product/v2', ...deps })

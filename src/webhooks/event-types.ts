@@ -9,6 +9,7 @@ export const WEBHOOK_EVENT_TYPES = [
   'run.failed',
   'export.finished',
   'stream.status_changed',
+  'channel.readiness_changed',
 ] as const
 
 export type WebhookEventType = (typeof WEBHOOK_EVENT_TYPES)[number]

@@ -48,8 +48,34 @@ export interface ExportData {
   export_id: string
   export_start: string
   export_time: string
-  counts: { now: number; previous: number; new: number; modified: number; deleted: number; unchanged: number }
+  counts: { now: number; previous: number; new: number; modified: number; deleted: number; unchanged: number; skipped: number }
+  /** What checking the products against the channel's template found (docs/design.md 11). */
+  checks: ChecksData
   feed_urls: string[]
+  links: Links
+}
+
+export interface ChecksData {
+  template: string
+  products_checked: number
+  products_exported: number
+  products_left_out: number
+  products_exported_with_warnings: number
+  products_with_errors: number
+  products_with_warnings: number
+  readiness_score: number | null
+}
+
+/** A channel's readiness score crossed its readiness_threshold, up (`above`) or down (`below`). */
+export interface ReadinessData {
+  pid: string
+  site_id: string
+  channel_id: string
+  template: string
+  readiness_score: number | null
+  previous_readiness_score: number | null
+  readiness_threshold: number
+  direction: 'above' | 'below'
   links: Links
 }
 
@@ -69,6 +95,7 @@ export interface EventData {
   'run.failed': RunFailedData
   'export.finished': ExportData
   'stream.status_changed': StreamStatusData
+  'channel.readiness_changed': ReadinessData
 }
 
 // Every event type has its data shape: adding a type without one does not compile.
@@ -137,7 +164,7 @@ export function runFailedData(run: Run, errorCodes: readonly number[] = []): Eve
  * One channel's finished export: its history entry's counts and the feed URLs of the files it wrote
  * (absolute, or paths such as `feedUrl('', token, filename)` gives, made absolute under PUBLIC_URL).
  */
-export function exportFinishedData(entry: ChannelExport, feedUrls: readonly string[] = []): EventData['export.finished'] {
+export function exportFinishedData(entry: ChannelExport, checks: ChecksData, feedUrls: readonly string[] = []): EventData['export.finished'] {
   const site = `/platform/v2/sites/${entry.site_id}`
   const channel = `${site}/channels/${entry.channel_id}`
   return {
@@ -154,7 +181,9 @@ export function exportFinishedData(entry: ChannelExport, feedUrls: readonly stri
       modified: Number(entry.product_count_modified),
       deleted: Number(entry.product_count_deleted),
       unchanged: Number(entry.product_count_unchanged),
+      skipped: Number(entry.product_count_skipped),
     },
+    checks,
     feed_urls: [...feedUrls],
     links: { channel, history: `${channel}/history`, status: `${site}/status/${entry.pid}` },
   }
@@ -162,4 +191,19 @@ export function exportFinishedData(entry: ChannelExport, feedUrls: readonly stri
 
 export function streamStatusChangedData(stream: Stream, previous: StreamStatus): EventData['stream.status_changed'] {
   return { stream_id: stream.id, status: stream.status, previous_status: previous, links: { stream: `/streams/${stream.id}` } }
+}
+
+/** A channel's readiness score crossing its threshold, in the export of run `pid`. */
+export function readinessChangedData(
+  entry: ChannelExport,
+  change: Omit<ReadinessData, 'pid' | 'site_id' | 'channel_id' | 'links'>,
+): EventData['channel.readiness_changed'] {
+  const channel = `/platform/v2/sites/${entry.site_id}/channels/${entry.channel_id}`
+  return {
+    pid: entry.pid,
+    site_id: entry.site_id,
+    channel_id: entry.channel_id,
+    ...change,
+    links: { channel, summary: `${channel}/diagnostics/summary`, diagnostics: `${channel}/diagnostics` },
+  }
 }

@@ -64,10 +64,21 @@ describe('event payloads', () => {
       product_count_skipped: '0',
       uploaded: 1,
     } satisfies ChannelExport
-    expect(exportFinishedData(entry, ['https://feeds.example.com/feeds/t/3.csv'])).toMatchObject({
+    const checks = {
+      template: 'google_shopping',
+      products_checked: 12,
+      products_exported: 10,
+      products_left_out: 2,
+      products_exported_with_warnings: 4,
+      products_with_errors: 2,
+      products_with_warnings: 5,
+      readiness_score: 10 / 12,
+    }
+    expect(exportFinishedData({ ...entry, product_count_skipped: '2' }, checks, ['https://feeds.example.com/feeds/t/3.csv'])).toMatchObject({
       export_id: '44',
       channel_id: '3',
-      counts: { now: 10, previous: 8, new: 3, modified: 1, deleted: 1, unchanged: 6 },
+      counts: { now: 10, previous: 8, new: 3, modified: 1, deleted: 1, unchanged: 6, skipped: 2 },
+      checks,
       feed_urls: ['https://feeds.example.com/feeds/t/3.csv'],
       links: { channel: '/platform/v2/sites/12/channels/3', history: '/platform/v2/sites/12/channels/3/history' },
     })

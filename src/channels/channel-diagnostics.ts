@@ -1,0 +1,150 @@
+import { sql } from 'kysely'
+import type { DbHandle } from '../db/database.js'
+import type { CheckTotals } from '../db/schema.js'
+import type { Severity } from '../templates/template-types.js'
+import { BadRequestError } from '../errors.js'
+import { GENERIC_TEMPLATE, templateNamed } from '../templates/template-catalog.js'
+import { attributeColumns } from '../templates/template-checks.js'
+import { checkCodes, type CheckCode } from '../templates/template-codes.js'
+import { getChannel } from './channels.js'
+
+// What a channel's last export found checking its products against the channel's template, read
+// back: each failed check of each product (paged, filtered), and the counts. The checks are the
+// bits the export kept on each channel stage row (stage_product.issues), the values the row's own
+// data: nothing is copied, so the diagnostics of a catalog cost 8 bytes a product and are exact.
+
+export const SEVERITIES: readonly Severity[] = ['error', 'warning', 'info']
+/** The longest offending value an entry quotes, in characters. */
+export const MAX_QUOTED_VALUE = 200
+
+export interface DiagnosticsQuery {
+  limit: number
+  offset: number
+  severity?: string
+  code?: string
+  attribute?: string
+  id?: string
+}
+
+export interface DiagnosticEntry {
+  productId: string
+  check: CheckCode
+  /** The value the check read, cut to MAX_QUOTED_VALUE characters; '' when the attribute was empty. */
+  value: string
+}
+
+export interface ChannelChecks {
+  siteId: string
+  channelId: string
+  template: string
+  validationMode: string
+  readinessThreshold: number | null
+  codes: CheckCode[]
+  /** The last export's counts; none before the channel's first export. */
+  totals: CheckTotals | undefined
+  columns: string[]
+  /** When the last export wrote the stage, and its run. */
+  exportedAt: Date | null
+  pid: string | null
+}
+
+/** The channel's template and the counts of its last export, for the caller's account only. */
+export async function channelChecks(db: DbHandle, accountId: string, siteSegment: string, channelId: string): Promise<ChannelChecks> {
+  const { channel } = await getChannel(db, accountId, siteSegment, channelId)
+  const template = templateNamed(channel.template) ?? GENERIC_TEMPLATE
+  const stage = await db
+    .selectFrom('site_stage')
+    .select(['checks', 'columns', 'row_count'])
+    .where('account_id', '=', accountId)
+    .where('site_id', '=', channel.site_id)
+    .where('stage', '=', 'channel')
+    .where('stage_id', '=', channel.id)
+    .executeTakeFirst()
+  const last = await db
+    .selectFrom('channel_export')
+    .select(['pid', 'export_time'])
+    .where('account_id', '=', accountId)
+    .where('channel_id', '=', channel.id)
+    .where('process_status', '=', 'success')
+    .orderBy('id', 'desc')
+    .limit(1)
+    .executeTakeFirst()
+  const rows = Number(stage?.row_count ?? 0)
+  // A stage exported before templates existed checked nothing: every row was exported.
+  const totals = stage
+    ? (stage.checks ?? { checked: rows, exported: rows, leftOut: 0, withErrors: 0, withWarnings: 0, exportedWithWarnings: 0, codes: {} })
+    : undefined
+  return {
+    siteId: channel.site_id,
+    channelId: channel.id,
+    template: template.name,
+    validationMode: channel.validation_mode,
+    readinessThreshold: channel.readiness_threshold === null ? null : Number(channel.readiness_threshold),
+    codes: checkCodes(template),
+    totals,
+    columns: stage?.columns ?? [],
+    exportedAt: last?.export_time ?? null,
+    pid: last?.pid ?? null,
+  }
+}
+
+/** The codes a query's filters select, as a bit mask; a filter naming what the template has not is a 400. */
+function selectedCodes(checks: ChannelChecks, query: DiagnosticsQuery): CheckCode[] {
+  const { severity, code, attribute } = query
+  if (severity !== undefined && !SEVERITIES.includes(severity as Severity)) throw new BadRequestError(`severity: must be one of ${SEVERITIES.join(', ')}`)
+  if (code !== undefined && !checks.codes.some((c) => c.code === code)) {
+    throw new BadRequestError(
+      `code: the ${checks.template} template has no code ${JSON.stringify(code.slice(0, 100))}; ` +
+        `its codes are listed at /platform/v2/export_templates/${checks.template}`,
+    )
+  }
+  if (attribute !== undefined && !checks.codes.some((c) => c.attribute === attribute)) {
+    throw new BadRequestError(`attribute: the ${checks.template} template checks no attribute ${JSON.stringify(attribute.slice(0, 100))}`)
+  }
+  return checks.codes.filter(
+    (c) =>
+      (severity === undefined || c.severity === severity) && (code === undefined || c.code === code) && (attribute === undefined || c.attribute === attribute),
+  )
+}
+
+/**
+ * One page of the failed checks of the channel's last export, in product id order and, per
+ * product, in the template's order. `total` is exact: the counts the export kept, or, for one
+ * product, its own checks.
+ */
+export async function channelDiagnostics(
+  db: DbHandle,
+  accountId: string,
+  siteSegment: string,
+  channelId: string,
+  query: DiagnosticsQuery,
+): Promise<{ checks: ChannelChecks; entries: DiagnosticEntry[]; total: number }> {
+  const checks = await channelChecks(db, accountId, siteSegment, channelId)
+  const selected = selectedCodes(checks, query)
+  if (selected.length === 0 || checks.totals === undefined) return { checks, entries: [], total: 0 }
+  const mask = selected.reduce((bits, c) => bits | (1n << BigInt(c.bit)), 0n).toString()
+  const columnOf = attributeColumns(checks.columns)
+  const valueCases = selected.map((c) => sql`WHEN ${c.bit} THEN o.data ->> ${columnOf.get(c.attribute) ?? ''}`)
+  const byId = query.id === undefined ? sql`true` : sql`o.product_id = ${query.id}`
+  const rows = await sql<{ product_id: string; bit: number; value: string | null }>`
+    SELECT o.product_id, b.bit, left(CASE b.bit ${sql.join(valueCases, sql` `)} END, ${MAX_QUOTED_VALUE}) AS value
+    FROM stage_product o CROSS JOIN LATERAL unnest(${selected.map((c) => c.bit)}::int[]) AS b(bit)
+    WHERE o.site_id = ${checks.siteId} AND o.stage = 'channel' AND o.stage_id = ${checks.channelId} AND o.issues IS NOT NULL
+      AND o.issues & ${mask}::bigint <> 0 AND o.issues & (1::bigint << b.bit) <> 0 AND ${byId}
+    ORDER BY o.product_id, b.bit
+    LIMIT ${query.limit} OFFSET ${query.offset}`.execute(db)
+  const byBit = new Map(checks.codes.map((c) => [c.bit, c]))
+  const entries = rows.rows.flatMap((row) => {
+    const check = byBit.get(row.bit)
+    return check ? [{ productId: row.product_id, check, value: row.value ?? '' }] : []
+  })
+  const total =
+    query.id === undefined ? selected.reduce((sum, c) => sum + (checks.totals?.codes[c.code] ?? 0), 0) : await countOfProduct(db, checks, query.id, mask)
+  return { checks, entries, total }
+}
+
+async function countOfProduct(db: DbHandle, checks: ChannelChecks, productId: string, mask: string): Promise<number> {
+  const { rows } = await sql<{ n: number }>`SELECT coalesce(bit_count((issues & ${mask}::bigint)::bit(64)), 0)::int AS n FROM stage_product
+    WHERE site_id = ${checks.siteId} AND stage = 'channel' AND stage_id = ${checks.channelId} AND product_id = ${productId}`.execute(db)
+  return Number(rows[0]?.n ?? 0)
+}

@@ -1,0 +1,36 @@
+import pg from 'pg'
+import { feedFrame, lineSql, type FeedFrame } from '../feeds/feed-sql.js'
+import type { ExportPlan } from './export-plan.js'
+
+// The skipped file (ChannelFilename type `skipped`) lists the products a channel's checks left out
+// of its feed, each with the first error it fails (in the template's order) and what to do about
+// it, in the channel's format. It is read from the stage's rows without a line, through the index
+// of rows with issues: its cost is the left-out rows', not the catalog's.
+
+export const SKIPPED_COLUMNS = ['id', 'attribute', 'code', 'message', 'hint']
+
+const quoter = { escapeLiteral: pg.escapeLiteral, escapeIdentifier: pg.escapeIdentifier }
+
+export function skippedFrame(plan: ExportPlan): FeedFrame {
+  const { site, channel } = plan
+  return feedFrame(SKIPPED_COLUMNS, channel.format, {
+    title: `${site.title}: ${channel.name}, products left out`,
+    link: '',
+    description: `Products channel ${channel.id} of site ${site.id} left out of its feed, with their first error`,
+  })
+}
+
+/** A complete SELECT of (product_id, line) of the skipped file, for COPY. */
+export function skippedLinesSql(plan: ExportPlan): string {
+  const errors = (plan.checks?.codes ?? []).filter((code) => code.severity === 'error')
+  if (errors.length === 0) return `SELECT NULL::text AS product_id, NULL::text AS line WHERE false`
+  const first = (field: 'attribute' | 'code' | 'message' | 'hint') => {
+    const cases = errors.map((code) => `WHEN o.issues & ${(1n << BigInt(code.bit)).toString()}::bigint <> 0 THEN ${quoter.escapeLiteral(code[field])}`)
+    return `CASE ${cases.join(' ')} END`
+  }
+  const pairs = SKIPPED_COLUMNS.map((column) => `'${column}', ${column === 'id' ? 'o.product_id' : first(column as 'attribute' | 'code' | 'message' | 'hint')}`)
+  const data = `jsonb_build_object(${pairs.join(', ')})`
+  const line = lineSql(quoter, SKIPPED_COLUMNS, plan.channel.format, 's.data')
+  return `SELECT s.product_id, ${line} AS line
+    FROM (SELECT o.product_id, ${data} AS data FROM ${plan.stageRows} AND o.issues IS NOT NULL AND o.line IS NULL) AS s`
+}
