@@ -104,7 +104,7 @@ function readValidation(input: ChannelInput, current: ChannelConfig | undefined)
   if (typeof input.currency === 'string') {
     currency = input.currency.trim() === '' ? null : input.currency.trim()
     if (currency !== null && !ISO_4217_CODES.includes(currency)) {
-      throw new BadRequestError(`currency: ${excerpt(currency)} is not an ISO 4217 currency code (EUR, USD, …); "" removes it`)
+      throw new BadRequestError(`currency: ${JSON.stringify(currency.slice(0, 40))} is not an ISO 4217 currency code (EUR, USD, …); "" removes it`)
     }
   }
   let readinessThreshold = current?.readinessThreshold ?? null

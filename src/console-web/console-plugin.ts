@@ -13,6 +13,7 @@ import { assetRoutes } from './asset-routes.js'
 import { sessionRoutes } from './session-routes.js'
 import { overviewRoutes } from './overview-routes.js'
 import { sitePageRoutes } from './site-page-routes.js'
+import { diagnosticsPageRoutes } from './diagnostics-page-routes.js'
 import { runActionRoutes } from './run-action-routes.js'
 import { streamPageRoutes } from './stream-page-routes.js'
 import { webhookPageRoutes } from './webhook-page-routes.js'
@@ -79,6 +80,7 @@ export const consolePlugin: FastifyPluginAsync<ConsoleDeps> = async (app, deps) 
   await app.register(sessionRoutes, deps)
   await app.register(overviewRoutes, deps)
   await app.register(sitePageRoutes, deps)
+  await app.register(diagnosticsPageRoutes, deps)
   await app.register(runActionRoutes, deps)
   await app.register(streamPageRoutes, deps)
   await app.register(webhookPageRoutes, deps)

@@ -1,4 +1,5 @@
 import type { FastifyPluginAsync } from 'fastify'
+import { channelChecks } from '../channels/channel-diagnostics.js'
 import { channelHistory, listChannels } from '../channels/channels.js'
 import { listDataSources } from '../sites/data-sources.js'
 import { listImportHistory } from '../sites/import-history.js'
@@ -32,7 +33,12 @@ export const sitePageRoutes: FastifyPluginAsync<ConsoleDeps> = async (app, deps)
     ])
     // A site may have thousands of channels: the page shows the first ones, one query each.
     const shown = channels.slice(0, CHANNELS_SHOWN)
-    const histories = await Promise.all(shown.map((details) => channelHistory(db, accountId, site.id, details.channel.id)))
+    const histories = await Promise.all(
+      shown.map(async (details) => ({
+        ...(await channelHistory(db, accountId, site.id, details.channel.id)),
+        checks: await channelChecks(db, accountId, site.id, details.channel.id),
+      })),
+    )
     const shownErrors = errors.errors.filter(
       (error) => (!filter.type || error.type === filter.type) && (!filter.classification || error.classification === filter.classification),
     )

@@ -1,9 +1,11 @@
 import type { ConsoleSession } from '../accounts/console-sessions.js'
+import type { ChannelChecks } from '../channels/channel-diagnostics.js'
 import type { ChannelDetails } from '../channels/channels.js'
 import type { ChannelExport, DataSource, ImportHistory, Site, SiteError } from '../db/schema.js'
 import { feedUrl } from '../feeds/feed-urls.js'
 import { html, jsonAttribute, type Html } from './html.js'
 import { badge, csrfField, dataTable, duration, when } from './layout.js'
+import { channelChecksLine } from './diagnostics-page-views.js'
 
 export interface ErrorFilter {
   pid: string
@@ -38,7 +40,8 @@ export interface SitePageData {
   errors: SiteError[]
   errorFilter: ErrorFilter
   sources: DataSource[]
-  channels: { details: ChannelDetails; history: ChannelExport[] }[]
+  /** Each shown channel with its export history and what its template checked. */
+  channels: { details: ChannelDetails; history: ChannelExport[]; checks: ChannelChecks }[]
   /** Channels of the site beyond those shown. */
   moreChannels: number
   livePid: string
@@ -213,7 +216,7 @@ function sourcesSection(sources: DataSource[]): Html {
 }
 
 function channelsSection(channels: SitePageData['channels'], more: number): Html {
-  const items = channels.map(({ details, history }) => {
+  const items = channels.map(({ details, history, checks }) => {
     const feed = details.destinations.find((destination) => destination.kind === 'feed' && destination.token)
     const links = feed ? details.files.map((file) => html`<li><a href="${feedUrl('', feed.token ?? '', file.filename)}">${file.filename}</a></li>`) : []
     const last = history[0]
@@ -233,7 +236,7 @@ function channelsSection(channels: SitePageData['channels'], more: number): Html
         <span class="muted">#${details.channel.id} · ${details.channel.format} · ${details.channel.export_name}</span>
         ${badge(details.channel.active ? 'active' : 'inactive')}
       </h3>
-      ${lastExport(last)}
+      ${lastExport(last)} ${channelChecksLine(checks)}
       ${
         links.length > 0
           ? html`<p>Feed files:</p>

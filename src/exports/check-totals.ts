@@ -8,84 +8,62 @@ export type { CheckTotals } from '../db/schema.js'
 // The counts of a channel's checks follow the change like everything else an export keeps: a later
 // export adds what its changed rows fail now and takes away what they failed before (export_rows
 // holds both), so counting costs what the change costs; an export that checks every row again
-// counts from nothing.
+// counts from nothing. Rows are counted per combination of issues (GROUP BY), of which a catalog
+// has few, and the bits are added up here: one aggregate per code cost a second a million rows.
 
 export const NO_CHECKS: CheckTotals = { checked: 0, exported: 0, leftOut: 0, withErrors: 0, withWarnings: 0, exportedWithWarnings: 0, codes: {} }
 
-/** The rows of a count: where each row's issues (now and before) are, and whether it is (was) in the stage and feed. */
-interface CountedRows {
-  issues: string
-  oldIssues: string
-  isRow: string
-  wasRow: string
-  inFeed: string
-  wasInFeed: string
-}
-
-const EXPORT_ROWS: CountedRows = {
-  issues: 'issues',
-  oldIssues: 'old_issues',
-  isRow: "kind <> 'deleted'",
-  wasRow: "kind <> 'new'",
-  inFeed: "feed IN ('new', 'modified', 'unchanged')",
-  wasInFeed: "feed IN ('modified', 'unchanged', 'deleted')",
+/** Rows that share their issues and their place in the stage and the feed, now or before. */
+export interface CountedGroup {
+  issues: string | null
+  inStage: boolean
+  inFeed: boolean
+  rows: number
 }
 
 /**
  * The totals after this export from export_rows: `previous` plus what its rows count now minus what
  * they counted before; from nothing when `previous` is undefined (every row was classified again).
  */
-export async function countChecks(tx: Tx, checks: CompiledChecks | undefined, previous: CheckTotals | undefined): Promise<CheckTotals> {
-  const sides =
-    previous === undefined ? [countsOf(checks, EXPORT_ROWS, 'now')] : [countsOf(checks, EXPORT_ROWS, 'now'), countsOf(checks, EXPORT_ROWS, 'before')]
-  const { rows } = await sql<Record<string, unknown>>`${sql.raw(`SELECT ${sides.join(', ')} FROM export_rows`)}`.execute(tx.db)
-  const now = totalsOfRow(checks, rows[0] ?? {}, 'now_')
-  return previous === undefined ? now : combine(previous, now, totalsOfRow(checks, rows[0] ?? {}, 'before_'))
+export async function countChecks(tx: Tx, checks: CompiledChecks, previous: CheckTotals | undefined): Promise<CheckTotals> {
+  const { rows } = await sql<{
+    issues: string | null
+    old_issues: string | null
+    is_row: boolean
+    was_row: boolean
+    in_feed: boolean
+    was_in_feed: boolean
+    n: string
+  }>`
+    SELECT issues, old_issues, kind <> 'deleted' AS is_row, kind <> 'new' AS was_row,
+      coalesce(feed IN ('new', 'modified', 'unchanged'), false) AS in_feed, coalesce(feed IN ('modified', 'unchanged', 'deleted'), false) AS was_in_feed,
+      count(*) AS n
+    FROM export_rows GROUP BY 1, 2, 3, 4, 5, 6`.execute(tx.db)
+  const now = rows.map((row) => ({ issues: row.issues, inStage: row.is_row, inFeed: row.in_feed, rows: Number(row.n) }))
+  if (previous === undefined) return totalsOf(checks, now)
+  const before = rows.map((row) => ({ issues: row.old_issues, inStage: row.was_row, inFeed: row.was_in_feed, rows: Number(row.n) }))
+  return combine(previous, totalsOf(checks, now), totalsOf(checks, before))
 }
 
-/** The totals of a first export, whose rows the statement `stored` returned (issues, bytes: null when left out). */
-export function firstExportCountsSql(checks: CompiledChecks | undefined): string {
-  return countsOf(
-    checks,
-    { issues: 'issues', oldIssues: 'NULL::bigint', isRow: 'true', wasRow: 'false', inFeed: 'bytes IS NOT NULL', wasInFeed: 'false' },
-    'now',
-  )
-}
-
-/** The totals in a row of countsOf's columns, named with `prefix`. */
-export function totalsOfRow(checks: CompiledChecks | undefined, row: Record<string, unknown>, prefix: string): CheckTotals {
-  const n = (key: string) => Number(row[prefix + key] ?? 0)
-  const codes: Record<string, number> = {}
-  for (const code of checks?.codes ?? []) {
-    const count = n(`c${code.bit}`)
-    if (count !== 0) codes[code.code] = count
-  }
-  return {
-    checked: n('checked'),
-    exported: n('exported'),
-    leftOut: n('checked') - n('exported'),
-    withErrors: n('with_errors'),
-    withWarnings: n('with_warnings'),
-    exportedWithWarnings: n('exported_with_warnings'),
-    codes,
-  }
-}
-
-/** The aggregates counting `rows` as they are now or were before, as a SELECT list; columns named `<side>_…`. */
-function countsOf(checks: CompiledChecks | undefined, rows: CountedRows, side: 'now' | 'before'): string {
-  const [issues, isRow, inFeed] = side === 'now' ? [rows.issues, rows.isRow, rows.inFeed] : [rows.oldIssues, rows.wasRow, rows.wasInFeed]
+/** The totals of rows counted in groups. */
+export function totalsOf(checks: CompiledChecks | undefined, groups: CountedGroup[]): CheckTotals {
+  const totals: CheckTotals = { ...NO_CHECKS, codes: {} }
   const errors = checks?.errorMask ?? 0n
-  const problems = errors | (checks?.warningMask ?? 0n)
-  const has = (mask: bigint) => `coalesce(${issues} & ${mask.toString()}::bigint, 0) <> 0`
-  const list = [
-    `count(*) FILTER (WHERE ${isRow}) AS ${side}_checked`,
-    `count(*) FILTER (WHERE ${inFeed}) AS ${side}_exported`,
-    `count(*) FILTER (WHERE ${isRow} AND ${has(errors)}) AS ${side}_with_errors`,
-    `count(*) FILTER (WHERE ${isRow} AND ${has(checks?.warningMask ?? 0n)}) AS ${side}_with_warnings`,
-    `count(*) FILTER (WHERE ${inFeed} AND ${has(problems)}) AS ${side}_exported_with_warnings`,
-    ...(checks?.codes ?? []).map((code) => `count(*) FILTER (WHERE ${isRow} AND ${has(1n << BigInt(code.bit))}) AS ${side}_c${code.bit}`),
-  ]
-  return list.join(', ')
+  const warnings = checks?.warningMask ?? 0n
+  for (const group of groups) {
+    if (!group.inStage) continue
+    const issues = BigInt(group.issues ?? 0)
+    totals.checked += group.rows
+    if (group.inFeed) totals.exported += group.rows
+    if ((issues & errors) !== 0n) totals.withErrors += group.rows
+    if ((issues & warnings) !== 0n) totals.withWarnings += group.rows
+    if (group.inFeed && (issues & (errors | warnings)) !== 0n) totals.exportedWithWarnings += group.rows
+    for (const code of checks?.codes ?? []) {
+      if ((issues & (1n << BigInt(code.bit))) !== 0n) totals.codes[code.code] = (totals.codes[code.code] ?? 0) + group.rows
+    }
+  }
+  totals.leftOut = totals.checked - totals.exported
+  return totals
 }
 
 function combine(previous: CheckTotals, now: CheckTotals, before: CheckTotals): CheckTotals {

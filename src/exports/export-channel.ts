@@ -116,7 +116,7 @@ async function laterExport(
   // Counted from the changes when the previous counts were made the same way, else from every row.
   const checks = plan.checks
     ? await countChecks(tx, plan.checks, sameMaking ? (previous.checks ?? undefined) : undefined)
-    : { ...NO_CHECKS, checked: counts.now, exported: counts.now }
+    : { ...NO_CHECKS, codes: {}, checked: counts.now, exported: counts.now }
   await files.writeDeltas(tx, ['new', 'modified', 'deleted'])
   await replaceStage(tx, plan, stage, { rewrite: !sameMaking, fewRows: classified })
   await files.writeDeltas(tx, ['unchanged', 'skipped'])

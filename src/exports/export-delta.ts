@@ -1,7 +1,7 @@
 import { sql, type RawBuilder } from 'kysely'
 import type { CheckTotals, DeltaType } from '../db/schema.js'
 import type { Tx } from '../db/transaction.js'
-import { firstExportCountsSql, totalsOfRow } from './check-totals.js'
+import { totalsOf } from './check-totals.js'
 import type { ExportPlan } from './export-plan.js'
 import { skippedLinesSql } from './skipped-file.js'
 
@@ -39,7 +39,7 @@ export interface StageTotals {
 /** A first export: nothing to compare with, so the rows and their lines go straight into the channel stage. */
 export async function storeFirstExport(tx: Tx, plan: ExportPlan): Promise<StageTotals & { checks: CheckTotals }> {
   const { site, channel } = plan
-  const { rows } = await sql<Record<string, unknown>>`
+  const { rows } = await sql<{ issues: string | null; in_feed: boolean; n: string; bytes: string | null }>`
     WITH stored AS (
       INSERT INTO stage_product (site_id, stage, stage_id, product_id, account_id, data, line, issues)
       SELECT ${site.id}, 'channel', ${channel.id}, r.product_id, ${site.account_id}, r.data,
@@ -47,10 +47,12 @@ export async function storeFirstExport(tx: Tx, plan: ExportPlan): Promise<StageT
       FROM (${plan.rows} OFFSET 0) AS r
       RETURNING octet_length(line) AS bytes, issues
     )
-    SELECT coalesce(sum(bytes + 1), 0) AS bytes, ${sql.raw(firstExportCountsSql(plan.checks))} FROM stored`.execute(tx.db)
-  const row = rows[0] ?? {}
-  const checks = totalsOfRow(plan.checks, row, 'now_')
-  return { rows: checks.exported, lineBytes: Number(row.bytes ?? 0), checks }
+    SELECT issues, bytes IS NOT NULL AS in_feed, count(*) AS n, sum(bytes + 1) AS bytes FROM stored GROUP BY 1, 2`.execute(tx.db)
+  const checks = totalsOf(
+    plan.checks,
+    rows.map((row) => ({ issues: row.issues, inStage: true, inFeed: row.in_feed, rows: Number(row.n) })),
+  )
+  return { rows: checks.exported, lineBytes: rows.reduce((sum, row) => sum + Number(row.bytes ?? 0), 0), checks }
 }
 
 /** Counts of a first export: every row is new. */

@@ -87,14 +87,12 @@ export async function planExport(
   const rowsWhere = (also: RawBuilder<unknown>) => {
     const where = sql`site_id = ${site.id} AND stage = 'import' AND stage_id = 0 AND ${condition} AND ${also}`
     if (!checks) return sql`SELECT product_id, ${object} AS data, NULL::bigint AS issues FROM stage_product WHERE ${where}`
-    // The mapped object is built once (OFFSET 0 keeps it a subquery of its own) and read by the checks and the normalisation.
-    return sql`SELECT product_id, ${sql.raw(checks.exported('s.raw'))} AS data, ${sql.raw(checks.issues('s.raw'))} AS issues
-      FROM (SELECT product_id, ${object} AS raw FROM stage_product WHERE ${where} OFFSET 0) AS s`
+    return checkedRows(channel, mapping, checks, where)
   }
   const rows = rowsWhere(sql`true`)
   // A template's namespace on the channel's own names: a Google feed's `price` is its `<g:price>`.
   const elements = template.xmlPrefix ? columns.map((c) => (c.includes(':') ? c : `${template.xmlPrefix}:${c}`)) : columns
-  const lineOf = (data: string) => lineSql(quoter, columns, channel.format, data, elements)
+  const lineOf = (data: string) => lineSql(quoter, columns, channel.format, data, { elements, written: checks?.exportedValue })
   const compiled = rows.compile(db)
   const errorMask = checks && channel.validation_mode === 'exclude' ? checks.errorMask : 0n
   const signature = createHash('sha256')
@@ -130,6 +128,24 @@ function filterCondition(channel: Channel, stageColumns: string[]): RawBuilder<u
     if (!(error instanceof AppError)) throw error
     throw new RunFailure(SiteErrorCode.channelFilterInvalid, `Channel ${channel.id}: ${error.message}`, { channel_id: channel.id })
   }
+}
+
+/**
+ * The rows with their issues. Every value the checks read is read from the stage row once, in a
+ * subquery of its own (OFFSET 0 keeps it one), and the mapped object is built from the same values.
+ */
+function checkedRows(channel: Channel, mapping: ColumnMapping[], checks: CompiledChecks, where: RawBuilder<unknown>): RawBuilder<unknown> {
+  if (channel.mapping.length === 0) {
+    const values = checks.checkedColumns.map((column, i) => sql`coalesce(data ->> ${column}, '') AS ${sql.raw(`v${i}`)}`)
+    const read = (column: string) => `s.v${checks.checkedColumns.indexOf(column)}`
+    return sql`SELECT product_id, s.data, ${sql.raw(checks.issues(read))} AS issues
+      FROM (SELECT product_id, data${sql.raw(values.length > 0 ? ', ' : '')}${sql.join(values)} FROM stage_product WHERE ${where} OFFSET 0) AS s`
+  }
+  const values = mapping.map((m, i) => sql`${'source' in m ? sql`coalesce(data ->> ${m.source}, '')` : sql`${m.value}::text`} AS ${sql.raw(`v${i}`)}`)
+  const object = jsonbObject(mapping.map((m, i) => [sql`${m.column}::text`, sql.raw(`s.v${i}`)]))
+  const read = (column: string) => `s.v${mapping.findIndex((m) => m.column === column)}`
+  return sql`SELECT product_id, ${object} AS data, ${sql.raw(checks.issues(read))} AS issues
+    FROM (SELECT product_id, ${sql.join(values)} FROM stage_product WHERE ${where} OFFSET 0) AS s`
 }
 
 /**

@@ -153,15 +153,25 @@ export function feedFrame(columns: string[], format: FeedFormat, meta: FeedMeta)
   }
 }
 
+/** How a line is written besides its columns. */
+export interface LineOptions {
+  /** The element of each column in format xml (a template's namespace: `g:price`); the columns themselves by default. */
+  elements?: readonly string[]
+  /** The SQL of a column's value as written, from the SQL of its value in the row (a template's normalisation). */
+  written?: ((column: string, value: string) => string) | undefined
+}
+
 /**
  * The SQL expression (text) of one row's line, without its newline, from the jsonb expression
  * `data`: a CSV/TSV record quoted by the rules of Postgres' own CSV output, an NDJSON object, an XML
  * item. Lines are rendered once, when a row is new or changed, and kept (docs/design.md 6.4).
  */
-export function lineSql(q: SqlQuoter, columns: string[], format: FeedFormat, data: string, elements: readonly string[] = columns): string {
+export function lineSql(q: SqlQuoter, columns: string[], format: FeedFormat, data: string, how: LineOptions = {}): string {
+  const elements = how.elements ?? columns
   const problem = unwritableColumns(format === 'xml' ? [...elements] : columns, format)
   if (problem) throw new UnwritableColumnsError(problem)
-  const value = (column: string) => `(${data})->>${q.escapeLiteral(column)}`
+  const read = (column: string) => `(${data})->>${q.escapeLiteral(column)}`
+  const value = how.written ? (column: string) => how.written?.(column, read(column)) ?? read(column) : read
   switch (format) {
     case 'csv':
     case 'tsv': {

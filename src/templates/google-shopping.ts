@@ -120,7 +120,9 @@ export const googleShopping: ChannelTemplate = {
       name: 'gtin',
       requirement: 'recommended',
       description: 'The Global Trade Item Number (EAN, UPC, JAN, ISBN or ITF-14) of the product.',
-      rules: [{ kind: 'gtin' }, { kind: 'max_length', max: 50 }],
+      // A wrong GTIN is worse than none: Google disapproves the product rather than limiting it.
+      rules: [{ kind: 'gtin' }],
+      ruleSeverity: 'error',
     },
     { name: 'mpn', requirement: 'optional', description: "The manufacturer's part number of the product.", rules: [{ kind: 'max_length', max: 70 }] },
     {

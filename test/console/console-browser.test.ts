@@ -150,6 +150,37 @@ describe('the console in a browser', () => {
     await page.close()
   })
 
+  it("lists a channel's left-out products on its diagnostics page and filters them by code", async () => {
+    const feed = await importFixture(t, { title: 'Feed shop' }, shop.c)
+    const feedStream = await feed.createStream()
+    const rows = [
+      { id: 'A1', title: 'Shirt', price: 'ten' },
+      { id: 'A2', title: 'Shoe', price: '12.00 EUR' },
+    ]
+    expect((await feed.upload(feedStream, rows)).statusCode).toBe(202)
+    await feed.attach(feedStream)
+    const channel = await feed.platform('POST', `/sites/${feed.site.id}/channels`, { name: 'Google FR', export_name: 'google_shopping', format: 'xml' })
+    expect(channel.statusCode, channel.body).toBe(201)
+    expect((await feed.run('all')).status).toBe('success')
+
+    const page = await signedIn(shop.account)
+    await page.goto(`${base}/console/sites/${feed.site.id}`)
+    await page.getByRole('link', { name: 'Diagnostics' }).click()
+    await expect(page.getByRole('heading', { name: 'Diagnostics of Google FR' }).isVisible()).resolves.toBe(true)
+    expect(await page.locator('.cards').innerText()).toMatch(/2\s*left out/)
+    const all = await page.locator('section[aria-labelledby=list-heading] tbody tr').allInnerTexts()
+    expect(all.some((row) => row.startsWith('A2'))).toBe(true)
+    await page.getByLabel('Code', { exact: true }).selectOption('price_invalid_price')
+    await page.getByRole('button', { name: 'Filter' }).click()
+    await page.waitForURL(/code=price_invalid_price/)
+    const narrowed = await page.locator('section[aria-labelledby=list-heading] tbody tr').allInnerTexts()
+    expect(narrowed).toHaveLength(1)
+    expect(narrowed[0]).toContain('A1')
+    expect(narrowed[0]).toContain('ten')
+    await screenshot(page, 'diagnostics')
+    await page.close()
+  })
+
   it('retries a failed webhook delivery from the webhooks page', async () => {
     const receiver = await startReceiver()
     receivers.push(receiver)
