@@ -16,7 +16,7 @@ import type { ChannelTemplate, TemplateAttribute } from './template-types.js'
 
 const URL_LIST = '^https?://[^\\s,]+(\\s*,\\s*https?://[^\\s,]+)*$'
 const CATEGORY = '^([0-9]+|[^0-9\\s>][^>]*( ?> ?[^>\\s][^>]*)*)$'
-const ISO_DATE = '^[0-9]{4}-[0-9]{2}-[0-9]{2}(T[0-9]{2}:[0-9]{2}(:[0-9]{2})?(Z|[+-][0-9]{2}:?[0-9]{2})?)?$'
+const ISO_DATE = '^[0-9]{4}-[0-9]{2}-[0-9]{2}(T[0-9]{2}:[0-9]{2}(:[0-9]{2}(\\.[0-9]+)?)?(Z|[+-][0-9]{2}:?[0-9]{2})?)?$'
 const UNIT_MEASURES = ['oz', 'lb', 'mg', 'g', 'kg', 'floz', 'pt', 'qt', 'gal', 'ml', 'cl', 'l', 'cbm', 'in', 'ft', 'yd', 'cm', 'm', 'sqft', 'sqm', 'ct']
 const ENERGY_CLASSES = ['A+++', 'A++', 'A+', 'A', 'B', 'C', 'D', 'E', 'F', 'G']
 

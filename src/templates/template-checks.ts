@@ -42,7 +42,7 @@ const BARE_PRICE = '^[0-9]+(\\.[0-9]{1,2})?$'
 // the 177 codes as alternatives costs tens of microseconds a value (measured), this a few.
 const PRICE_SHAPE = `^${NUMBER} [A-Z]{3}$`
 const CURRENCIES = ISO_4217_CODES.join('|')
-const ISO_DATE_TIME = '[0-9]{4}-[0-9]{2}-[0-9]{2}(T[0-9]{2}:[0-9]{2}(:[0-9]{2})?(Z|[+-][0-9]{2}:?[0-9]{2})?)?'
+const ISO_DATE_TIME = '[0-9]{4}-[0-9]{2}-[0-9]{2}(T[0-9]{2}:[0-9]{2}(:[0-9]{2}(\\.[0-9]+)?)?(Z|[+-][0-9]{2}:?[0-9]{2})?)?'
 
 /**
  * The output column that carries each attribute: the column of its name, or of its name with a `g:`
@@ -104,7 +104,8 @@ function failedSql(q: SqlQuoter, code: CheckCode, value: (attribute: string) => 
       return groupFailedSql(q, code.check.rule, value)
     case 'rule':
       if (v === `''`) return null
-      return `(${v} <> '' AND NOT (${validSql(q, code.check.rule, v, value, currency)}))`
+      // A blank value is the presence check's to report, not every rule's.
+      return `(NOT ${blankSql(v)} AND NOT (${validSql(q, code.check.rule, v, value, currency)}))`
   }
 }
 
