@@ -13,20 +13,28 @@ function words(seed: number, count: number): string {
 
 /**
  * A realistic feed row: 15 attributes, about 500 bytes, mostly strings with a few numbers and a
- * boolean as integrators send them. No backslashes or tabs, so the same file is valid input for a
- * bare one-column COPY.
+ * boolean as integrators send them; valid GTINs and sale prices below the price, as a shop has.
+ * No backslashes or tabs, so the same file is valid input for a bare one-column COPY.
  */
+/** A GTIN-13 with its GS1 check digit: the digits weighted 1, 3, 1, … from the left sum to a multiple of 10. */
+function gtin13(base12: number): string {
+  const digits = String(base12).padStart(12, '0')
+  const sum = [...digits].reduce((total, digit, i) => total + Number(digit) * (i % 2 === 0 ? 1 : 3), 0)
+  return digits + String((10 - (sum % 10)) % 10)
+}
+
 export function productRow(i: number, version = 0): string {
+  const price = Number(((i % 9000) / 100 + 9.5 + version).toFixed(2))
   const row = {
     id: `SKU-${String(i).padStart(8, '0')}`,
-    gtin: String(4006381000000 + i),
+    gtin: gtin13(400638100000 + i),
     title: `${BRANDS[i % BRANDS.length]} ${words(i, 4)} ${i}`,
     description: `${words(i + 3, 18)} ${words(i + 5, 12)}`,
     brand: BRANDS[i % BRANDS.length],
     color: COLORS[i % COLORS.length],
     size: ['XS', 'S', 'M', 'L', 'XL'][i % 5],
-    price: Number(((i % 9000) / 100 + 9.5 + version).toFixed(2)),
-    sale_price: `${((i % 7000) / 100 + 5).toFixed(2)} EUR`,
+    price,
+    sale_price: `${(price * 0.9).toFixed(2)} EUR`,
     availability: i % 11 === 0 ? 'out of stock' : 'in stock',
     stock: i % 97,
     link: `https://shop.example.com/p/${i}`,

@@ -1,7 +1,7 @@
 import { Type } from '@sinclair/typebox'
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { accountOf } from '../auth/caller.js'
-import { channelChecks, channelDiagnostics, MAX_QUOTED_VALUE } from '../channels/channel-diagnostics.js'
+import { channelChecks, channelDiagnostics, MAX_QUOTED_VALUE, type ChannelChecks } from '../channels/channel-diagnostics.js'
 import { readinessOf } from '../exports/check-totals.js'
 import { formatTimestamp, links } from './envelope.js'
 import { baseOf, type PlatformDeps } from './deps.js'
@@ -51,6 +51,34 @@ const SummaryOut = Type.Object({
   links: Type.Array(Type.Record(Type.String(), Type.String())),
 })
 
+function summaryView(checks: ChannelChecks, base: string) {
+  const totals = checks.totals
+  const by_code = checks.codes
+    .filter((c) => (totals?.codes[c.code] ?? 0) > 0)
+    .map((c) => ({ code: c.code, attribute: c.attribute, severity: c.severity, count: totals?.codes[c.code] ?? 0, message: c.message }))
+  const bySeverity = (severity: string) => by_code.filter((c) => c.severity === severity).reduce((sum, c) => sum + c.count, 0)
+  const self = `/platform/v2/sites/${checks.siteId}/channels/${checks.channelId}`
+  return {
+    site_id: checks.siteId,
+    channel_id: checks.channelId,
+    template: checks.template,
+    validation_mode: checks.validationMode,
+    exported_at: checks.exportedAt ? formatTimestamp(checks.exportedAt) : null,
+    pid: checks.pid,
+    products_checked: totals?.checked ?? 0,
+    products_exported: totals?.exported ?? 0,
+    products_left_out: totals?.leftOut ?? 0,
+    products_exported_with_warnings: totals?.exportedWithWarnings ?? 0,
+    products_with_errors: totals?.withErrors ?? 0,
+    products_with_warnings: totals?.withWarnings ?? 0,
+    readiness_score: totals ? readinessOf(totals) : null,
+    readiness_threshold: checks.readinessThreshold,
+    by_severity: { error: bySeverity('error'), warning: bySeverity('warning'), info: bySeverity('info') },
+    by_code,
+    links: links(base, { self: `${self}/diagnostics/summary`, diagnostics: `${self}/diagnostics`, channel: self }),
+  }
+}
+
 export const diagnosticsRoutes: FastifyPluginAsyncTypebox<PlatformDeps> = async (app, deps) => {
   const { db } = deps
   const tags = ['channels']
@@ -60,7 +88,6 @@ export const diagnosticsRoutes: FastifyPluginAsyncTypebox<PlatformDeps> = async 
       schema: {
         operationId: 'listChannelDiagnostics',
         tags,
-        summary: "The failed checks of the channel's last export, per product",
         params: ChannelParams,
         querystring: DiagnosticsQuery,
         response: { 200: Type.Object({ success: Type.Literal(true), Diagnostics: Type.Array(DiagnosticOut), meta: Meta }), ...errorResponses },
@@ -90,43 +117,13 @@ export const diagnosticsRoutes: FastifyPluginAsyncTypebox<PlatformDeps> = async 
       schema: {
         operationId: 'getChannelDiagnosticsSummary',
         tags,
-        summary: "The counts of the channel's last export's checks and its readiness score",
         params: ChannelParams,
         response: { 200: Type.Object({ success: Type.Literal(true), Summary: Type.Array(SummaryOut) }), ...errorResponses },
       },
     },
     async (request) => {
       const checks = await channelChecks(db, accountOf(request), request.params.siteId, request.params.channelId)
-      const totals = checks.totals
-      const by_code = checks.codes
-        .filter((c) => (totals?.codes[c.code] ?? 0) > 0)
-        .map((c) => ({ code: c.code, attribute: c.attribute, severity: c.severity, count: totals?.codes[c.code] ?? 0, message: c.message }))
-      const bySeverity = (severity: string) => by_code.filter((c) => c.severity === severity).reduce((sum, c) => sum + c.count, 0)
-      const self = `/platform/v2/sites/${checks.siteId}/channels/${checks.channelId}`
-      return {
-        success: true as const,
-        Summary: [
-          {
-            site_id: checks.siteId,
-            channel_id: checks.channelId,
-            template: checks.template,
-            validation_mode: checks.validationMode,
-            exported_at: checks.exportedAt ? formatTimestamp(checks.exportedAt) : null,
-            pid: checks.pid,
-            products_checked: totals?.checked ?? 0,
-            products_exported: totals?.exported ?? 0,
-            products_left_out: totals?.leftOut ?? 0,
-            products_exported_with_warnings: totals?.exportedWithWarnings ?? 0,
-            products_with_errors: totals?.withErrors ?? 0,
-            products_with_warnings: totals?.withWarnings ?? 0,
-            readiness_score: totals ? readinessOf(totals) : null,
-            readiness_threshold: checks.readinessThreshold,
-            by_severity: { error: bySeverity('error'), warning: bySeverity('warning'), info: bySeverity('info') },
-            by_code,
-            links: links(baseOf(request, deps), { self: `${self}/diagnostics/summary`, diagnostics: `${self}/diagnostics`, channel: self }),
-          },
-        ],
-      }
+      return { success: true as const, Summary: [summaryView(checks, baseOf(request, deps))] }
     },
   )
 }

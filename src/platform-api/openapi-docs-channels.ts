@@ -12,9 +12,13 @@ const CHANNEL_FIELDS =
   'required; `format` is `csv` (default), `tsv`, `ndjson` or `xml` (RSS 2.0 items, `g:` names allowed); `mapping` lists output ' +
   'columns from a stage column (`source`) or a constant (`value`), empty for every column (at most 500); `filter` is a ' +
   'product-read condition over the import stage; `filenames` are templates with `{site_id}`, `{channel_id}`, `{date}`, a ' +
-  '`type` of `new`, `modified`, `unchanged` or `deleted` writing only those rows (at most 10); `destinations` are `feed` (the ' +
+  '`type` of `new`, `modified`, `unchanged` or `deleted` writing only those rows, or `skipped` listing the products the ' +
+  "channel's template left out (at most 10); `destinations` are `feed` (the " +
   'default: files served at an unguessable URL, listed in `urls`) and `http` (each file POSTed to a public `url` after the run). ' +
-  'A channel is checked by the rules its export applies; a 400 names the field.'
+  'A channel is checked by the rules its export applies; a 400 names the field. An `export_name` that is a template name ' +
+  '(`google_shopping`, `meta_catalog`, `idealo`) picks that template: its checks run in every export. `validation_mode` is ' +
+  '`exclude` (default: a product failing a required rule is left out) or `warn_only`; `currency` (ISO 4217) is added to bare ' +
+  'prices where the template reads both forms; `readiness_threshold` (0 to 1) makes `channel.readiness_changed` fire.'
 const channelBody = {
   name: 'Google DE',
   export_name: 'google-shopping',
@@ -29,7 +33,8 @@ const channelWithoutUrls = { ...channel, feed_destinations: { '1': { ...channel.
 const WEBHOOK_FIELDS =
   '`url` must be https (http only where the operator allows it), public (the outbound guard refuses loopback, private and ' +
   'metadata addresses), at most 2,048 characters, without credentials. `events` is a list of `batch.uploaded`, ' +
-  '`batch.processed`, `run.started`, `run.succeeded`, `run.failed`, `export.finished`, `stream.status_changed`, or `"all"` ' +
+  '`batch.processed`, `run.started`, `run.succeeded`, `run.failed`, `export.finished`, `stream.status_changed`, ' +
+  '`channel.readiness_changed`, or `"all"` ' +
   '(the default). `description` at most 500 characters.'
 
 export const channelDocs: Record<string, OperationDocs> = {

@@ -78,7 +78,6 @@ export const templateRoutes: FastifyPluginAsyncTypebox<PlatformDeps> = async (ap
       schema: {
         operationId: 'listExportTemplates',
         tags,
-        summary: 'The built-in channel templates',
         response: { 200: Type.Object({ success: Type.Literal(true), ExportTemplates: Type.Array(TemplateSummary) }), ...errorResponses },
       },
     },
@@ -90,7 +89,6 @@ export const templateRoutes: FastifyPluginAsyncTypebox<PlatformDeps> = async (ap
       schema: {
         operationId: 'getExportTemplate',
         tags,
-        summary: 'One template with its attributes and checks',
         params: Type.Object({ name: Type.String() }),
         response: { 200: Type.Object({ success: Type.Literal(true), ExportTemplates: Type.Array(TemplateOut) }), ...errorResponses },
       },

@@ -70,14 +70,18 @@ export function compileChecks(q: SqlQuoter, template: ChannelTemplate, columns: 
   const normalisedColumns = new Set(
     codes.flatMap((c) => (c.check.kind === 'normalised' && columnOf.has(c.attribute) ? [columnOf.get(c.attribute) ?? c.attribute] : [])),
   )
-  const conditions = (read: (column: string) => string) =>
-    codes.map((code) => ({ code, failed: failedSql(q, code, (attribute) => valueOf(read, attribute), currency) })).filter(({ failed }) => failed !== null)
   const mask = (severity: string) => codes.filter((c) => c.severity === severity).reduce((bits, c) => bits | (1n << BigInt(c.bit)), 0n)
   return {
     codes,
     checkedColumns: [...checked].map((attribute) => columnOf.get(attribute) ?? attribute),
     issues(read) {
-      const parts = conditions(read).map(({ code, failed }) => `CASE WHEN ${failed} THEN ${(1n << BigInt(code.bit)).toString()}::bigint ELSE 0 END`)
+      const value = (attribute: string) => valueOf(read, attribute)
+      const parts = [
+        ...template.attributes.map((attribute) => attributeIssuesSql(q, codes, attribute.name, value, currency)),
+        ...codes.flatMap((code) =>
+          code.check.kind === 'group' ? [`CASE WHEN ${groupFailedSql(q, code.check.rule, value)} THEN ${bitOf(code)} ELSE 0 END`] : [],
+        ),
+      ].filter((part) => part !== '0')
       return parts.length === 0 ? 'NULL::bigint' : `nullif(${parts.join(' + ')}, 0)`
     },
     exportedValue(column, value) {
@@ -91,22 +95,27 @@ export function compileChecks(q: SqlQuoter, template: ChannelTemplate, columns: 
   }
 }
 
-/** SQL that is true when the row fails `code`, or null when it can never fail (the attribute has no column). */
-function failedSql(q: SqlQuoter, code: CheckCode, value: (attribute: string) => string, currency: string | null): string | null {
-  const v = value(code.attribute)
-  switch (code.check.kind) {
-    case 'missing':
-      return blankSql(v)
-    case 'normalised':
-      if (currency === null || v === `''`) return null
-      return `${v} ~ ${q.escapeLiteral(BARE_PRICE)}`
-    case 'group':
-      return groupFailedSql(q, code.check.rule, value)
-    case 'rule':
-      if (v === `''`) return null
-      // A blank value is the presence check's to report, not every rule's.
-      return `(NOT ${blankSql(v)} AND NOT (${validSql(q, code.check.rule, v, value, currency)}))`
-  }
+function bitOf(code: CheckCode): string {
+  return `${(1n << BigInt(code.bit)).toString()}::bigint`
+}
+
+/**
+ * SQL: the bits of one attribute's own checks (its presence, its rules, its normalisation), or '0'
+ * when none can fail. Whether the value is blank is asked once: a blank value is the presence
+ * check's to report, not every rule's.
+ */
+function attributeIssuesSql(q: SqlQuoter, codes: CheckCode[], attribute: string, value: (attribute: string) => string, currency: string | null): string {
+  const own = codes.filter((code) => code.attribute === attribute && code.check.kind !== 'group')
+  const missing = own.find((code) => code.check.kind === 'missing')
+  const v = value(attribute)
+  if (v === `''`) return missing ? bitOf(missing) : '0'
+  const present = own.flatMap((code) => {
+    if (code.check.kind === 'rule') return [`CASE WHEN ${validSql(q, code.check.rule, v, value, currency)} THEN 0 ELSE ${bitOf(code)} END`]
+    if (code.check.kind === 'normalised' && currency !== null) return [`CASE WHEN ${v} ~ ${q.escapeLiteral(BARE_PRICE)} THEN ${bitOf(code)} ELSE 0 END`]
+    return []
+  })
+  if (!missing && present.length === 0) return '0'
+  return `CASE WHEN ${blankSql(v)} THEN ${missing ? bitOf(missing) : '0'} ELSE ${present.length === 0 ? '0' : present.join(' + ')} END`
 }
 
 function groupFailedSql(q: SqlQuoter, rule: GroupRule, value: (attribute: string) => string): string {
