@@ -43,7 +43,7 @@ export async function storeFirstExport(tx: Tx, plan: ExportPlan): Promise<StageT
     WITH stored AS (
       INSERT INTO stage_product (site_id, stage, stage_id, product_id, account_id, data, line, issues)
       SELECT ${site.id}, 'channel', ${channel.id}, r.product_id, ${site.account_id}, r.data,
-        CASE WHEN ${plan.leftOut('r.issues')} THEN NULL ELSE ${plan.line('r.data')} END, r.issues
+        CASE WHEN ${plan.leftOut('r.issues')} THEN NULL ELSE ${plan.line('r.data', 'r.issues')} END, r.issues
       FROM (${plan.rows} OFFSET 0) AS r
       RETURNING octet_length(line) AS bytes, issues
     )
@@ -78,8 +78,8 @@ function classifiedColumns(plan: ExportPlan, renderAll: boolean): RawBuilder<unk
   const inFeed = sql`(r.product_id IS NOT NULL AND NOT ${plan.leftOut('r.issues')})`
   const wasInFeed = sql`(o.line IS NOT NULL)`
   return sql`coalesce(r.data, o.data),
-      CASE WHEN ${inFeed} AND (NOT ${wasInFeed} OR o.data <> r.data OR ${all}) THEN ${plan.line('r.data')}
-           WHEN ${wasInFeed} AND NOT ${inFeed} THEN CASE WHEN ${all} THEN ${plan.line('o.data')} ELSE o.line END END,
+      CASE WHEN ${inFeed} AND (NOT ${wasInFeed} OR o.data <> r.data OR ${all}) THEN ${plan.line('r.data', 'r.issues')}
+           WHEN ${wasInFeed} AND NOT ${inFeed} THEN CASE WHEN ${all} THEN ${plan.line('o.data', 'o.issues')} ELSE o.line END END,
       CASE WHEN r.product_id IS NULL THEN 'deleted' WHEN o.product_id IS NULL THEN 'new' WHEN o.data = r.data THEN 'unchanged' ELSE 'modified' END,
       octet_length(o.line) + 1, r.issues, o.issues,
       CASE WHEN ${inFeed} AND ${wasInFeed} THEN CASE WHEN o.data = r.data THEN 'unchanged' ELSE 'modified' END

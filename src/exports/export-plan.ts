@@ -44,8 +44,8 @@ export interface ExportPlan {
   rows: RawBuilder<unknown>
   /** The export's rows among those whose product_id satisfies `condition` (a changed subset). */
   rowsWhere(condition: RawBuilder<unknown>): RawBuilder<unknown>
-  /** The feed line of the row whose data is the SQL expression `data`. */
-  line(data: string): RawBuilder<unknown>
+  /** The feed line of the row whose data and issues are the SQL expressions `data` and `issues`. */
+  line(data: string, issues: string): RawBuilder<unknown>
   template: ChannelTemplate
   /** The template's checks for the channel's columns; none for a template without attributes (generic). */
   checks: CompiledChecks | undefined
@@ -92,11 +92,14 @@ export async function planExport(
   const rows = rowsWhere(sql`true`)
   // A template's namespace on the channel's own names: a Google feed's `price` is its `<g:price>`.
   const elements = template.xmlPrefix ? columns.map((c) => (c.includes(':') ? c : `${template.xmlPrefix}:${c}`)) : columns
-  const lineOf = (data: string) => lineSql(quoter, columns, channel.format, data, { elements, written: checks?.exportedValue })
+  const lineOf = (data: string, issues: string) =>
+    lineSql(quoter, columns, channel.format, data, { elements, written: checks && ((column, value) => checks.exportedValue(column, value, issues)) })
   const compiled = rows.compile(db)
   const errorMask = checks && channel.validation_mode === 'exclude' ? checks.errorMask : 0n
   const signature = createHash('sha256')
-    .update(JSON.stringify([channel.format, columns, stageColumns, compiled.sql, compiled.parameters, lineOf('data'), template, errorMask.toString()]))
+    .update(
+      JSON.stringify([channel.format, columns, stageColumns, compiled.sql, compiled.parameters, lineOf('data', 'issues'), template, errorMask.toString()]),
+    )
     .digest('hex')
   const meta = { title: `${site.title}: ${channel.name}`, link: '', description: `Channel ${channel.id} of site ${site.id}` }
   return {
@@ -110,7 +113,7 @@ export async function planExport(
     frame: feedFrame(columns, channel.format, meta),
     rows,
     rowsWhere,
-    line: (data) => sql.raw(lineOf(data)),
+    line: (data, issues) => sql.raw(lineOf(data, issues)),
     template,
     checks,
     leftOut: (issues) => (errorMask === 0n ? sql`false` : sql.raw(`coalesce(${issues} & ${errorMask.toString()}::bigint, 0) <> 0`)),
@@ -135,17 +138,20 @@ function filterCondition(channel: Channel, stageColumns: string[]): RawBuilder<u
  * subquery of its own (OFFSET 0 keeps it one), and the mapped object is built from the same values.
  */
 function checkedRows(channel: Channel, mapping: ColumnMapping[], checks: CompiledChecks, where: RawBuilder<unknown>): RawBuilder<unknown> {
-  if (channel.mapping.length === 0) {
-    const values = checks.checkedColumns.map((column, i) => sql`coalesce(data ->> ${column}, '') AS ${sql.raw(`v${i}`)}`)
-    const read = (column: string) => `s.v${checks.checkedColumns.indexOf(column)}`
-    return sql`SELECT product_id, s.data, ${sql.raw(checks.issues(read))} AS issues
-      FROM (SELECT product_id, data${sql.raw(values.length > 0 ? ', ' : '')}${sql.join(values)} FROM stage_product WHERE ${where} OFFSET 0) AS s`
-  }
-  const values = mapping.map((m, i) => sql`${'source' in m ? sql`coalesce(data ->> ${m.source}, '')` : sql`${m.value}::text`} AS ${sql.raw(`v${i}`)}`)
-  const object = jsonbObject(mapping.map((m, i) => [sql`${m.column}::text`, sql.raw(`s.v${i}`)]))
-  const read = (column: string) => `s.v${mapping.findIndex((m) => m.column === column)}`
-  return sql`SELECT product_id, ${object} AS data, ${sql.raw(checks.issues(read))} AS issues
-    FROM (SELECT product_id, ${sql.join(values)} FROM stage_product WHERE ${where} OFFSET 0) AS s`
+  const identity = channel.mapping.length === 0
+  const valueColumns = identity ? checks.checkedColumns : mapping.map((m) => m.column)
+  const values = identity
+    ? checks.checkedColumns.map((column, i) => sql`coalesce(data ->> ${column}, '') AS ${sql.raw(`v${i}`)}`)
+    : mapping.map((m, i) => sql`${'source' in m ? sql`coalesce(data ->> ${m.source}, '')` : sql`${m.value}::text`} AS ${sql.raw(`v${i}`)}`)
+  const read = (prefix: string) => (column: string) => `${prefix}.v${valueColumns.indexOf(column)}`
+  const rows = sql`SELECT product_id${sql.raw(identity ? ', data' : '')}${sql.raw(values.length > 0 ? ', ' : '')}${sql.join(values, sql`, `)}
+    FROM stage_product WHERE ${where} OFFSET 0`
+  // Prices and GTINs parsed once, a level above the values they are parsed from.
+  const parsed = checks.parsed.map(({ alias, sql: parse }) => `${parse(read('v'))} AS ${alias}`)
+  const withParsed = sql`SELECT v.*${sql.raw(parsed.map((p) => `, ${p}`).join(''))} FROM (${rows}) AS v OFFSET 0`
+  const data = identity ? sql`s.data` : jsonbObject(mapping.map((m, i) => [sql`${m.column}::text`, sql.raw(`s.v${i}`)]))
+  const issues = checks.issues(read('s'), (alias) => `s.${alias}`)
+  return sql`SELECT product_id, ${data} AS data, ${sql.raw(issues)} AS issues FROM (${withParsed}) AS s`
 }
 
 /**
