@@ -91,6 +91,8 @@ export async function channelChecks(db: DbHandle, accountId: string, siteSegment
 /** The codes a query's filters select, as a bit mask; a filter naming what the template has not is a 400. */
 function selectedCodes(checks: ChannelChecks, query: DiagnosticsQuery): CheckCode[] {
   const { severity, code, attribute } = query
+  // Postgres text holds no NUL: such an id names no product, and would fail the query.
+  if (query.id?.includes('\u0000')) throw new BadRequestError('id: a product id has no NUL character')
   if (severity !== undefined && !SEVERITIES.includes(severity as Severity)) throw new BadRequestError(`severity: must be one of ${SEVERITIES.join(', ')}`)
   if (code !== undefined && !checks.codes.some((c) => c.code === code)) {
     throw new BadRequestError(

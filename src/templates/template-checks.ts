@@ -46,8 +46,6 @@ const NUMBER = '[0-9]+(\\.[0-9]+)?'
 // A price's currency is looked up in the codes as one text: a regular expression of the 177 codes
 // as alternatives costs tens of microseconds a value (measured), this well under one.
 const CURRENCIES = ISO_4217_CODES.join('|')
-// A price as "12.50 EUR" or "12.50": its amount and currency are then its space-separated parts.
-const PRICE_SHAPE = `'^[0-9]+(\\.[0-9]+)?( [A-Z]{3})?$'`
 const ISO_DATE_TIME = '[0-9]{4}-[0-9]{2}-[0-9]{2}(T[0-9]{2}:[0-9]{2}(:[0-9]{2}(\\.[0-9]+)?)?(Z|[+-][0-9]{2}:?[0-9]{2})?)?'
 
 /**
@@ -140,9 +138,7 @@ function parsedValues(template: ChannelTemplate, columnOf: Map<string, string>) 
   return wanted.map(({ attribute, kind }, i) => {
     const column = columnOf.get(attribute) ?? attribute
     const alias = `parsed_${i}`
-    // Whether a price is "12.50 EUR" or "12.50": one regular expression a value (regexp_match,
-    // taking the parts apart at once, cost three times as much, measured).
-    const price = (v: string) => `(${v} ~ ${PRICE_SHAPE})`
+    const price = (v: string) => priceShapeSql(v)
     // Digits only, of a GTIN's lengths: as a number; else null. (14 digits fit a bigint.)
     const gtin = (v: string) => `CASE WHEN octet_length(${v}) IN (8, 12, 13, 14) AND translate(${v}, '0123456789', '') = '' THEN ${v}::bigint END`
     return { alias, attribute, kind, sql: (read: (column: string) => string) => (kind === 'price' ? price(read(column)) : gtin(read(column))) }
@@ -190,12 +186,13 @@ function validSql(context: CheckContext, rule: ValueRule, attribute: string): st
       return `(octet_length(${v}) <= ${rule.max} OR char_length(${v}) <= ${rule.max})`
     case 'one_of':
       return `${v} IN (${rule.values.map((x) => q.escapeLiteral(x)).join(', ')})`
-    case 'url':
-      // Prefixes and one class, not one expression with alternatives: a third of the time (measured).
-      return (
-        `(CASE WHEN lower(left(${v}, 8)) = 'https://' THEN substr(${v}, 9, 1) NOT IN ('', '/', '?', '#') ` +
-        `WHEN lower(left(${v}, 7)) = 'http://' THEN substr(${v}, 8, 1) NOT IN ('', '/', '?', '#') ELSE false END AND ${v} !~ '[[:space:]]')`
-      )
+    case 'url': {
+      // Prefixes and byte searches, not a regular expression: a quarter of the time (measured).
+      const host = (at: number) => `substr(${v}, ${at}, 1) NOT IN ('', '/', '?', '#')`
+      const scheme = `CASE WHEN lower(left(${v}, 8)) = 'https://' THEN ${host(9)} WHEN lower(left(${v}, 7)) = 'http://' THEN ${host(8)} ELSE false END`
+      const blanks = [' ', '\\t', '\\n', '\\r', '\\f'].map((c) => `strpos(${v}, E'${c}') = 0`).join(' AND ')
+      return `(${scheme} AND ${blanks})`
+    }
     case 'price': {
       const code = `split_part(${v}, ' ', 2)`
       const coded = `(${context.parsed(attribute, 'price')} AND ${code} <> '' AND strpos(${q.escapeLiteral(CURRENCIES)}, ${code}) > 0)`
@@ -216,6 +213,19 @@ function validSql(context: CheckContext, rule: ValueRule, attribute: string): st
     case 'pattern':
       return matches(rule.regex)
   }
+}
+
+/**
+ * SQL: the price `v` is "12.50 EUR" or "12.50" (then its amount and currency are its parts around
+ * the space). Text functions rather than a regular expression: each match converts the text to wide
+ * characters first, and the expression cost three times these (measured).
+ */
+function priceShapeSql(v: string): string {
+  const amount = `CASE WHEN strpos(${v}, ' ') > 0 THEN left(${v}, -4) ELSE ${v} END`
+  const decimal = (a: string) => `(${a} <> '' AND translate(${a}, '0123456789', '') IN ('', '.') AND left(${a}, 1) <> '.' AND right(${a}, 1) <> '.')`
+  const code = `translate(right(${v}, 3), 'ABCDEFGHIJKLMNOPQRSTUVWXYZ', '') = ''`
+  const coded = `(octet_length(${v}) > 4 AND substr(${v}, octet_length(${v}) - 3, 1) = ' ' AND ${code})`
+  return `(${decimal(amount)} AND (strpos(${v}, ' ') = 0 OR ${coded}))`
 }
 
 /** SQL: a price without a currency and with at most two decimals, which a channel currency completes. */

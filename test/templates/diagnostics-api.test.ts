@@ -81,6 +81,7 @@ describe('GET …/channels/{id}/diagnostics', () => {
       ['attribute=colour_of_sky', /attribute: the google_shopping template checks no attribute/],
       ['limit=0', /limit/],
       ['offset=-1', /offset/],
+      ['id=a%00b', /id: .*NUL/],
     ] as const) {
       const response = await f.c.get(`${path}?${query}`)
       expect(response.statusCode, query).toBe(400)
