@@ -61,7 +61,13 @@ describe('GET …/channels/{id}/diagnostics', () => {
     expect(title).toMatchObject({ attribute: 'title', value: 'y'.repeat(200), message: 'title has more than 150 characters' })
     expect(title?.hint).toMatch(/150/)
     const byCode = await diagnostics(f, channelId, '&code=price_invalid_price')
-    expect(byCode).toMatchObject({ total: 2, entries: [{ id: 'b', value: 'ten' }, { id: 'd', value: 'cheap' }] })
+    expect(byCode).toMatchObject({
+      total: 2,
+      entries: [
+        { id: 'b', value: 'ten' },
+        { id: 'd', value: 'cheap' },
+      ],
+    })
     expect((await diagnostics(f, channelId, '&severity=error&id=d')).entries.map((e) => e.code)).toEqual(['price_invalid_price', 'gtin_invalid_gtin'])
     expect((await diagnostics(f, channelId, '&attribute=gtin')).total).toBe(1)
     const page = await f.c.get(`/sites/${f.site.id}/channels/${channelId}/diagnostics?severity=error&limit=2&offset=2`)
