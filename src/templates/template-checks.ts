@@ -1,12 +1,12 @@
 import type { SqlQuoter } from '../feeds/feed-sql.js'
-import { ISO_4217_CODES } from './iso-4217.js'
 import { checkCodes, type CheckCode } from './template-codes.js'
-import type { ChannelTemplate, GroupRule, ValueRule } from './template-types.js'
+import type { ChannelTemplate, GroupRule } from './template-types.js'
+import { barePriceSql, blankSql, priceShapeSql, validSql, type CheckContext, type ParsedKind } from './value-rule-sql.js'
 
-// A template's checks as SQL over one row's mapped object, so that checking runs inside the
-// export's own statements, row by row, beside the rendering of the line: no row leaves Postgres to
-// be checked. Each check is a CASE adding its bit; a value is read from the object where it is
-// used (reading it once in a subquery per row costs more, as for the lines: feed-sql.ts).
+// A template's checks as SQL over one row's values, so that checking runs inside the export's own
+// statements, row by row, beside the rendering of the line: no row leaves Postgres to be checked.
+// Each check is a CASE adding its bit. The caller reads each checked value once, and the prices and
+// GTINs parsed from them once, in subqueries of their own (export-plan.ts): every check reads them.
 
 /** How a channel applies its template. */
 export interface TemplateSettings {
@@ -41,12 +41,6 @@ export interface CompiledChecks {
   errorMask: bigint
   warningMask: bigint
 }
-
-const NUMBER = '[0-9]+(\\.[0-9]+)?'
-// A price's currency is looked up in the codes as one text: a regular expression of the 177 codes
-// as alternatives costs tens of microseconds a value (measured), this well under one.
-const CURRENCIES = ISO_4217_CODES.join('|')
-const ISO_DATE_TIME = '[0-9]{4}-[0-9]{2}-[0-9]{2}(T[0-9]{2}:[0-9]{2}(:[0-9]{2}(\\.[0-9]+)?)?(Z|[+-][0-9]{2}:?[0-9]{2})?)?'
 
 /**
  * The output column that carries each attribute: the column of its name, or of its name with a `g:`
@@ -110,18 +104,6 @@ function bitOf(code: CheckCode): string {
   return `${(1n << BigInt(code.bit)).toString()}::bigint`
 }
 
-/** What a check's SQL is written with. */
-interface CheckContext {
-  q: SqlQuoter
-  /** The SQL of an attribute's value ('' when no column carries it). */
-  value(attribute: string): string
-  /** The SQL of an attribute's parsed value of a kind (price: its shape is right; gtin: the number), or NULL when it has none. */
-  parsed(attribute: string, kind: ParsedKind): string
-  currency: string | null
-}
-
-type ParsedKind = 'price' | 'gtin'
-
 /** The values parsed once per row: every price a rule reads (amount and currency), every GTIN (as a number). */
 function parsedValues(template: ChannelTemplate, columnOf: Map<string, string>) {
   const wanted: { attribute: string; kind: ParsedKind }[] = []
@@ -175,78 +157,6 @@ function groupFailedSql(q: SqlQuoter, rule: GroupRule, value: (attribute: string
   return `(${failed} AND NOT ${exempt})`
 }
 
-/** SQL that is true when the non-blank value of `attribute` follows `rule`. */
-function validSql(context: CheckContext, rule: ValueRule, attribute: string): string {
-  const { q, currency } = context
-  const v = context.value(attribute)
-  const matches = (regex: string) => `${v} ~ ${q.escapeLiteral(regex)}`
-  switch (rule.kind) {
-    case 'max_length':
-      // Bytes first: no more bytes than the limit is no more characters, and costs nothing to count.
-      return `(octet_length(${v}) <= ${rule.max} OR char_length(${v}) <= ${rule.max})`
-    case 'one_of':
-      return `${v} IN (${rule.values.map((x) => q.escapeLiteral(x)).join(', ')})`
-    case 'url': {
-      // Prefixes and byte searches, not a regular expression: a quarter of the time (measured).
-      const host = (at: number) => `substr(${v}, ${at}, 1) NOT IN ('', '/', '?', '#')`
-      const scheme = `CASE WHEN lower(left(${v}, 8)) = 'https://' THEN ${host(9)} WHEN lower(left(${v}, 7)) = 'http://' THEN ${host(8)} ELSE false END`
-      const blanks = [' ', '\\t', '\\n', '\\r', '\\f'].map((c) => `strpos(${v}, E'${c}') = 0`).join(' AND ')
-      return `(${scheme} AND ${blanks})`
-    }
-    case 'price': {
-      const code = `split_part(${v}, ' ', 2)`
-      const coded = `(${context.parsed(attribute, 'price')} AND ${code} <> '' AND strpos(${q.escapeLiteral(CURRENCIES)}, ${code}) > 0)`
-      return currency === null ? coded : `(${coded} OR ${barePriceSql(context, attribute)})`
-    }
-    case 'not_above':
-      return notAboveSql(context, attribute, rule.attribute)
-    case 'gtin':
-      return gtinSql(context.parsed(attribute, 'gtin'))
-    case 'integer':
-      return boundedSql(v, '^-?[0-9]{1,15}$', rule, q)
-    case 'number':
-      return boundedSql(v, '^-?[0-9]{1,15}(\\.[0-9]{1,6})?$', rule, q)
-    case 'measure':
-      return matches(`^${NUMBER} (${rule.units.map(escapeRegex).join('|')})$`)
-    case 'date_range':
-      return matches(`^${ISO_DATE_TIME}/${ISO_DATE_TIME}$`)
-    case 'pattern':
-      return matches(rule.regex)
-  }
-}
-
-/**
- * SQL: the price `v` is "12.50 EUR" or "12.50" (then its amount and currency are its parts around
- * the space). Text functions rather than a regular expression: each match converts the text to wide
- * characters first, and the expression cost three times these (measured).
- */
-function priceShapeSql(v: string): string {
-  const amount = `CASE WHEN strpos(${v}, ' ') > 0 THEN left(${v}, -4) ELSE ${v} END`
-  const decimal = (a: string) => `(${a} <> '' AND translate(${a}, '0123456789', '') IN ('', '.') AND left(${a}, 1) <> '.' AND right(${a}, 1) <> '.')`
-  const code = `translate(right(${v}, 3), 'ABCDEFGHIJKLMNOPQRSTUVWXYZ', '') = ''`
-  const coded = `(octet_length(${v}) > 4 AND substr(${v}, octet_length(${v}) - 3, 1) = ' ' AND ${code})`
-  return `(${decimal(amount)} AND (strpos(${v}, ' ') = 0 OR ${coded}))`
-}
-
-/** SQL: a price without a currency and with at most two decimals, which a channel currency completes. */
-function barePriceSql(context: CheckContext, attribute: string): string {
-  const v = context.value(attribute)
-  return `(${context.parsed(attribute, 'price')} AND strpos(${v}, ' ') = 0 AND (strpos(${v}, '.') = 0 OR octet_length(${v}) - strpos(${v}, '.') <= 2))`
-}
-
-function boundedSql(v: string, regex: string, rule: { min?: number; max?: number }, q: SqlQuoter): string {
-  const bounds = [rule.min === undefined ? null : `(${v})::numeric >= ${rule.min}`, rule.max === undefined ? null : `(${v})::numeric <= ${rule.max}`].filter(
-    (b) => b !== null,
-  )
-  const shape = `${v} ~ ${q.escapeLiteral(regex)}`
-  return bounds.length === 0 ? shape : `CASE WHEN ${shape} THEN ${bounds.join(' AND ')} ELSE false END`
-}
-
-/** SQL: `v` is empty or only blanks; the blanks are looked for only when the first character is one. */
-function blankSql(v: string): string {
-  return `(${v} = '' OR (ascii(${v}) <= 32 AND btrim(${v}) = ''))`
-}
-
 /** The attributes a check reads. */
 function attributesOf(code: CheckCode): string[] {
   if (code.check.kind === 'group') {
@@ -255,33 +165,4 @@ function attributesOf(code: CheckCode): string[] {
   }
   if (code.check.kind === 'rule' && code.check.rule.kind === 'not_above') return [code.attribute, code.check.rule.attribute]
   return [code.attribute]
-}
-
-/**
- * SQL: the parsed GTIN `n` (a number, null when not 8, 12, 13 or 14 digits) has the GS1 check digit:
- * its digits weighted 1, 3, 1, … from the right sum to a multiple of 10. Integer arithmetic on the
- * number parsed once: the same on the text cost 8 µs a value (measured), this one.
- */
-function gtinSql(n: string): string {
-  const digits = Array.from({ length: 14 }, (_, k) => `(${n} / ${(10n ** BigInt(k)).toString()}) % 10 * ${k % 2 === 0 ? 1 : 3}`)
-  return `(${n} IS NOT NULL AND (${digits.join(' + ')}) % 10 = 0)`
-}
-
-/**
- * A sale price above the price fails; prices that are not both valid, or in different currencies,
- * are the price rules' to report. A bare number has the channel's currency.
- */
-function notAboveSql(context: CheckContext, sale: string, price: string): string {
-  const { q, currency } = context
-  const unit = (attribute: string) => {
-    const code = `split_part(${context.value(attribute)}, ' ', 2)`
-    return currency === null ? code : `coalesce(nullif(${code}, ''), ${q.escapeLiteral(currency)})`
-  }
-  const amount = (attribute: string) => `split_part(${context.value(attribute)}, ' ', 1)::numeric`
-  const valid = `${context.parsed(sale, 'price')} AND ${context.parsed(price, 'price')} AND ${unit(sale)} = ${unit(price)}`
-  return `CASE WHEN ${valid} THEN ${amount(sale)} <= ${amount(price)} ELSE true END`
-}
-
-function escapeRegex(text: string): string {
-  return text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')
 }
