@@ -58,6 +58,7 @@ async function realIds(f: ImportFixture): Promise<Ids> {
     productId: 'p1',
     token: 'no-such-token',
     filename: 'walk.csv',
+    name: 'google_shopping',
     webhookId,
     deliveryId: delivery.json<{ Deliveries: { id: string }[] }>().Deliveries[0]?.id ?? '',
   }
