@@ -51,7 +51,6 @@ export interface ChannelChecks {
 /** The channel's template and the counts of its last export, for the caller's account only. */
 export async function channelChecks(db: DbHandle, accountId: string, siteSegment: string, channelId: string): Promise<ChannelChecks> {
   const { channel } = await getChannel(db, accountId, siteSegment, channelId)
-  const template = templateNamed(channel.template) ?? GENERIC_TEMPLATE
   const stage = await db
     .selectFrom('site_stage')
     .select(['checks', 'columns', 'row_count'])
@@ -69,6 +68,8 @@ export async function channelChecks(db: DbHandle, accountId: string, siteSegment
     .orderBy('id', 'desc')
     .limit(1)
     .executeTakeFirst()
+  // The bits are the codes of the template the last export checked with, until the next export.
+  const template = templateNamed(stage?.checks?.template ?? channel.template) ?? GENERIC_TEMPLATE
   const rows = Number(stage?.row_count ?? 0)
   // A stage exported before templates existed checked nothing: every row was exported.
   const totals = stage

@@ -292,6 +292,8 @@ export interface CheckTotals {
   exportedWithWarnings: number
   /** Rows failing each code, for the codes any row fails. */
   codes: Record<string, number>
+  /** The template whose codes the rows' bits are (the channel's template may have changed since). */
+  template?: string
 }
 
 /** What an export does with a product that fails a required rule of its channel's template. */

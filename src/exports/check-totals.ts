@@ -71,7 +71,7 @@ function combine(previous: CheckTotals, now: CheckTotals, before: CheckTotals): 
   for (const [code, count] of Object.entries(now.codes)) codes[code] = (codes[code] ?? 0) + count
   for (const [code, count] of Object.entries(before.codes)) codes[code] = (codes[code] ?? 0) - count
   for (const code of Object.keys(codes)) if (codes[code] === 0) delete codes[code]
-  const sum = (key: Exclude<keyof CheckTotals, 'codes'>) => previous[key] + now[key] - before[key]
+  const sum = (key: Exclude<keyof CheckTotals, 'codes' | 'template'>) => previous[key] + now[key] - before[key]
   return {
     checked: sum('checked'),
     exported: sum('exported'),

@@ -70,7 +70,7 @@ export async function exportChannel(db: Db, request: ExportChannelRequest): Prom
           ...totals,
           build: importBuild?.build ?? '0',
           signature: plan.signature,
-          checks,
+          checks: { ...checks, template: plan.template.name },
         })
         await recordFiles(tx, storage, plan, files)
         return { counts, files: files.exported(), checks, previousChecks: previous?.checks ?? undefined }

@@ -5,7 +5,7 @@ import type { OperationDocs } from '../http/openapi.js'
 const BASE = 'http://127.0.0.1:8080/platform/v2'
 const specification = {
   name: 'Google Merchant Center product data specification',
-  version: 'as published in 2025',
+  version: 'read 2026-11-25',
   url: 'https://support.google.com/merchants/answer/7052112',
 }
 const summaryOfGoogle = {

@@ -102,6 +102,22 @@ describe('GET …/channels/{id}/diagnostics', () => {
     expect(ownSiteOtherChannel.statusCode).toBe(404)
   })
 
+  it("reads the last export's checks by the template it checked with, until the next export checks with another", async () => {
+    const f = await importFixture(t)
+    const channelId = await exportedChannel(f, [goodProduct('a', { title: 'x'.repeat(160) })])
+    const changed = await f.c.put(`/sites/${f.site.id}/channels/${channelId}`, { export_name: 'meta_catalog', format: 'csv' })
+    expect(changed.statusCode, changed.body).toBe(200)
+    expect(await summary(f, channelId)).toMatchObject({
+      template: 'google_shopping',
+      by_code: expect.arrayContaining([expect.objectContaining({ code: 'title_too_long' })]) as unknown,
+    })
+    expect((await diagnostics(f, channelId, '&severity=error')).entries.map((e) => e.code)).toEqual(['title_too_long'])
+    expect((await f.run('channel', { id: Number(channelId) })).status).toBe('success')
+    // Meta takes titles up to 200 characters, and writes availability with a space.
+    expect(await summary(f, channelId)).toMatchObject({ template: 'meta_catalog', products_checked: 1 })
+    expect((await diagnostics(f, channelId, '&severity=error')).entries.map((e) => e.code)).toEqual(['availability_invalid_value'])
+  })
+
   it('is empty before the first export, and a generic channel checks nothing', async () => {
     const f = await importFixture(t)
     const channel = await googleChannel(f)
