@@ -111,10 +111,9 @@ function readValidation(input: ChannelInput, current: ChannelConfig | undefined)
   const threshold = input.readiness_threshold
   if (threshold !== undefined && threshold !== null) {
     readinessThreshold = threshold === '' ? null : Number(threshold)
-    if (
-      readinessThreshold !== null &&
-      (typeof threshold === 'boolean' || !Number.isFinite(readinessThreshold) || readinessThreshold < 0 || readinessThreshold > 1)
-    ) {
+    // A number, or a decimal number as text ("0.9"): not a boolean, hex or an exponent Number() would also read.
+    const decimal = typeof threshold === 'number' || (typeof threshold === 'string' && /^\s*(\d+(\.\d*)?|\.\d+)\s*$/.test(threshold))
+    if (readinessThreshold !== null && (!decimal || !Number.isFinite(readinessThreshold) || readinessThreshold < 0 || readinessThreshold > 1)) {
       throw new BadRequestError('readiness_threshold: must be a number from 0 to 1 (the share of products without errors); "" removes it')
     }
   }

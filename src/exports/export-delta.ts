@@ -77,9 +77,11 @@ function classifiedColumns(plan: ExportPlan, renderAll: boolean): RawBuilder<unk
   const all = renderAll ? sql`true` : sql`false`
   const inFeed = sql`(r.product_id IS NOT NULL AND NOT ${plan.leftOut('r.issues')})`
   const wasInFeed = sql`(o.line IS NOT NULL)`
+  // A row leaving the feed, rendered again in a new way, is rendered as its data stands: its old
+  // bits may be another template's, whose normalisation bits mean other checks.
   return sql`coalesce(r.data, o.data),
       CASE WHEN ${inFeed} AND (NOT ${wasInFeed} OR o.data <> r.data OR ${all}) THEN ${plan.line('r.data', 'r.issues')}
-           WHEN ${wasInFeed} AND NOT ${inFeed} THEN CASE WHEN ${all} THEN ${plan.line('o.data', 'o.issues')} ELSE o.line END END,
+           WHEN ${wasInFeed} AND NOT ${inFeed} THEN CASE WHEN ${all} THEN ${plan.line('o.data', 'NULL::bigint')} ELSE o.line END END,
       CASE WHEN r.product_id IS NULL THEN 'deleted' WHEN o.product_id IS NULL THEN 'new' WHEN o.data = r.data THEN 'unchanged' ELSE 'modified' END,
       octet_length(o.line) + 1, r.issues, o.issues,
       CASE WHEN ${inFeed} AND ${wasInFeed} THEN CASE WHEN o.data = r.data THEN 'unchanged' ELSE 'modified' END

@@ -52,7 +52,7 @@ const ChannelBody = Type.Object({
   filenames: Type.Optional(Type.Unknown({ description: '[{"type":null|"new"|"modified"|"unchanged"|"deleted"|"skipped","filename":"feed-{date}.csv"}]' })),
   validation_mode: Type.Optional(NullableString({ enum: ['exclude', 'warn_only', null] })),
   currency: Type.Optional(NullableString({ description: 'ISO 4217 code; "" removes it' })),
-  readiness_threshold: Type.Optional(Type.Union([Type.Number(), Type.String(), Type.Null()], { description: 'a share from 0 to 1; "" removes it' })),
+  readiness_threshold: Type.Optional(Type.Union([Type.String(), Type.Number(), Type.Null()], { description: 'a share from 0 to 1; "" removes it' })),
   destinations: Type.Optional(
     Type.Union([
       Type.Array(

@@ -161,6 +161,7 @@ describe('saving a channel with a template', () => {
       [{ currency: 'EURO' }, /currency: "EURO" is not an ISO 4217 currency code/],
       [{ readiness_threshold: 1.5 }, /readiness_threshold: must be a number from 0 to 1/],
       [{ readiness_threshold: 'high' }, /readiness_threshold/],
+      [{ readiness_threshold: '0x1' }, /readiness_threshold: must be a number from 0 to 1/],
       [{ validation_mode: 'strict' }, /validation_mode: must be (one of )?exclude/],
     ] as const) {
       const response = await f.c.post(path, { name: 'G', export_name: 'google_shopping', ...body })
