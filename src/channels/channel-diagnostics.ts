@@ -1,6 +1,6 @@
 import { sql } from 'kysely'
 import type { DbHandle } from '../db/database.js'
-import type { CheckTotals } from '../db/schema.js'
+import type { Channel, CheckTotals } from '../db/schema.js'
 import type { Severity } from '../templates/template-types.js'
 import { BadRequestError } from '../errors.js'
 import { GENERIC_TEMPLATE, templateNamed } from '../templates/template-catalog.js'
@@ -51,6 +51,12 @@ export interface ChannelChecks {
 /** The channel's template and the counts of its last export, for the caller's account only. */
 export async function channelChecks(db: DbHandle, accountId: string, siteSegment: string, channelId: string): Promise<ChannelChecks> {
   const { channel } = await getChannel(db, accountId, siteSegment, channelId)
+  return checksOfChannel(db, channel)
+}
+
+/** channelChecks of a channel its caller has already read for the account (a page listing channels). */
+export async function checksOfChannel(db: DbHandle, channel: Channel): Promise<ChannelChecks> {
+  const accountId = channel.account_id
   const stage = await db
     .selectFrom('site_stage')
     .select(['checks', 'columns', 'row_count'])

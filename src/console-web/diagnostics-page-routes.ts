@@ -1,5 +1,5 @@
 import type { FastifyPluginAsync } from 'fastify'
-import { channelChecks, channelDiagnostics, type DiagnosticsQuery } from '../channels/channel-diagnostics.js'
+import { channelDiagnostics, checksOfChannel, type DiagnosticsQuery } from '../channels/channel-diagnostics.js'
 import { getChannel } from '../channels/channels.js'
 import { AppError } from '../errors.js'
 import { getSite } from '../sites/sites.js'
@@ -58,7 +58,7 @@ export const diagnosticsPageRoutes: FastifyPluginAsync<ConsoleDeps> = async (app
     const site = await getSite(db, accountId, siteId)
     const { channel } = await getChannel(db, accountId, site.id, channelId)
     const { found, problem } = await readList(db, accountId, site.id, channel.id, queryOf(filter, offset))
-    const checks = found?.checks ?? (await channelChecks(db, accountId, site.id, channel.id))
+    const checks = found?.checks ?? (await checksOfChannel(db, channel))
     const body = diagnosticsPage({
       checks,
       filter,

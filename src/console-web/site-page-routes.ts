@@ -1,5 +1,5 @@
 import type { FastifyPluginAsync } from 'fastify'
-import { channelChecks } from '../channels/channel-diagnostics.js'
+import { checksOfChannel } from '../channels/channel-diagnostics.js'
 import { channelHistory, listChannels } from '../channels/channels.js'
 import { listDataSources } from '../sites/data-sources.js'
 import { listImportHistory } from '../sites/import-history.js'
@@ -36,7 +36,7 @@ export const sitePageRoutes: FastifyPluginAsync<ConsoleDeps> = async (app, deps)
     const histories = await Promise.all(
       shown.map(async (details) => ({
         ...(await channelHistory(db, accountId, site.id, details.channel.id)),
-        checks: await channelChecks(db, accountId, site.id, details.channel.id),
+        checks: await checksOfChannel(db, details.channel),
       })),
     )
     const shownErrors = errors.errors.filter(

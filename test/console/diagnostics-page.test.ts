@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest'
 import { createChannel } from '../helpers/clients.js'
 import { importFixture } from '../helpers/factories.js'
 import { HIGH_LIMITS, useTestApp } from '../helpers/test-app.js'
+import { goodProduct } from '../templates/template-fixture.js'
 import { consoleUser } from './console-session.js'
 
 // A channel's diagnostics in the console (issue 24), through HTTP: which products a Google Shopping
@@ -13,21 +14,9 @@ const t = useTestApp(HIGH_LIMITS)
 
 const HOSTILE_TITLE = `<script>alert(1)</script>${'x'.repeat(126)}`
 
+/** A product Google Shopping takes as it is, its price with the currency written out. */
 function product(id: string, overrides: Record<string, string> = {}): Record<string, string> {
-  return {
-    id,
-    title: `Shirt ${id}`,
-    description: 'A soft cotton shirt',
-    link: `https://shop.example.com/p/${id}`,
-    image_link: `https://cdn.example.com/${id}.jpg`,
-    availability: 'in_stock',
-    price: '19.90 EUR',
-    condition: 'new',
-    brand: 'Acme',
-    gtin: '4006381333931',
-    google_product_category: '1604',
-    ...overrides,
-  }
+  return goodProduct(id, { price: '19.90 EUR', ...overrides })
 }
 
 /** The page's text without tags, whitespace collapsed: what a reader sees, in order. */
