@@ -59,7 +59,7 @@ const changed = await database.db
   .where('product_id', '=', 'SKU-00000100')
   .executeTakeFirstOrThrow()
 if (Number(stage.row_count) !== ROWS) throw new Error(`stage holds ${stage.row_count} rows, expected ${ROWS}`)
-console.log(`stage: ${stage.row_count} rows, ${stage.columns.length} columns; SKU-00000100 price ${changed.data.price}`)
+console.log(`stage: ${stage.row_count} rows, ${stage.columns.length} columns; SKU-00000100 price ${changed.data?.price}`)
 
 await server.stop()
 await database.close()

@@ -108,20 +108,38 @@ export async function readStagePage(db: Db, accountId: string, siteSegment: stri
   // A column asked twice is one member of the row, where its first mention puts it.
   const output = query.fields.length > 0 ? [...new Set(query.fields)] : visible
   const condition = query.filter !== undefined && query.filter.trim() !== '' ? parseFilter(query.filter, query.hidden ? stage.columns : visible) : undefined
+  // A clean row of a channel without a mapping refers to the import stage's row of the same id for
+  // its data (src/imports/exported-data.ts): looked up by key, for the page's rows only.
+  const refers = stage.stage === 'channel'
+  const rowData = refers ? sql`coalesce(c.data, i.data)` : sql`c.data`
   // Only the asked fields leave Postgres: a row of a few MB read for its id costs a few bytes.
-  const data = query.fields.length > 0 ? jsonbObject(query.fields.map((field) => [sql`${field}::text`, sql`data -> ${field}`])) : sql`data`
+  const data = query.fields.length > 0 ? jsonbObject(query.fields.map((field) => [sql`${field}::text`, sql`${rowData} -> ${field}`])) : rowData
   const pageRows = (handle: DbHandle, after: string | undefined, limit: number) => {
     let rows = handle
-      .selectFrom('stage_product')
-      .select(['product_id', data.as('data')])
-      .where('site_id', '=', stage.siteId)
-      .where('stage', '=', stage.stage)
-      .where('stage_id', '=', stage.stageId)
+      .selectFrom('stage_product as c')
+      .leftJoinLateral(
+        (eb) =>
+          eb
+            .selectFrom('stage_product as i')
+            .select('i.data')
+            .where(sql<boolean>`${sql.raw(refers ? 'true' : 'false')} AND c.data IS NULL`)
+            .where('i.site_id', '=', stage.siteId)
+            .where('i.stage', '=', 'import')
+            .where('i.stage_id', '=', '0')
+            .whereRef('i.product_id', '=', 'c.product_id')
+            .limit(1)
+            .as('i'),
+        (join) => join.onTrue(),
+      )
+      .select(['c.product_id', data.as('data')])
+      .where('c.site_id', '=', stage.siteId)
+      .where('c.stage', '=', stage.stage)
+      .where('c.stage_id', '=', stage.stageId)
     // A channel's data is its feed's: rows its template's checks left out have no line (diagnostics list them).
-    if (stage.stage === 'channel') rows = rows.where('line', 'is not', null)
-    if (condition) rows = rows.where(filterToSql(condition, (column) => sql<string>`coalesce(data ->> ${column}, '')`))
-    rows = after === undefined ? rows.offset(query.offset) : rows.where('product_id', '>', after)
-    return rows.orderBy('product_id').limit(limit)
+    if (stage.stage === 'channel') rows = rows.where('c.line', 'is not', null)
+    if (condition) rows = rows.where(filterToSql(condition, (column) => sql<string>`coalesce(${rowData} ->> ${column}, '')`))
+    rows = after === undefined ? rows.offset(query.offset) : rows.where('c.product_id', '>', after)
+    return rows.orderBy('c.product_id').limit(limit)
   }
   const signal = AbortSignal.timeout(budget.timeoutMs)
   return budget.slots

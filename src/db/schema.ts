@@ -161,7 +161,11 @@ export interface StageProductTable {
   stage_id: string
   product_id: string
   account_id: string
-  data: ColumnType<Record<string, string>, string, string>
+  /**
+   * The row's attributes. Null in a channel stage row that refers to the import stage's row of the
+   * same id (a clean row of a channel without a mapping: src/imports/exported-data.ts).
+   */
+  data: ColumnType<Record<string, string> | null, string | null, string | null>
   /** A channel stage row's feed line as rendered; null in the import stage, and for a row its template's checks leave out. */
   line: ColumnType<string | null, string | null | undefined, string | null>
   /** A channel stage row's failed checks, a bit per code of its template; null when none (and in the import stage). */
@@ -220,6 +224,8 @@ export interface SiteStageTable {
   line_bytes: ColumnType<string, string | number | undefined, string | number>
   /** Channel stage: the counts of its rows' checks (CheckTotals); null before the first export with templates. */
   checks: ColumnType<CheckTotals | null, string | null | undefined, string | null>
+  /** Channel stage: its clean rows refer to the import stage's rows instead of keeping a copy of their data. */
+  refers_to_import: Generated<boolean>
   updated_at: Generated<Date>
 }
 

@@ -71,6 +71,7 @@ export async function exportChannel(db: Db, request: ExportChannelRequest): Prom
           build: importBuild?.build ?? '0',
           signature: plan.signature,
           checks: { ...checks, template: plan.template.name },
+          refersToImport: plan.refersToImport,
         })
         await recordFiles(tx, storage, plan, files)
         return { counts, files: files.exported(), checks, previousChecks: previous?.checks ?? undefined }

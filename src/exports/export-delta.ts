@@ -42,7 +42,7 @@ export async function storeFirstExport(tx: Tx, plan: ExportPlan): Promise<StageT
   const { rows } = await sql<{ issues: string | null; in_feed: boolean; n: string; bytes: string | null }>`
     WITH stored AS (
       INSERT INTO stage_product (site_id, stage, stage_id, product_id, account_id, data, line, issues)
-      SELECT ${site.id}, 'channel', ${channel.id}, r.product_id, ${site.account_id}, r.data,
+      SELECT ${site.id}, 'channel', ${channel.id}, r.product_id, ${site.account_id}, ${plan.storedData('r.data', 'r.issues')},
         CASE WHEN ${plan.leftOut('r.issues')} THEN NULL ELSE ${plan.line('r.data', 'r.issues')} END, r.issues
       FROM (${plan.rows} OFFSET 0) AS r
       RETURNING octet_length(line) AS bytes, issues
@@ -95,7 +95,7 @@ function classifiedColumns(plan: ExportPlan, renderAll: boolean): RawBuilder<unk
  * more than a quarter of the stage's rows were touched: one pass over both stages is then cheaper.
  */
 export async function classifyChanged(tx: Tx, plan: ExportPlan, sinceBuild: string, stageRows: number): Promise<boolean> {
-  const { site, channel } = plan
+  const { site } = plan
   await sql`CREATE TEMP TABLE changed_ids (product_id text COLLATE "C" PRIMARY KEY) ON COMMIT DROP`.execute(tx.db)
   const changed = await sql`INSERT INTO changed_ids SELECT DISTINCT product_id FROM stage_change WHERE site_id = ${site.id} AND build > ${sinceBuild}`.execute(
     tx.db,
@@ -110,11 +110,10 @@ export async function classifyChanged(tx: Tx, plan: ExportPlan, sinceBuild: stri
   // bulk load the stages' statistics may be missing or stale, and a planner that misjudges them
   // scans both stages whole instead (seconds at 1M rows, measured).
   await sql`INSERT INTO export_rows (product_id, data, line, kind, old_bytes, issues, old_issues, feed)
-    SELECT c.product_id, ${classifiedColumns(plan, false)}
-    FROM (SELECT product_id FROM changed_ids ORDER BY product_id) AS c
-    LEFT JOIN LATERAL (${plan.rowsWhere(sql`product_id = c.product_id`)} LIMIT 1) AS r ON true
-    LEFT JOIN LATERAL (SELECT product_id, data, line, issues FROM stage_product
-      WHERE site_id = ${site.id} AND stage = 'channel' AND stage_id = ${channel.id} AND product_id = c.product_id LIMIT 1) AS o ON true
+    SELECT ch.product_id, ${classifiedColumns(plan, false)}
+    FROM (SELECT product_id FROM changed_ids ORDER BY product_id) AS ch
+    LEFT JOIN LATERAL (${plan.rowsWhere(sql`product_id = ch.product_id`)} LIMIT 1) AS r ON true
+    LEFT JOIN LATERAL (${plan.channelRows(sql`c.product_id = ch.product_id`)} LIMIT 1) AS o ON true
     WHERE r.product_id IS NOT NULL OR o.product_id IS NOT NULL`.execute(tx.db)
   return true
 }
@@ -126,7 +125,6 @@ export async function classifyChanged(tx: Tx, plan: ExportPlan, sinceBuild: stri
  * nested loops off until replaceStage.
  */
 export async function classifyAll(tx: Tx, plan: ExportPlan, renderAll: boolean): Promise<void> {
-  const { site, channel } = plan
   await createExportRows(tx)
   // Right after a bulk load the planner may believe the channel stage empty and pick a nested
   // loop that scans it once per row (minutes, measured). The joins of this export pair a large
@@ -136,8 +134,7 @@ export async function classifyAll(tx: Tx, plan: ExportPlan, renderAll: boolean):
   await sql`INSERT INTO export_rows (product_id, data, line, kind, old_bytes, issues, old_issues, feed)
     SELECT coalesce(r.product_id, o.product_id), ${classifiedColumns(plan, renderAll)}
     FROM (${plan.rows} OFFSET 0) AS r
-    FULL JOIN (SELECT product_id, data, line, issues FROM stage_product WHERE site_id = ${site.id} AND stage = 'channel' AND stage_id = ${channel.id}) AS o
-      ON o.product_id = r.product_id`.execute(tx.db)
+    FULL JOIN (${plan.channelRows(sql`true`)}) AS o ON o.product_id = r.product_id`.execute(tx.db)
 }
 
 /** How many rows of the channel stage an export inserts, updates and deletes. */
@@ -186,7 +183,7 @@ export async function replaceStage(tx: Tx, plan: ExportPlan, counts: StageChange
   // A row's line in the stage: its line while it is in the feed; export_rows has the old line of a row that left it.
   const stageLine = sql`CASE WHEN n.feed IN ('new', 'modified', 'unchanged') THEN n.line END`
   const insert = (kinds: string[]) => sql`INSERT INTO stage_product (site_id, stage, stage_id, product_id, account_id, data, line, issues)
-      SELECT ${site.id}, 'channel', ${channel.id}, n.product_id, ${site.account_id}, n.data, ${stageLine}, n.issues
+      SELECT ${site.id}, 'channel', ${channel.id}, n.product_id, ${site.account_id}, ${plan.storedData('n.data', 'n.issues')}, ${stageLine}, n.issues
       FROM export_rows n WHERE n.kind = ANY(${kinds})`
   if (how.rewrite) {
     await sql`DELETE FROM stage_product o WHERE ${ofChannel}`.execute(tx.db)
@@ -197,10 +194,16 @@ export async function replaceStage(tx: Tx, plan: ExportPlan, counts: StageChange
         WHERE n.kind = 'deleted' AND ${ofChannel} AND ${rowsOf('deleted')} AND o.product_id = n.product_id`.execute(tx.db)
     }
     if (counts.updated > 0) {
-      await sql`UPDATE stage_product o SET data = n.data, line = ${stageLine}, issues = n.issues FROM export_rows n
+      await sql`UPDATE stage_product o SET data = ${plan.storedData('n.data', 'n.issues')}, line = ${stageLine}, issues = n.issues FROM export_rows n
         WHERE n.kind = 'modified' AND ${ofChannel} AND ${rowsOf('modified')} AND o.product_id = n.product_id`.execute(tx.db)
     }
     if (counts.inserted > 0) await insert(['new']).execute(tx.db)
+    // A row changed and changed back since the last export kept a copy of its data (exported-data.ts): it refers again.
+    if (plan.refersToImport) {
+      await sql`UPDATE stage_product o SET data = NULL FROM export_rows n
+        WHERE n.kind = 'unchanged' AND ${ofChannel} AND ${rowsOf('unchanged')} AND o.product_id = n.product_id
+          AND o.data IS NOT NULL AND o.issues IS NULL`.execute(tx.db)
+    }
   }
   await sql`RESET enable_nestloop`.execute(tx.db)
 }

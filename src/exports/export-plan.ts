@@ -13,7 +13,8 @@ import { templateNamed, GENERIC_TEMPLATE } from '../templates/template-catalog.j
 import { compileChecks, type CompiledChecks } from '../templates/template-checks.js'
 import type { ChannelTemplate } from '../templates/template-types.js'
 import { exportSettings } from './export-failures.js'
-import { importStageColumns } from './export-store.js'
+import { changesOnlyRecipe } from '../imports/build-stage.js'
+import { importStageOf } from './export-store.js'
 
 // The first step of a channel's export, before its transaction: the channel's settings and filter
 // checked and turned into the SQL every later step uses.
@@ -58,6 +59,16 @@ export interface ExportPlan {
   signature: string
   /** The channel stage's rows, `stage_product o WHERE …`, as text for COPY (ids written in, digits only). */
   stageRows: string
+  /**
+   * Whether the channel stage's clean rows refer to the import stage's rows instead of keeping
+   * their data (src/imports/exported-data.ts): a channel without a mapping, on an import stage
+   * built from the changes since its last build (so that an import copies only what it changes).
+   */
+  refersToImport: boolean
+  /** SQL: the data a channel stage row keeps, for the row whose data and issues are the SQL expressions `data` and `issues`. */
+  storedData(data: string, issues: string): RawBuilder<unknown>
+  /** The channel stage's rows (product_id, data, line, issues) with the data of rows that refer to the import stage read from it. */
+  channelRows(condition: RawBuilder<unknown>): RawBuilder<unknown>
 }
 
 const quoter = { escapeLiteral: pg.escapeLiteral, escapeIdentifier: pg.escapeIdentifier }
@@ -70,7 +81,9 @@ export async function planExport(
   db: Db,
   { site, channel, pid, now, limits }: { site: Site; channel: Channel; pid: string; now: Date; limits: ExportLimits },
 ): Promise<ExportPlan> {
-  const stageColumns = await importStageColumns(db, site.id)
+  const importStage = await importStageOf(db, site.id)
+  const stageColumns = importStage.columns
+  const refersToImport = channel.mapping.length === 0 && changesOnlyRecipe(importStage.recipe)
   const { mapping, files } = exportSettings(site, channel, stageColumns, now)
   const budget: FeedBudget = {
     maxBytes: limits.feedMaxBytes,
@@ -98,7 +111,17 @@ export async function planExport(
   const errorMask = checks && channel.validation_mode === 'exclude' ? checks.errorMask : 0n
   const signature = createHash('sha256')
     .update(
-      JSON.stringify([channel.format, columns, stageColumns, compiled.sql, compiled.parameters, lineOf('data', 'issues'), template, errorMask.toString()]),
+      JSON.stringify([
+        channel.format,
+        columns,
+        stageColumns,
+        compiled.sql,
+        compiled.parameters,
+        lineOf('data', 'issues'),
+        template,
+        errorMask.toString(),
+        refersToImport,
+      ]),
     )
     .digest('hex')
   const meta = { title: `${site.title}: ${channel.name}`, link: '', description: `Channel ${channel.id} of site ${site.id}` }
@@ -119,6 +142,12 @@ export async function planExport(
     leftOut: (issues) => (errorMask === 0n ? sql`false` : sql.raw(`coalesce(${issues} & ${errorMask.toString()}::bigint, 0) <> 0`)),
     signature,
     stageRows: `stage_product o WHERE o.site_id = ${integer(site.id)} AND o.stage = 'channel' AND o.stage_id = ${integer(channel.id)}`,
+    refersToImport,
+    storedData: (data, issues) => (refersToImport ? sql.raw(`CASE WHEN ${issues} IS NULL THEN NULL ELSE ${data} END`) : sql.raw(data)),
+    channelRows: (also) => sql`SELECT c.product_id, coalesce(c.data, i.data) AS data, c.line, c.issues
+      FROM stage_product c LEFT JOIN stage_product i
+        ON c.data IS NULL AND i.site_id = ${site.id} AND i.stage = 'import' AND i.stage_id = 0 AND i.product_id = c.product_id
+      WHERE c.site_id = ${site.id} AND c.stage = 'channel' AND c.stage_id = ${channel.id} AND ${also}`,
   }
 }
 

@@ -20,16 +20,16 @@ export async function siteChannelIds(db: DbHandle, site: Pick<Site, 'id' | 'acco
   return channels.map((channel) => channel.id)
 }
 
-/** The columns of the site's import stage; none before its first import. */
-export async function importStageColumns(db: DbHandle, siteId: string): Promise<string[]> {
+/** The site's import stage as an export reads it: its columns (none before its first import) and its recipe. */
+export async function importStageOf(db: DbHandle, siteId: string): Promise<{ columns: string[]; recipe: string }> {
   const stage = await db
     .selectFrom('site_stage')
-    .select('columns')
+    .select(['columns', 'recipe'])
     .where('site_id', '=', siteId)
     .where('stage', '=', 'import')
     .where('stage_id', '=', '0')
     .executeTakeFirst()
-  return stage?.columns ?? []
+  return { columns: stage?.columns ?? [], recipe: stage?.recipe ?? '' }
 }
 
 /** What the previous export left in the channel stage; none before the first. */
@@ -76,14 +76,15 @@ export async function saveChannelStage(
   db: DbHandle,
   site: Site,
   channelId: string,
-  stage: { columns: string[]; rows: number; lineBytes: number; build: string; signature: string; checks: CheckTotals },
+  stage: { columns: string[]; rows: number; lineBytes: number; build: string; signature: string; checks: CheckTotals; refersToImport: boolean },
 ): Promise<void> {
-  const { columns, rows, lineBytes, build, signature, checks } = stage
-  await sql`INSERT INTO site_stage (site_id, stage, stage_id, account_id, columns, row_count, recipe, line_bytes, build, signature, checks)
+  const { columns, rows, lineBytes, build, signature, checks, refersToImport } = stage
+  await sql`INSERT INTO site_stage (site_id, stage, stage_id, account_id, columns, row_count, recipe, line_bytes, build, signature, checks, refers_to_import)
       VALUES (${site.id}, 'channel', ${channelId}, ${site.account_id}, ${columns}::text[], ${rows}, '', ${lineBytes}, ${build}, ${signature},
-        ${JSON.stringify(checks)}::jsonb)
+        ${JSON.stringify(checks)}::jsonb, ${refersToImport})
       ON CONFLICT (site_id, stage, stage_id) DO UPDATE SET columns = excluded.columns, row_count = excluded.row_count,
-        line_bytes = excluded.line_bytes, build = excluded.build, signature = excluded.signature, checks = excluded.checks, updated_at = now()`.execute(db)
+        line_bytes = excluded.line_bytes, build = excluded.build, signature = excluded.signature, checks = excluded.checks,
+        refers_to_import = excluded.refers_to_import, updated_at = now()`.execute(db)
 }
 
 /** One file an export wrote, as its feed_file row records it. */

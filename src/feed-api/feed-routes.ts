@@ -35,7 +35,8 @@ const FEED_FILE_SCHEMA = {
     'The files of the built-in destination, at the URLs a channel lists in `feed_destinations.*.urls`: no credentials, the ' +
     'token in the URL is the secret. Gzip when the client accepts it, `ETag` and `Last-Modified` for conditional requests ' +
     '(304), one byte range per request (206, 416 outside the file). A full file is written on its first download after an ' +
-    'export, which waits for it. `HEAD` answers the headers of `GET`.',
+    'export: an identity download of the whole file is served from the channel stage as it is read, others wait for the file. ' +
+    '`HEAD` answers the headers of `GET`.',
   security: [],
   params: FeedParams,
   response: {
@@ -79,7 +80,10 @@ export const feedRoutes: FastifyPluginAsyncTypebox<{ db: Db; feedStorage: FeedSt
     handler: async (request, reply) => {
       const gzip = acceptsGzip(request.headers['accept-encoding'])
       const { token, filename } = request.params
-      const { file, content } = await openPublicFeed(db, feedStorage, { token, filename, encoding: gzip ? 'gzip' : 'identity', gate })
+      // A whole identity body is certain to be sent: a GET without a range, and without validators that may answer 304.
+      const { range, 'if-none-match': ifNoneMatch, 'if-modified-since': ifModifiedSince } = request.headers
+      const whole = request.method === 'GET' && range === undefined && ifNoneMatch === undefined && ifModifiedSince === undefined
+      const { file, content } = await openPublicFeed(db, feedStorage, { token, filename, encoding: gzip ? 'gzip' : 'identity', gate, whole })
       try {
         // What is sent is not JSON, so it bypasses the typed (error-only) response schema.
         return await sendFeedFile(request, reply as FastifyReply, { file, content, gzip })

@@ -1,6 +1,7 @@
 import type { Db, DbHandle } from '../db/database.js'
 import { NotFoundError } from '../errors.js'
 import { materialiseFeedFile, type MaterialiseGate } from './feed-materialiser.js'
+import { openPendingFeed } from './pending-feed.js'
 import type { FeedEncoding, FeedStorage, StoredFeed } from './feed-storage.js'
 
 // The files of the built-in destination as its public route serves them: the row that names a
@@ -15,6 +16,8 @@ export interface PublicFeedFile {
   writtenAt: Date
   /** Recorded by its export, written on its first download (feed-materialiser.ts). */
   pending: boolean
+  /** Its identity size, as its export recorded it. */
+  bytes: number
 }
 
 /**
@@ -25,7 +28,7 @@ export async function findPublicFeedFile(db: DbHandle, token: string, filename: 
   const file = await db
     .selectFrom('channel_destination as d')
     .innerJoin('feed_file as f', (join) => join.onRef('f.channel_id', '=', 'd.channel_id').onRef('f.account_id', '=', 'd.account_id'))
-    .select(['f.account_id', 'f.storage_key', 'f.content_type', 'f.etag', 'f.written_at', 'f.pending'])
+    .select(['f.account_id', 'f.storage_key', 'f.content_type', 'f.etag', 'f.written_at', 'f.pending', 'f.bytes'])
     .where('d.token', '=', token)
     .where('d.kind', '=', 'feed')
     .where('d.active', '=', true)
@@ -39,6 +42,7 @@ export async function findPublicFeedFile(db: DbHandle, token: string, filename: 
       etag: file.etag,
       writtenAt: file.written_at,
       pending: file.pending,
+      bytes: Number(file.bytes),
     }
   )
 }
@@ -64,20 +68,33 @@ export class FeedContentMissingError extends FeedFileNotFoundError {
   }
 }
 
+/** What a feed URL's file is opened for. */
+export interface PublicFeedRequest {
+  token: string
+  filename: string
+  encoding: FeedEncoding
+  gate?: MaterialiseGate
+  /**
+   * The whole identity file is wanted (a GET without a range): a full file not written yet is then
+   * served from its lines as they are read, and written afterwards (pending-feed.ts).
+   */
+  whole?: boolean
+}
+
 /**
  * The file a feed URL names, opened in `encoding`; the caller reads or closes `content`. A full
- * file not written yet is written first; should a newer export replace it meanwhile, the newer one
- * is served (written in turn).
+ * file not written yet is written first (or served from its lines); should a newer export
+ * replace it meanwhile, the newer one is served (written in turn).
  */
-export async function openPublicFeed(
-  db: Db,
-  storage: FeedStorage,
-  request: { token: string; filename: string; encoding: FeedEncoding; gate?: MaterialiseGate },
-): Promise<{ file: PublicFeedFile; content: StoredFeed }> {
+export async function openPublicFeed(db: Db, storage: FeedStorage, request: PublicFeedRequest): Promise<{ file: PublicFeedFile; content: StoredFeed }> {
   const { token, filename, encoding, gate } = request
   for (let attempt = 1; ; attempt++) {
     const file = await findPublicFeedFile(db, token, filename)
     if (!file) throw new FeedFileNotFoundError(filename)
+    if (file.pending && request.whole && encoding === 'identity') {
+      const live = await openPendingFeed(db, storage, { ...file, size: file.bytes }, gate)
+      if (live) return { file, content: live }
+    }
     if (file.pending) await materialiseFeedFile(db, storage, file, gate)
     const content = await storage.open(file.storageKey, encoding)
     if (content) return { file, content }

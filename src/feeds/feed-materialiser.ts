@@ -1,11 +1,11 @@
 import { sql } from 'kysely'
 import { SlotsFullError, type ConnectionSlots } from '../db/connection-slots.js'
 import type { Db } from '../db/database.js'
-import { inTransaction } from '../db/transaction.js'
+import { inTransaction, type Tx } from '../db/transaction.js'
 import { TooManyReadsError } from '../errors.js'
 import type { FeedStorage } from './feed-storage.js'
-import { linesPlan } from './feed-sql.js'
-import { writeFeedPlan } from './feed-writer.js'
+import { linesPlan, type FeedPlan } from './feed-sql.js'
+import { writeFeedPlan, type FeedBudget } from './feed-writer.js'
 
 // A full feed file is not written by the export that makes it: the export records it (size, ETag,
 // the text around its lines) and keeps every row's rendered line in the channel stage, so that a
@@ -75,30 +75,10 @@ async function materialise(db: Db, storage: FeedStorage, file: RecordedFeedFile,
   const wrote = await inTransaction(
     db,
     async (tx) => {
-      const row = await tx.db
-        .selectFrom('feed_file')
-        .select(['channel_id', 'site_id', 'pending', 'bytes', 'header', 'footer'])
-        .where('account_id', '=', file.accountId)
-        .where('storage_key', '=', file.storageKey)
-        .executeTakeFirst()
-      // Written already, unless it went missing (`rewrite`: lost with a disk); a delta file cannot be written again.
-      if (!row || (!row.pending && !rewrite) || row.site_id === null) return false
-      const lines = `SELECT o.product_id, o.line FROM stage_product o
-        WHERE o.site_id = ${integer(row.site_id)} AND o.stage = 'channel' AND o.stage_id = ${integer(row.channel_id)} AND o.line IS NOT NULL`
+      const row = await unwrittenFile(tx, file, { rewrite })
+      if (!row) return false
       const writer = await storage.create(file.storageKey, { tx, accountId: file.accountId })
-      // The export measured the file; one far larger would be a bug, not written whole.
-      await writeFeedPlan(
-        tx.client,
-        linesPlan(lines, { header: row.header, footer: row.footer }),
-        writer,
-        {
-          maxBytes: 2 * Number(row.bytes) + 1024 * 1024,
-          cancel: async (backendPid) => {
-            await sql`SELECT pg_cancel_backend(${backendPid})`.execute(db)
-          },
-        },
-        { etag: false },
-      )
+      await writeFeedPlan(tx.client, linesOfFile(row), writer, fileBudget(db, row), { etag: false })
       await writer.publish()
       return true
     },
@@ -114,6 +94,48 @@ async function materialise(db: Db, storage: FeedStorage, file: RecordedFeedFile,
     .executeTakeFirst()
   // A newer export replaced the row while the file was written: nothing names it any more.
   if (!current) await storage.remove([file.storageKey])
+}
+
+/** What a full file is written from: its row, as the export recorded it. */
+export interface UnwrittenFile {
+  channel_id: string
+  site_id: string
+  bytes: string
+  header: string
+  footer: string
+}
+
+/**
+ * The row of `file` when its file is still to be written (`rewrite`: also when its row says it is
+ * written, the storage having lost it). Read in the caller's repeatable-read snapshot, the row and
+ * the lines that follow are one export's. A delta file cannot be written again.
+ */
+export async function unwrittenFile(tx: Tx, file: RecordedFeedFile, { rewrite = false } = {}): Promise<UnwrittenFile | undefined> {
+  const row = await tx.db
+    .selectFrom('feed_file')
+    .select(['channel_id', 'site_id', 'pending', 'bytes', 'header', 'footer'])
+    .where('account_id', '=', file.accountId)
+    .where('storage_key', '=', file.storageKey)
+    .executeTakeFirst()
+  if (!row || (!row.pending && !rewrite) || row.site_id === null) return undefined
+  return { ...row, site_id: row.site_id }
+}
+
+/** The file's COPY: its channel stage's lines in key order, between the header and footer its export recorded. */
+export function linesOfFile(row: UnwrittenFile): FeedPlan {
+  const lines = `SELECT o.product_id, o.line FROM stage_product o
+    WHERE o.site_id = ${integer(row.site_id)} AND o.stage = 'channel' AND o.stage_id = ${integer(row.channel_id)} AND o.line IS NOT NULL`
+  return linesPlan(lines, { header: row.header, footer: row.footer })
+}
+
+/** The export measured the file; one far larger would be a bug, not written whole. */
+export function fileBudget(db: Db, row: UnwrittenFile): FeedBudget {
+  return {
+    maxBytes: 2 * Number(row.bytes) + 1024 * 1024,
+    cancel: async (backendPid) => {
+      await sql`SELECT pg_cancel_backend(${backendPid})`.execute(db)
+    },
+  }
 }
 
 // Ids go into a COPY statement, which takes no parameters: only digits can pass.

@@ -4,8 +4,8 @@ import { createWriteStream, type WriteStream } from 'node:fs'
 import fs from 'node:fs/promises'
 import path from 'node:path'
 import type { Writable } from 'node:stream'
-import { constants as zlibConstants, createGzip } from 'node:zlib'
 import type { FeedEncoding, FeedFileWriter, FeedStorage, StoredFeed } from './feed-storage.js'
+import { ParallelGzip } from './parallel-gzip.js'
 
 // The gzip representation of <dir>/<channel>/<pid>/<name> is <dir>/<channel>/<pid>/.gzip/<name>:
 // no file name of a channel starts with a dot, so the two never meet.
@@ -163,7 +163,7 @@ export class LocalFeedFile implements FeedFileWriter {
     })
     // The fastest level: a feed is compressed once per export, and most of what gzip saves on a
     // feed's repetitive text it saves at any level.
-    const compressor = gzip ? createGzip({ level: zlibConstants.Z_BEST_SPEED }) : undefined
+    const compressor = gzip ? new ParallelGzip() : undefined
     compressor?.on('error', (error) => {
       this.failure ??= error
       this.stream.destroy(error)

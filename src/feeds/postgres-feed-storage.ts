@@ -1,10 +1,10 @@
 import { once } from 'node:events'
 import { pipeline, Writable } from 'node:stream'
-import { constants as zlibConstants, createGzip } from 'node:zlib'
 import { sql } from 'kysely'
 import type { Db } from '../db/database.js'
 import type { FeedEncoding, FeedFileWriter, FeedStorage, FeedWriteContext, StoredFeed } from './feed-storage.js'
 import { ChunkReader, decompressed, FEED_CHUNK_BYTES } from './postgres-feed-reader.js'
+import { ParallelGzip } from './parallel-gzip.js'
 
 export { FEED_CHUNK_BYTES } from './postgres-feed-reader.js'
 
@@ -104,9 +104,9 @@ export async function sweepFeedObjects(db: Db, { removedMinutes = 60, writingHou
   }
 }
 
-/** One file being written: compressed on libuv's thread pool and stored chunk by chunk as it comes. */
+/** One file being written: compressed in parallel blocks on libuv's thread pool (parallel-gzip.ts) and stored chunk by chunk as it comes. */
 class PostgresFeedWriter implements FeedFileWriter {
-  private readonly gzip = createGzip({ level: zlibConstants.Z_BEST_SPEED })
+  private readonly gzip = new ParallelGzip()
   private readonly sink: ChunkSink
   private readonly done: Promise<void>
   private failure: unknown

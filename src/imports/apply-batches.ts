@@ -4,6 +4,7 @@ import { inTransaction, type Tx } from '../db/transaction.js'
 import type { BatchKind, BatchStage, Database, StreamType } from '../db/schema.js'
 import { AttributeNames } from '../catalog/row-rules.js'
 import { isoSeconds } from '../streams/upload-stage.js'
+import { releaseBatchRows } from '../streams/batch-store.js'
 import { parseReferencedBatch } from './referenced-rows.js'
 import { recordEvent } from '../webhooks/outbox.js'
 import { batchProcessedData } from '../webhooks/payloads.js'
@@ -63,8 +64,9 @@ interface ReadBatches {
 /**
  * Applies a stream's pending batches, those uploaded up to `upToSeq`, to its catalog: in upload order,
  * once, whichever site's import gets there first (the stream's row lock makes a second importer wait
- * and then find nothing pending). Commits on its own: the batches stay applied even if the stage
- * built from them later fails, and the next import builds from the catalog as it is.
+ * and then find nothing pending). The applied batches' uploaded rows are deleted in the same
+ * transaction. Commits on its own: the batches stay applied even if the stage built from them later
+ * fails, and the next import builds from the catalog as it is.
  */
 export async function applyPendingBatches(db: Db, request: PendingBatchesRequest): Promise<AppliedStream> {
   return inTransaction(db, async (tx) => {
@@ -81,6 +83,10 @@ export async function applyPendingBatches(db: Db, request: PendingBatchesRequest
     const read = await readBatches(db, tx, { stream, pending, request })
     const lastSeq = await applyGroups(tx.db, stream, pending)
     const batches = await endBatches(tx, { stream, pending, stages: read.stages, request })
+    await releaseBatchRows(
+      tx.db,
+      pending.map((batch) => batch.id),
+    )
     await tx.db
       .updateTable('stream')
       .set({ columns: [...read.columns], applied_seq: lastSeq })

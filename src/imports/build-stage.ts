@@ -3,6 +3,7 @@ import type { Db } from '../db/database.js'
 import type { SiteStage } from '../db/schema.js'
 import { inTransaction } from '../db/transaction.js'
 import { RunFailure, SiteErrorCode } from '../sites/run-failure.js'
+import { keepExportedData } from './exported-data.js'
 import { applyChanges, boundChangeLog, clearStage, filledColumns, IMPORT_STAGE, rebuild, type StageSite, type StageSource, type Trx } from './stage-rows.js'
 
 export type { StageSite, StageSource } from './stage-rows.js'
@@ -108,6 +109,11 @@ function recipeOf(site: StageSite, { mains, additions }: StageSources): string {
   return `main:${mains.map((m) => m.streamId).join(',')}|add:${additions.map((a) => a.streamId).join(',')}|id:${site.id_column}`
 }
 
+/** Whether a stage of this recipe is built from the changes since its last build (one main source, no additional one). */
+export function changesOnlyRecipe(recipe: string): boolean {
+  return /^main:\d+\|add:\|/.test(recipe)
+}
+
 /** The previous build's row, locked: two builds of one site take turns. */
 async function lockImportStage(trx: Trx, siteId: string): Promise<SiteStage | undefined> {
   return trx
@@ -133,9 +139,11 @@ async function writeRows(
   const onlyMain = mains.length === 1 && additions.length === 0 ? mains[0] : undefined
   const previousSeq = onlyMain ? previous?.stream_seqs[onlyMain.streamId] : undefined
   if (previous && previous.recipe === recipe && onlyMain && previousSeq !== undefined) {
+    await keepExportedData(trx, site.id, { streamId: onlyMain.streamId, sinceSeq: previousSeq })
     const rowCount = Number(previous.row_count) + (await applyChanges(trx, site, onlyMain.streamId, previousSeq, build))
     return { rowCount, build, changesFrom: await boundChangeLog(trx, site.id, rowCount, previous.changes_from, build) }
   }
+  await keepExportedData(trx, site.id, 'all')
   const rowCount = liveMains === 0 ? await clearStage(trx, site) : await rebuild(trx, site, mains, additions)
   // Every row may have changed, and nothing was recorded: a channel exported from an earlier build
   // compares every row once.

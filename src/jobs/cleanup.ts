@@ -5,12 +5,16 @@ import { deleteEndedPushes } from '../exports/channel-pushes.js'
 import { sweepFeedObjects } from '../feeds/postgres-feed-storage.js'
 import { purgeWebhookHistory } from '../webhooks/webhook-upkeep.js'
 import { purgeDeletedStreams } from '../streams/streams.js'
+import { releaseBatchRows } from '../streams/batch-store.js'
 import { deleteExpiredConsoleSessions } from '../accounts/console-sessions.js'
 
 // Work that imports and deletes leave for later, so that neither waits for it: run hourly by every
 // server process (each statement is idempotent, so two processes at once do no harm).
 
-/** Rows of batches applied more than `graceMinutes` ago: the catalog has them now. */
+/**
+ * Rows of batches applied more than `graceMinutes` ago that their import did not release (applied
+ * by a version from before imports released them): the catalog has them now.
+ */
 export async function releaseAppliedBatchRows(db: Db, graceMinutes = 10): Promise<number> {
   let released = 0
   for (;;) {
@@ -24,11 +28,7 @@ export async function releaseAppliedBatchRows(db: Db, graceMinutes = 10): Promis
       .execute()
     if (batches.length === 0) return released
     const ids = batches.map((batch) => batch.id)
-    await inTransaction(db, async ({ db: trx }) => {
-      await trx.deleteFrom('batch_row').where('batch_id', 'in', ids).execute()
-      await trx.deleteFrom('batch_payload').where('batch_id', 'in', ids).execute()
-      await trx.updateTable('batch').set({ rows_released: true }).where('id', 'in', ids).execute()
-    })
+    await inTransaction(db, ({ db: trx }) => releaseBatchRows(trx, ids))
     released += ids.length
   }
 }

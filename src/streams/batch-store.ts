@@ -142,3 +142,16 @@ export async function listBatches(db: DbHandle, accountId: string, streamId: str
   ])
   return { batches, total: Number(total.count) }
 }
+
+/**
+ * Deletes the uploaded rows (and referenced payloads) of applied batches: the stream's catalog has
+ * them now, and nothing reads them again. Run in the transaction that applies them, so that an
+ * upload weighs on disk only until its import (issue 25), and by the hourly cleanup for batches
+ * applied before that.
+ */
+export async function releaseBatchRows(db: DbHandle, batchIds: string[]): Promise<void> {
+  if (batchIds.length === 0) return
+  await db.deleteFrom('batch_row').where('batch_id', 'in', batchIds).execute()
+  await db.deleteFrom('batch_payload').where('batch_id', 'in', batchIds).execute()
+  await db.updateTable('batch').set({ rows_released: true }).where('id', 'in', batchIds).execute()
+}

@@ -56,6 +56,8 @@ describe('FEED_MAX_BYTES', () => {
     const channel = await createChannel(f, { format: 'ndjson', filenames: [{ type: null, filename: 'all.ndjson' }] })
     expect((await f.run('all')).status).toBe('success')
     const [feed] = feedPaths(await readChannel(f, channel.id))
+    // A gzip download waits for the full file to be written (an identity one is served from the stage, the file written after).
+    expect((await download(t, feed ?? '', { 'accept-encoding': 'gzip' })).statusCode).toBe(200)
     const before = await download(t, feed ?? '')
     expect(before.body).toBe('{"id":"A","title":"Shirt"}\n')
     const kept = await channelFiles(channel.id)

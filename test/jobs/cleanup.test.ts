@@ -35,26 +35,43 @@ const rowsOf = async (table: 'batch_row' | 'stage_product', column: 'batch_id' |
   )
 
 describe('cleanup', () => {
-  it('releases the rows of applied batches and keeps those still pending', async () => {
+  it('releases the rows of a batch when its import applies it, and keeps those still pending', async () => {
+    const f = await importFixture(t)
+    const stream = await f.createStream()
+    await f.attach(stream)
+    const applied = batchIdOf(await f.upload(stream, [{ id: 'A', title: 'a' }]))
+    expect(await rowsOf('batch_row', 'batch_id', applied)).toBe(1)
+    expect((await f.run()).status).toBe('success')
+    const pending = batchIdOf(await f.upload(stream, [{ id: 'B', title: 'b' }]))
+
+    // Released by the import's own transaction: nothing left for the cleanup, which keeps the pending batch's rows.
+    expect(await rowsOf('batch_row', 'batch_id', applied)).toBe(0)
+    expect(cleanup('--grace-minutes', '0')).toMatch(/released the rows of 0 batch/)
+    expect(await rowsOf('batch_row', 'batch_id', pending)).toBe(1)
+    // The batch itself stays readable, and the next import still finds the pending one.
+    expect((await readBatch(t, f, stream, applied)).attributes.status).toBe('processed')
+    expect((await f.run()).status).toBe('success')
+    expect(await rowsOf('batch_row', 'batch_id', pending)).toBe(0)
+    expect((await f.stage()).rows).toEqual([
+      { id: 'A', title: 'a' },
+      { id: 'B', title: 'b' },
+    ])
+  })
+
+  it('releases the rows of batches applied before imports released them, after the grace', async () => {
     const f = await importFixture(t)
     const stream = await f.createStream()
     await f.attach(stream)
     const applied = batchIdOf(await f.upload(stream, [{ id: 'A', title: 'a' }]))
     expect((await f.run()).status).toBe('success')
-    const pending = batchIdOf(await f.upload(stream, [{ id: 'B', title: 'b' }]))
+    // As an older version left it: applied, its rows still there.
+    await t.db.insertInto('batch_row').values({ batch_id: applied, line_no: 1, account_id: f.account.accountId, product_id: 'A', data: '{"id":"A"}' }).execute()
+    await t.db.updateTable('batch').set({ rows_released: false }).where('id', '=', applied).execute()
 
     expect(cleanup('--grace-minutes', '10')).toMatch(/released the rows of 0 batch/)
     expect(await rowsOf('batch_row', 'batch_id', applied)).toBe(1)
     expect(cleanup('--grace-minutes', '0')).toMatch(/released the rows of 1 batch/)
     expect(await rowsOf('batch_row', 'batch_id', applied)).toBe(0)
-    expect(await rowsOf('batch_row', 'batch_id', pending)).toBe(1)
-    // The batch itself stays readable, and the next import still finds the pending one.
-    expect((await readBatch(t, f, stream, applied)).attributes.status).toBe('processed')
-    expect((await f.run()).status).toBe('success')
-    expect((await f.stage()).rows).toEqual([
-      { id: 'A', title: 'a' },
-      { id: 'B', title: 'b' },
-    ])
   })
 
   it('removes the stage rows of a deleted site', async () => {

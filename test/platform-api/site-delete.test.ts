@@ -44,8 +44,8 @@ describe('deleting a site', () => {
     expect(rows).toHaveLength(1)
     const file = path.join(dataDir, 'feeds', rows[0]?.storage_key ?? '')
     const [url] = feedPaths(await readChannel(f, channel.id))
-    // A full file is written on its first download after the export.
-    expect((await t.request({ method: 'GET', url: url ?? '/feeds/x/feed.csv' })).statusCode).toBe(200)
+    // A full file is written for its first download after the export (a gzip download waits for it).
+    expect((await t.request({ method: 'GET', url: url ?? '/feeds/x/feed.csv', headers: { 'accept-encoding': 'gzip' } })).statusCode).toBe(200)
     expect(existsSync(file)).toBe(true)
 
     expect((await f.platform('DELETE', `/sites/${f.site.id}`)).json()).toEqual({ success: true })

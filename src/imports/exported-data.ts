@@ -1,0 +1,43 @@
+import { sql } from 'kysely'
+import type { Trx } from './stage-rows.js'
+
+// A channel that exports the import stage's rows as they are (no mapping) keeps no copy of a clean
+// row's data in its stage: its data is NULL there, meaning "the import stage's row of the same id",
+// which the channel exported unchanged (issue 25: one copy of each row, not two). Before the import
+// changes or deletes a row of the import stage, every channel stage row that refers to it gets the
+// data it refers to, so that the channel stage keeps showing what was exported until the next
+// export compares, writes the new line, and lets the row refer again.
+
+/** Which import stage rows are about to change: those of a stream changed since a sequence number, or all of them (a rebuild). */
+export type ChangingRows = { streamId: string; sinceSeq: string } | 'all'
+
+/**
+ * Copies the import stage's data into the channel stage rows that refer to rows about to change.
+ * One statement per channel stage of the site. For a change, each is driven by the changed ids
+ * (an index descent each) with the import stage's row looked up per updated row: planned as a join,
+ * a statement right after a bulk load walked the whole import stage and tested every row against
+ * the list of ids (minutes at 1,000,000 rows, measured).
+ */
+export async function keepExportedData(trx: Trx, siteId: string, changing: ChangingRows): Promise<void> {
+  const channels = await trx
+    .selectFrom('site_stage')
+    .select('stage_id')
+    .where('site_id', '=', siteId)
+    .where('stage', '=', 'channel')
+    .where('refers_to_import', '=', true)
+    .execute()
+  for (const { stage_id: channelId } of channels) {
+    if (changing === 'all') {
+      await sql`UPDATE stage_product c SET data = i.data
+        FROM stage_product i
+        WHERE c.site_id = ${siteId} AND c.stage = 'channel' AND c.stage_id = ${channelId} AND c.data IS NULL
+          AND i.site_id = ${siteId} AND i.stage = 'import' AND i.stage_id = 0 AND i.product_id = c.product_id`.execute(trx)
+      continue
+    }
+    await sql`UPDATE stage_product c SET data = (SELECT i.data FROM stage_product i
+        WHERE i.site_id = ${siteId} AND i.stage = 'import' AND i.stage_id = 0 AND i.product_id = c.product_id)
+      WHERE c.site_id = ${siteId} AND c.stage = 'channel' AND c.stage_id = ${channelId} AND c.data IS NULL
+        AND c.product_id = ANY(ARRAY(
+          SELECT product_id FROM stream_product WHERE stream_id = ${changing.streamId} AND changed_seq > ${changing.sinceSeq}))`.execute(trx)
+  }
+}

@@ -1,0 +1,134 @@
+import { createHash } from 'node:crypto'
+import http from 'node:http'
+import type { AddressInfo } from 'node:net'
+import { gunzipSync } from 'node:zlib'
+import { describe, expect, it } from 'vitest'
+import { HIGH_LIMITS, useTestApp } from '../helpers/test-app.js'
+import { importFixture } from '../helpers/factories.js'
+import { createChannel, readChannel } from '../helpers/clients.js'
+import { feedPaths } from '../helpers/responses.js'
+
+// The first identity download of a full file after an export is served from the channel stage's
+// lines as they are read, and the file is written after it (issue 25). Through real HTTP: a first
+// download that reads nothing for a while must neither hold the file back (a gzip download, which
+// waits for the stored file, completes meanwhile) nor lose a byte (it continues from the stored
+// file once it fell behind).
+
+const t = useTestApp({ ...HIGH_LIMITS, FEED_MAX_BYTES: String(64 * 1024 * 1024), RUN_POLL_SECONDS: '0.5', SCHEDULER_INTERVAL_SECONDS: '0' })
+const GZIP = { 'accept-encoding': 'gzip' }
+
+// About 800 bytes a row of hash text, which gzip cannot shrink much: 40,000 rows are a 32 MB file,
+// far more than socket buffers and the 8 MiB a live download may lag behind its writing.
+const blob = (i: number, version: number) => Array.from({ length: 12 }, (_, k) => createHash('sha256').update(`${i}/${k}/${version}`).digest('hex')).join('')
+const rows = (count: number, version: number) =>
+  Array.from({ length: count }, (_, i) => ({ id: `P${String(i).padStart(6, '0')}`, title: `T ${i}`, text: blob(i, version) }))
+
+async function exportedSite(count: number) {
+  const f = await importFixture(t)
+  const stream = await f.createStream()
+  await f.attach(stream)
+  expect((await f.upload(stream, rows(count, 0))).statusCode).toBe(202)
+  const channel = await createChannel(f, { format: 'csv' })
+  const exportAll = async () => {
+    t.clock.advance(5_000)
+    const run = await f.run('all')
+    expect(run.status, run.message).toBe('success')
+  }
+  await exportAll()
+  const [url] = feedPaths(await readChannel(f, channel.id))
+  return { f, stream, url: url ?? '', exportAll }
+}
+
+interface PausedDownload {
+  status: number
+  headers: http.IncomingHttpHeaders
+  finish(): Promise<Buffer>
+  destroy(): void
+}
+
+/** A download over real HTTP that stops reading after its first chunk until finish(). */
+function pausedDownload(port: number, url: string, headers: Record<string, string> = {}): Promise<PausedDownload> {
+  return new Promise((resolve, reject) => {
+    const request = http.get({ host: '127.0.0.1', port, path: url, headers, agent: false }, (response) => {
+      const chunks: Buffer[] = []
+      const ended = new Promise<Buffer>((done, fail) => {
+        response.on('end', () => done(Buffer.concat(chunks)))
+        response.on('error', fail)
+        response.on('aborted', () => fail(new Error(`GET ${url}: aborted`)))
+      })
+      ended.catch(() => {})
+      response.once('data', (chunk: Buffer) => {
+        chunks.push(chunk)
+        response.pause()
+        response.on('data', (more: Buffer) => chunks.push(more))
+        resolve({
+          status: response.statusCode ?? 0,
+          headers: response.headers,
+          finish: () => {
+            response.resume()
+            return ended
+          },
+          destroy: () => request.destroy(),
+        })
+      })
+    })
+    request.on('error', reject)
+  })
+}
+
+describe('the first download of a full file', () => {
+  it('is served from the lines, and a download that falls behind gets the rest from the file written meanwhile', async () => {
+    const site = await exportedSite(40_000)
+    await t.app.listen({ port: 0, host: '127.0.0.1' })
+    const { port } = t.app.server.address() as AddressInfo
+
+    const slow = await pausedDownload(port, site.url)
+    const alsoSlow = await pausedDownload(port, site.url)
+    try {
+      expect(slow.status).toBe(200)
+      // A gzip download waits for the stored file: it completes while both first downloads read nothing.
+      const gzip = await t.app.inject({ method: 'GET', url: site.url, headers: GZIP })
+      expect(gzip.statusCode).toBe(200)
+      const file = gunzipSync(gzip.rawPayload)
+      expect(file.length).toBeGreaterThan(30_000_000)
+
+      for (const download of [slow, alsoSlow]) {
+        const body = await download.finish()
+        expect(Number(download.headers['content-length'])).toBe(file.length)
+        expect(body.length).toBe(file.length)
+        expect(body.equals(file), 'the first download is the file, byte for byte').toBe(true)
+        expect(download.headers.etag).toBe(String(gzip.headers.etag).replace(/-gzip"$/, '"'))
+      }
+      // And the stored file is the same again.
+      const again = await t.app.inject({ method: 'GET', url: site.url })
+      expect(again.rawPayload.equals(file)).toBe(true)
+    } finally {
+      slow.destroy()
+      alsoSlow.destroy()
+    }
+  })
+
+  it('serves each version whole after a small change: to a plain first download, to a range first, and to gzip', async () => {
+    const site = await exportedSite(3_000)
+    const before = await t.app.inject({ method: 'GET', url: site.url })
+    expect(before.statusCode).toBe(200)
+    for (const [version, first] of [
+      [1, 'whole'],
+      [2, 'range'],
+    ] as const) {
+      expect((await site.f.upload(site.stream, rows(30, version))).statusCode).toBe(202)
+      await site.exportAll()
+      const firstResponse = await t.app.inject({ method: 'GET', url: site.url, headers: first === 'range' ? { range: 'bytes=100-299' } : {} })
+      expect(firstResponse.statusCode, `version ${version}`).toBe(first === 'range' ? 206 : 200)
+      const whole = await t.app.inject({ method: 'GET', url: site.url })
+      expect(whole.statusCode).toBe(200)
+      expect(whole.headers['content-length']).toBe(String(whole.rawPayload.length))
+      const expected = first === 'range' ? whole.rawPayload.subarray(100, 300) : whole.rawPayload
+      expect(firstResponse.rawPayload.equals(expected), `version ${version}: the first response`).toBe(true)
+      expect(whole.rawPayload.toString()).toContain(blob(5, version))
+      expect(whole.rawPayload.toString()).not.toContain(blob(5, version - 1))
+      const gzip = await t.app.inject({ method: 'GET', url: site.url, headers: GZIP })
+      expect(gunzipSync(gzip.rawPayload).equals(whole.rawPayload), `version ${version}: gzip`).toBe(true)
+    }
+  })
+})
