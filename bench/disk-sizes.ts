@@ -21,7 +21,9 @@ export async function cleanupAsHourly(db: Db): Promise<void> {
   // DISABLE_PAGE_SKIPPING: pages autovacuum already emptied (and marked all-visible) are looked at again, so that
   // the empty end of a table is given back to the file system as a VACUUM can. A VACUUM stops giving it back
   // when another session waits for the table (autovacuum, at 1,000,000 rows): again until it stops shrinking.
+  // Autovacuum is held off each table meanwhile, since it is that other session.
   for (const table of SITE_TABLES) {
+    await sql`ALTER TABLE ${sql.table(table)} SET (autovacuum_enabled = false)`.execute(db)
     for (let round = 0, size = Infinity; round < 5; round++) {
       await sql`VACUUM (ANALYZE, DISABLE_PAGE_SKIPPING) ${sql.table(table)}`.execute(db)
       const { rows } = await sql<{ bytes: string }>`SELECT pg_relation_size(${table}::regclass) AS bytes`.execute(db)
@@ -29,6 +31,7 @@ export async function cleanupAsHourly(db: Db): Promise<void> {
       if (now >= size) break
       size = now
     }
+    await sql`ALTER TABLE ${sql.table(table)} RESET (autovacuum_enabled)`.execute(db)
   }
 }
 
