@@ -3,13 +3,13 @@ import { gzipSync } from 'node:zlib'
 import { beforeAll, describe, expect, it } from 'vitest'
 import { factories } from '../helpers/factories.js'
 import { HIGH_LIMITS, useTestApp } from '../helpers/test-app.js'
-import { bodyBeingReceived, RawConnection, serverSettled, spoolUsage, uploadHead } from './raw-http.js'
+import { bodyBeingReceived, RawConnection, serverSettled, spoolUsage, uploadHead, NO_BACKGROUND_TRANSACTIONS } from './raw-http.js'
 import { eventually } from '../helpers/eventually.js'
 import { expectBatch } from '../helpers/responses.js'
 import { expectNothingStored, storedCounts } from './stored-rows.js'
 import { streamClient } from '../helpers/clients.js'
 
-const t = useTestApp(HIGH_LIMITS)
+const t = useTestApp({ ...HIGH_LIMITS, ...NO_BACKGROUND_TRANSACTIONS })
 const given = factories(t)
 let port = 0
 

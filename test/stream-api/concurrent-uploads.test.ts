@@ -3,11 +3,11 @@ import pg from 'pg'
 import { beforeAll, describe, expect, it } from 'vitest'
 import { factories } from '../helpers/factories.js'
 import { HIGH_LIMITS, useTestApp } from '../helpers/test-app.js'
-import { RawConnection, openTransactions, uploadHead } from './raw-http.js'
+import { RawConnection, openTransactions, uploadHead, NO_BACKGROUND_TRANSACTIONS } from './raw-http.js'
 import { eventually } from '../helpers/eventually.js'
 import { JSON_BODY, NDJSON, ndjson, streamClient } from '../helpers/clients.js'
 
-const t = useTestApp(HIGH_LIMITS)
+const t = useTestApp({ ...HIGH_LIMITS, ...NO_BACKGROUND_TRANSACTIONS })
 const given = factories(t)
 let port = 0
 

@@ -7,7 +7,7 @@ import { buildApp } from '../../src/app.js'
 import { createDb, type Db } from '../../src/db/database.js'
 import { factories } from '../helpers/factories.js'
 import { HIGH_LIMITS, useTestApp } from '../helpers/test-app.js'
-import { openTransactions, RawConnection, type RawResponse, serverSettled, uploadHead } from './raw-http.js'
+import { openTransactions, RawConnection, type RawResponse, serverSettled, uploadHead, NO_BACKGROUND_TRANSACTIONS } from './raw-http.js'
 import { eventually } from '../helpers/eventually.js'
 import { expectBatch, type ErrorJson } from '../helpers/responses.js'
 import { expectNothingStored, storedCounts } from './stored-rows.js'
@@ -17,7 +17,7 @@ import { streamClient } from '../helpers/clients.js'
 // client's (gone before its body was read). The server must answer or clean up, never crash, leak
 // a transaction or a pool client, or log a follow-on error instead of the real one.
 
-const t = useTestApp(HIGH_LIMITS)
+const t = useTestApp({ ...HIGH_LIMITS, ...NO_BACKGROUND_TRANSACTIONS })
 const given = factories(t)
 /**
  * The app under test: its error log is kept (the shared test app logs nothing), and its pool is its

@@ -2,7 +2,7 @@ import pg from 'pg'
 import { describe, expect, it } from 'vitest'
 import { factories } from '../helpers/factories.js'
 import { HIGH_LIMITS, useTestApp } from '../helpers/test-app.js'
-import { openTransactions, serverSettled } from './raw-http.js'
+import { openTransactions, serverSettled, NO_BACKGROUND_TRANSACTIONS } from './raw-http.js'
 import { eventually } from '../helpers/eventually.js'
 import { JSON_BODY, NDJSON, ndjson, streamClient, type Response } from '../helpers/clients.js'
 import { expectApiError, expectBatch } from '../helpers/responses.js'
@@ -13,7 +13,7 @@ import { expectNothingStored } from './stored-rows.js'
 // for a slow body, and nothing is committed, whenever the lock is let go.
 
 const TIMEOUT_MS = 300
-const t = useTestApp({ ...HIGH_LIMITS, STREAM_REQUEST_TIMEOUT_MS: String(TIMEOUT_MS) })
+const t = useTestApp({ ...HIGH_LIMITS, ...NO_BACKGROUND_TRANSACTIONS, STREAM_REQUEST_TIMEOUT_MS: String(TIMEOUT_MS) })
 const given = factories(t)
 const TIMEOUT_DETAIL = new RegExp(`longer than ${TIMEOUT_MS} ms`)
 

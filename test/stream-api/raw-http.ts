@@ -110,6 +110,13 @@ export function uploadHead(streamId: string, token: string, contentLength: numbe
   ].join('\r\n')
 }
 
+/**
+ * Settings that keep the server's background workers (webhook dispatch, the scheduler's tick) from
+ * opening transactions of their own: a test that counts the server's open transactions counts only
+ * its uploads' then (a webhook claim caught between its statements failed such a count, measured).
+ */
+export const NO_BACKGROUND_TRANSACTIONS = { WEBHOOK_CONCURRENCY: '0', SCHEDULER_INTERVAL_SECONDS: '0' }
+
 /** Other backends of the test database that are inside a transaction, with what they run. */
 export async function openTransactions(t: TestContext): Promise<{ state: string; query: string; waitEventType: string | null }[]> {
   const { rows } = await sql<{ state: string; query: string; waitEventType: string | null }>`

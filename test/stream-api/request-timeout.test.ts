@@ -3,14 +3,14 @@ import type { AddressInfo } from 'node:net'
 import { beforeAll, describe, expect, it } from 'vitest'
 import { factories } from '../helpers/factories.js'
 import { HIGH_LIMITS, useTestApp } from '../helpers/test-app.js'
-import { RawConnection, openTransactions, uploadHead, type RawResponse } from './raw-http.js'
+import { RawConnection, openTransactions, uploadHead, type RawResponse, NO_BACKGROUND_TRANSACTIONS } from './raw-http.js'
 import { eventually } from '../helpers/eventually.js'
 import { expectBatch, type ErrorJson } from '../helpers/responses.js'
 import { expectNothingStored } from './stored-rows.js'
 import { ndjson, streamClient } from '../helpers/clients.js'
 
 const TIMEOUT_MS = 300
-const t = useTestApp({ ...HIGH_LIMITS, STREAM_REQUEST_TIMEOUT_MS: String(TIMEOUT_MS) })
+const t = useTestApp({ ...HIGH_LIMITS, ...NO_BACKGROUND_TRANSACTIONS, STREAM_REQUEST_TIMEOUT_MS: String(TIMEOUT_MS) })
 const given = factories(t)
 let port = 0
 

@@ -3,7 +3,7 @@ import type { AddressInfo } from 'node:net'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { factories } from '../helpers/factories.js'
 import { useTestApp } from '../helpers/test-app.js'
-import { RawConnection, serverSettled, uploadHead } from './raw-http.js'
+import { RawConnection, serverSettled, uploadHead, NO_BACKGROUND_TRANSACTIONS } from './raw-http.js'
 import { expectBatch } from '../helpers/responses.js'
 import { storedCounts } from './stored-rows.js'
 import { streamClient } from '../helpers/clients.js'
@@ -12,7 +12,13 @@ import { streamClient } from '../helpers/clients.js'
 // (judged after a short grace) the upload is cut off with a 408, well before the request deadline,
 // and nothing is written.
 
-const t = useTestApp({ UPLOAD_MIN_BYTES_PER_SECOND: '2000', STREAM_REQUEST_TIMEOUT_MS: '30000', RATE_LIMIT_PRODUCTS: '1000', RATE_LIMIT_OTHER: '1000' })
+const t = useTestApp({
+  ...NO_BACKGROUND_TRANSACTIONS,
+  UPLOAD_MIN_BYTES_PER_SECOND: '2000',
+  STREAM_REQUEST_TIMEOUT_MS: '30000',
+  RATE_LIMIT_PRODUCTS: '1000',
+  RATE_LIMIT_OTHER: '1000',
+})
 const given = factories(t)
 let port = 0
 

@@ -7,7 +7,7 @@ import { loadConfig } from '../../src/config.js'
 import { createDb, type Db } from '../../src/db/database.js'
 import { factories } from '../helpers/factories.js'
 import { useTestApp } from '../helpers/test-app.js'
-import { bodyBeingReceived, RawConnection, type RawResponse, serverSettled, spoolUsage, uploadHead } from './raw-http.js'
+import { bodyBeingReceived, RawConnection, type RawResponse, serverSettled, spoolUsage, uploadHead, NO_BACKGROUND_TRANSACTIONS } from './raw-http.js'
 import { eventually } from '../helpers/eventually.js'
 import { expectBatch } from '../helpers/responses.js'
 import { storedCounts } from './stored-rows.js'
@@ -21,6 +21,7 @@ import { streamClient, type StreamClient } from '../helpers/clients.js'
 // that only the queue stands between the slow uploads and everybody else.
 
 const env = {
+  ...NO_BACKGROUND_TRANSACTIONS,
   LOG_LEVEL: 'silent',
   UPLOADS_PER_ACCOUNT: '2',
   UPLOAD_QUEUE_PER_ACCOUNT: '3',
