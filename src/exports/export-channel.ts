@@ -111,7 +111,7 @@ async function laterExport(
   const sameMaking = previous !== undefined && previous.signature === plan.signature
   const incremental = sameMaking && importBuild !== undefined && BigInt(previous.build) >= BigInt(importBuild.changesFrom)
   const classified = incremental && (await classifyChanged(tx, plan, previous.build, previous.rows))
-  if (!classified) await classifyAll(tx, plan, !sameMaking)
+  if (!classified) await classifyAll(tx, plan, { renderAll: !sameMaking, previousRefers: previous?.refersToImport ?? false })
   const previousRows = previous?.rows ?? 0
   const { lineBytesChange, stage, ...counts } = await deltaCounts(tx, previousRows)
   // Counted from the changes when the previous counts were made the same way, else from every row.

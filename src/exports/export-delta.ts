@@ -91,7 +91,8 @@ function classifiedColumns(plan: ExportPlan, renderAll: boolean): RawBuilder<unk
 /**
  * Classifies the rows the import touched in the builds after `sinceBuild`: each is looked up by
  * its key in the import stage (through the channel's filter and mapping) and in the channel stage.
- * Every other row is unchanged, and costs nothing. Returns false, having classified nothing, when
+ * Every other row is unchanged, and costs nothing. Only called for a stage made as this export
+ * makes it, so it refers to the import stage exactly when this export's rows do. Returns false, having classified nothing, when
  * more than a quarter of the stage's rows were touched: one pass over both stages is then cheaper.
  */
 export async function classifyChanged(tx: Tx, plan: ExportPlan, sinceBuild: string, stageRows: number): Promise<boolean> {
@@ -113,7 +114,7 @@ export async function classifyChanged(tx: Tx, plan: ExportPlan, sinceBuild: stri
     SELECT ch.product_id, ${classifiedColumns(plan, false)}
     FROM (SELECT product_id FROM changed_ids ORDER BY product_id) AS ch
     LEFT JOIN LATERAL (${plan.rowsWhere(sql`product_id = ch.product_id`)} LIMIT 1) AS r ON true
-    LEFT JOIN LATERAL (${plan.channelRows(sql`c.product_id = ch.product_id`)} LIMIT 1) AS o ON true
+    LEFT JOIN LATERAL (${plan.channelRows(sql`c.product_id = ch.product_id`, plan.refersToImport)} LIMIT 1) AS o ON true
     WHERE r.product_id IS NOT NULL OR o.product_id IS NOT NULL`.execute(tx.db)
   return true
 }
@@ -121,10 +122,11 @@ export async function classifyChanged(tx: Tx, plan: ExportPlan, sinceBuild: stri
 /**
  * Classifies every row of this export against the previous export in one hash join of the two
  * stages. With `renderAll` (the stage was made another way: other columns, filter, mapping or
- * format) every line is rendered again; otherwise only those of new and modified rows. Leaves
- * nested loops off until replaceStage.
+ * format) every line is rendered again; otherwise only those of new and modified rows. With
+ * `previousRefers` (the stage was saved with rows referring to the import stage) their data is read
+ * from the import stage. Leaves nested loops off until replaceStage.
  */
-export async function classifyAll(tx: Tx, plan: ExportPlan, renderAll: boolean): Promise<void> {
+export async function classifyAll(tx: Tx, plan: ExportPlan, how: { renderAll: boolean; previousRefers: boolean }): Promise<void> {
   await createExportRows(tx)
   // Right after a bulk load the planner may believe the channel stage empty and pick a nested
   // loop that scans it once per row (minutes, measured). The joins of this export pair a large
@@ -132,9 +134,9 @@ export async function classifyAll(tx: Tx, plan: ExportPlan, renderAll: boolean):
   // stage is written.
   await sql`SET LOCAL enable_nestloop = off`.execute(tx.db)
   await sql`INSERT INTO export_rows (product_id, data, line, kind, old_bytes, issues, old_issues, feed)
-    SELECT coalesce(r.product_id, o.product_id), ${classifiedColumns(plan, renderAll)}
+    SELECT coalesce(r.product_id, o.product_id), ${classifiedColumns(plan, how.renderAll)}
     FROM (${plan.rows} OFFSET 0) AS r
-    FULL JOIN (${plan.channelRows(sql`true`)}) AS o ON o.product_id = r.product_id`.execute(tx.db)
+    FULL JOIN (${plan.channelRows(sql`true`, how.previousRefers)}) AS o ON o.product_id = r.product_id`.execute(tx.db)
 }
 
 /** How many rows of the channel stage an export inserts, updates and deletes. */

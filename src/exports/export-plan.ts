@@ -67,8 +67,11 @@ export interface ExportPlan {
   refersToImport: boolean
   /** SQL: the data a channel stage row keeps, for the row whose data and issues are the SQL expressions `data` and `issues`. */
   storedData(data: string, issues: string): RawBuilder<unknown>
-  /** The channel stage's rows (product_id, data, line, issues) with the data of rows that refer to the import stage read from it. */
-  channelRows(condition: RawBuilder<unknown>): RawBuilder<unknown>
+  /**
+   * The channel stage's rows (product_id, data, line, issues); with `refers` (the stage was saved
+   * referring), the data of rows that refer to the import stage is read from it.
+   */
+  channelRows(condition: RawBuilder<unknown>, refers: boolean): RawBuilder<unknown>
 }
 
 const quoter = { escapeLiteral: pg.escapeLiteral, escapeIdentifier: pg.escapeIdentifier }
@@ -144,10 +147,14 @@ export async function planExport(
     stageRows: `stage_product o WHERE o.site_id = ${integer(site.id)} AND o.stage = 'channel' AND o.stage_id = ${integer(channel.id)}`,
     refersToImport,
     storedData: (data, issues) => (refersToImport ? sql.raw(`CASE WHEN ${issues} IS NULL THEN NULL ELSE ${data} END`) : sql.raw(data)),
-    channelRows: (also) => sql`SELECT c.product_id, coalesce(c.data, i.data) AS data, c.line, c.issues
-      FROM stage_product c LEFT JOIN stage_product i
-        ON c.data IS NULL AND i.site_id = ${site.id} AND i.stage = 'import' AND i.stage_id = 0 AND i.product_id = c.product_id
-      WHERE c.site_id = ${site.id} AND c.stage = 'channel' AND c.stage_id = ${channel.id} AND ${also}`,
+    channelRows: (also, refers) => {
+      const ofChannel = sql`c.site_id = ${site.id} AND c.stage = 'channel' AND c.stage_id = ${channel.id} AND ${also}`
+      if (!refers) return sql`SELECT c.product_id, c.data, c.line, c.issues FROM stage_product c WHERE ${ofChannel}`
+      return sql`SELECT c.product_id, coalesce(c.data, i.data) AS data, c.line, c.issues
+        FROM stage_product c LEFT JOIN stage_product i
+          ON c.data IS NULL AND i.site_id = ${site.id} AND i.stage = 'import' AND i.stage_id = 0 AND i.product_id = c.product_id
+        WHERE ${ofChannel}`
+    },
   }
 }
 

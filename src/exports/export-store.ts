@@ -41,17 +41,28 @@ export interface ChannelStageState {
   signature: string | null
   /** The counts of its rows' checks; null before the first export that kept them. */
   checks: CheckTotals | null
+  /** Its clean rows may refer to the import stage's rows for their data (see ExportPlan.refersToImport). */
+  refersToImport: boolean
 }
 
 export async function channelStageState(db: DbHandle, siteId: string, channelId: string): Promise<ChannelStageState | undefined> {
   const stage = await db
     .selectFrom('site_stage')
-    .select(['row_count', 'line_bytes', 'build', 'signature', 'checks'])
+    .select(['row_count', 'line_bytes', 'build', 'signature', 'checks', 'refers_to_import'])
     .where('site_id', '=', siteId)
     .where('stage', '=', 'channel')
     .where('stage_id', '=', channelId)
     .executeTakeFirst()
-  return stage && { rows: Number(stage.row_count), lineBytes: Number(stage.line_bytes), build: stage.build, signature: stage.signature, checks: stage.checks }
+  return (
+    stage && {
+      rows: Number(stage.row_count),
+      lineBytes: Number(stage.line_bytes),
+      build: stage.build,
+      signature: stage.signature,
+      checks: stage.checks,
+      refersToImport: stage.refers_to_import,
+    }
+  )
 }
 
 /** The import stage's build, and the first build stage_change has every change after (see build-stage.ts). */

@@ -104,4 +104,20 @@ describe('a channel stage whose rows refer to the import stage', () => {
     expect(counts((await history(f, channel.id))[0])).toEqual([0, 1, 0, 1])
     expect(await readStage(f, `channel/${channel.id}`)).toEqual([row('A', 4), row('B', 1)])
   })
+
+  it('compares its rows by the data they refer to when the channel is given a mapping before any import', async () => {
+    const f = await importFixture(t)
+    const stream = await f.createStream()
+    await f.attach(stream)
+    expect((await f.upload(stream, [row('A', 1), row('B', 1), row('C', 1)])).statusCode).toBe(202)
+    const channel = await createChannel(f, { format: 'csv' })
+    await runOk(f, 'all')
+    // The same three columns, named one by one: every row exports the same data, now built by the mapping.
+    const mapping = ['id', 'title', 'price'].map((column) => ({ column, source: column }))
+    const updated = await f.platform('PUT', `/sites/${f.site.id}/channels/${channel.id}`, { mapping })
+    expect(updated.statusCode, updated.body).toBe(200)
+    await runOk(f, 'export-all')
+    expect(counts((await history(f, channel.id))[0])).toEqual([0, 0, 0, 3])
+    expect(await readStage(f, `channel/${channel.id}`)).toEqual([row('A', 1), row('B', 1), row('C', 1)])
+  })
 })
