@@ -92,7 +92,7 @@ export async function openPublicFeed(db: Db, storage: FeedStorage, request: Publ
     const file = await findPublicFeedFile(db, token, filename)
     if (!file) throw new FeedFileNotFoundError(filename)
     if (file.pending && request.whole && encoding === 'identity') {
-      const live = await openPendingFeed(db, storage, { ...file, size: file.bytes }, gate)
+      const live = await openPendingFeed(db, storage, file, gate)
       if (live) return { file, content: live }
     }
     if (file.pending) await materialiseFeedFile(db, storage, file, gate)

@@ -14,13 +14,13 @@ import { writeFeedPlan } from './feed-writer.js'
 // stored file's download inflates it, which this one does not need).
 //
 // A download holds the COPY (and its connection and snapshot) only while it keeps taking bytes: the
-// COPY waits for a download that is LAG_BYTES behind, and one that takes nothing for STALL_MS then
-// gets the rest from the storage once the file is written.
+// COPY waits for a download that has LAG_BYTES waiting for it, and one that does not take them within
+// STALL_MS gets the rest from the storage once the file is written.
 
 const LAG_BYTES = 8 * 1024 * 1024
 const STALL_MS = 5_000
 
-/** The identity bytes of a pending full file, as they are read (`size` of them, as its export recorded). */
+/** The identity bytes of a pending full file, as they are read (`size` of them, as its export recorded them). */
 class PendingFeedBody extends Readable {
   sent = 0
   private rest: Readable | undefined
@@ -93,18 +93,18 @@ function bodyWriter(body: PendingFeedBody, onFirstByte: () => void): FeedFileWri
 type Outcome = 'sent' | 'written' | 'behind' | 'gone'
 
 /**
- * A pending full file's identity bytes for one whole download, read from its channel stage as they
- * are sent; undefined when the file is written already (serve the stored one). Fails as a stored
+ * A pending full file's identity bytes (`bytes` of them, as its export recorded) for one whole
+ * download, read from its channel stage as they are sent; undefined when the file is written already (serve the stored one). Fails as a stored
  * file's opening would (a 429 of the gate included) until its first byte; after it, a failure ends
  * the body with an error.
  */
 export async function openPendingFeed(
   db: Db,
   storage: FeedStorage,
-  file: RecordedFeedFile & { size: number },
+  file: RecordedFeedFile & { bytes: number },
   gate?: MaterialiseGate,
 ): Promise<StoredFeed | undefined> {
-  const body = new PendingFeedBody(file.size)
+  const body = new PendingFeedBody(file.bytes)
   let started = false
   let announce: (serving: boolean) => void = () => {}
   const ready = new Promise<boolean>((resolve) => (announce = resolve))
@@ -124,7 +124,7 @@ export async function openPendingFeed(
     return undefined
   }
   done.catch((error: unknown) => body.destroy(error instanceof Error ? error : new Error(String(error))))
-  return { size: file.size, stream: () => body, close: async () => void body.destroy() }
+  return { size: file.bytes, stream: () => body, close: async () => void body.destroy() }
 }
 
 /** The COPY of the file's lines into the body, in the snapshot its row is read in. */

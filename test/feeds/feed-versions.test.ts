@@ -1,7 +1,6 @@
 import { createHash } from 'node:crypto'
 import { mkdtempSync } from 'node:fs'
 import fs from 'node:fs/promises'
-import http from 'node:http'
 import type { AddressInfo } from 'node:net'
 import os from 'node:os'
 import path from 'node:path'
@@ -12,6 +11,7 @@ import { HIGH_LIMITS, useTestApp } from '../helpers/test-app.js'
 import { importFixture } from '../helpers/factories.js'
 import { createChannel, history, readChannel } from '../helpers/clients.js'
 import { feedPaths } from '../helpers/responses.js'
+import { startDownload } from './paused-download.js'
 
 // A feed URL across exports (issue 13): whatever an export stores and however it serves a file
 // (stored compressed, materialised on a first download, decompressed on the fly), every response
@@ -381,50 +381,4 @@ async function expectSameVersion(url: string, version: Version): Promise<void> {
     lastModified: version.lastModified,
   })
   await checkHeadAndRanges(url, version, 'after the failed export')
-}
-
-/** A GET on a real connection, paused after its first chunk until `finish`. */
-interface PausedDownload {
-  received: number
-  etag: string
-  finish(): Promise<Buffer>
-  /** Closes the connection, if still open: a test that fails midway leaves none for the app's close to wait on. */
-  destroy(): void
-}
-
-function startDownload(port: number, url: string, headers: Record<string, string>): Promise<PausedDownload> {
-  return new Promise((resolve, reject) => {
-    const request = http.get({ host: '127.0.0.1', port, path: url, headers, agent: false }, (response) => {
-      if (response.statusCode !== 200) {
-        reject(new Error(`GET ${url}: ${response.statusCode}`))
-        response.resume()
-        return
-      }
-      const chunks: Buffer[] = []
-      const ended = new Promise<Buffer>((done, fail) => {
-        response.on('end', () => done(Buffer.concat(chunks)))
-        response.on('error', fail)
-        response.on('aborted', () => fail(new Error(`GET ${url}: aborted`)))
-      })
-      // Keeps an early failure from being unhandled before finish() is awaited.
-      ended.catch(() => {})
-      let first = true
-      response.on('data', (chunk: Buffer) => {
-        chunks.push(chunk)
-        if (!first) return
-        first = false
-        response.pause()
-        resolve({
-          received: chunk.length,
-          etag: String(response.headers.etag),
-          finish: () => {
-            response.resume()
-            return ended
-          },
-          destroy: () => request.destroy(),
-        })
-      })
-    })
-    request.on('error', reject)
-  })
 }

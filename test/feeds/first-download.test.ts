@@ -1,5 +1,4 @@
 import { createHash } from 'node:crypto'
-import http from 'node:http'
 import type { AddressInfo } from 'node:net'
 import { gunzipSync } from 'node:zlib'
 import { describe, expect, it } from 'vitest'
@@ -7,6 +6,7 @@ import { HIGH_LIMITS, useTestApp } from '../helpers/test-app.js'
 import { importFixture } from '../helpers/factories.js'
 import { createChannel, readChannel } from '../helpers/clients.js'
 import { feedPaths } from '../helpers/responses.js'
+import { startDownload } from './paused-download.js'
 
 // The first identity download of a full file after an export is served from the channel stage's
 // lines as they are read, and the file is written after it (issue 25). Through real HTTP: a first
@@ -39,51 +39,14 @@ async function exportedSite(count: number) {
   return { f, stream, url: url ?? '', exportAll }
 }
 
-interface PausedDownload {
-  status: number
-  headers: http.IncomingHttpHeaders
-  finish(): Promise<Buffer>
-  destroy(): void
-}
-
-/** A download over real HTTP that stops reading after its first chunk until finish(). */
-function pausedDownload(port: number, url: string, headers: Record<string, string> = {}): Promise<PausedDownload> {
-  return new Promise((resolve, reject) => {
-    const request = http.get({ host: '127.0.0.1', port, path: url, headers, agent: false }, (response) => {
-      const chunks: Buffer[] = []
-      const ended = new Promise<Buffer>((done, fail) => {
-        response.on('end', () => done(Buffer.concat(chunks)))
-        response.on('error', fail)
-        response.on('aborted', () => fail(new Error(`GET ${url}: aborted`)))
-      })
-      ended.catch(() => {})
-      response.once('data', (chunk: Buffer) => {
-        chunks.push(chunk)
-        response.pause()
-        response.on('data', (more: Buffer) => chunks.push(more))
-        resolve({
-          status: response.statusCode ?? 0,
-          headers: response.headers,
-          finish: () => {
-            response.resume()
-            return ended
-          },
-          destroy: () => request.destroy(),
-        })
-      })
-    })
-    request.on('error', reject)
-  })
-}
-
 describe('the first download of a full file', () => {
   it('is served from the lines, and a download that falls behind gets the rest from the file written meanwhile', async () => {
     const site = await exportedSite(40_000)
     await t.app.listen({ port: 0, host: '127.0.0.1' })
     const { port } = t.app.server.address() as AddressInfo
 
-    const slow = await pausedDownload(port, site.url)
-    const alsoSlow = await pausedDownload(port, site.url)
+    const slow = await startDownload(port, site.url)
+    const alsoSlow = await startDownload(port, site.url)
     try {
       expect(slow.status).toBe(200)
       // A gzip download waits for the stored file: it completes while both first downloads read nothing.
