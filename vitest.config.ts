@@ -1,8 +1,9 @@
 import { defineConfig } from 'vitest/config'
 
-// Files that start processes: servers and CLI commands as child processes, npm, a second checkout,
-// several servers on one database. One at a time (they share the machine's ports and its cores with
-// their children), beside the files that run side by side.
+// Files that start processes: servers and CLI commands as child processes (the built CLI, which
+// test/global-setup.ts builds for this project), npm, a second checkout, several servers on one
+// database. Two at a time (they share the machine's cores with their children), beside the files
+// that run side by side.
 const PROCESS_FILES = [
   'test/cli/**/*.test.ts',
   'test/multi-process/**/*.test.ts',
@@ -28,6 +29,10 @@ const TIMING_FILES = [
   'test/platform-api/wide-reads.test.ts',
 ]
 
+// Files that replace a module (vi.mock): a project of their own, and vitest starts a new process for
+// each single-fork project, so no other file shares the replaced module.
+const MOCKING_FILES = ['test/feeds/feed-writer-disk-failure.test.ts']
+
 // Every other file has its own database, cloned from a migrated template (test/global-setup.ts), its
 // own app and no fixed port, so files run side by side. A file spends much of its time waiting (on
 // Postgres, on a run's worker, on a receiver), so more forks than cores pay: on 2 cores, 4 forks took
@@ -38,19 +43,43 @@ export default defineConfig({
   test: {
     globalSetup: ['test/global-setup.ts'],
     maxWorkers: forks,
-    minWorkers: 1,
-    // The process files run in the threads pool, one thread: vitest runs each pool of a group at the
-    // same time, so they overlap the forks instead of waiting for them.
-    poolOptions: { threads: { maxThreads: 1, minThreads: 1 } },
-    // Generous: a file's tests share two cores with three other files.
+    // As many at the least as at the most: tinypool stops an idle fork when there are more than the
+    // least, and with forks that keep their modules it could stop one twice (a second idle timer),
+    // which ended the whole run with an unhandled "Terminating worker thread".
+    minWorkers: forks,
+    poolOptions: {
+      // The process files run in the threads pool, two threads: vitest runs each pool of a group at the
+      // same time, so they overlap the forks instead of waiting for them. One thread ended them 40 s
+      // after the forks; two, 35 s before.
+      threads: { maxThreads: 2, minThreads: 2 },
+      // A fork keeps its modules from one file to the next, as the server does from one request to the
+      // next: loading the app's modules took about 3 s of CPU per file, a third of the suite's CPU. Every
+      // file builds its own app and database (test/helpers/test-app.ts), so no state passes between them.
+      // Set here, not per project: vitest reads it from the root for the whole forks pool.
+      forks: { isolate: false },
+    },
+    // Generous: a file's tests share two cores with up to five other files and their children.
     testTimeout: 60_000,
     hookTimeout: 60_000,
     projects: [
-      { extends: true, test: { name: 'parallel', pool: 'forks', include: ['test/**/*.test.ts'], exclude: [...PROCESS_FILES, ...TIMING_FILES] } },
+      {
+        extends: true,
+        test: { name: 'parallel', pool: 'forks', include: ['test/**/*.test.ts'], exclude: [...PROCESS_FILES, ...TIMING_FILES, ...MOCKING_FILES] },
+      },
       { extends: true, test: { name: 'processes', pool: 'threads', include: PROCESS_FILES } },
       {
         extends: true,
         test: { name: 'timing', pool: 'forks', include: TIMING_FILES, poolOptions: { forks: { singleFork: true } }, sequence: { groupOrder: 1 } },
+      },
+      {
+        extends: true,
+        test: {
+          name: 'mocking',
+          pool: 'forks',
+          include: MOCKING_FILES,
+          poolOptions: { forks: { singleFork: true } },
+          sequence: { groupOrder: 1 },
+        },
       },
     ],
   },

@@ -164,7 +164,7 @@ export interface LineOptions {
 /**
  * The SQL expression (text) of one row's line, without its newline, from the jsonb expression
  * `data`: a CSV/TSV record quoted by the rules of Postgres' own CSV output, an NDJSON object, an XML
- * item. Lines are rendered once, when a row is new or changed, and kept (docs/design.md 6.4).
+ * item. Lines are rendered once, when a row is new or changed, and kept (ARCHITECTURE.md, "A small change costs a small run").
  */
 export function lineSql(q: SqlQuoter, columns: string[], format: FeedFormat, data: string, how: LineOptions = {}): string {
   const elements = how.elements ?? columns

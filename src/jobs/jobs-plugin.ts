@@ -32,22 +32,26 @@ export interface JobsOptions {
   metrics?: RunObserver
 }
 
-// Hourly cleanup, by any server process (every step is idempotent; runCleanup in cleanup.ts lists
-// them): streams deleted 7 days ago, the rows of applied batches, the stage rows of deleted sites,
-// ended pushes, feed objects no file names, webhook history past its window, expired console sessions.
+// Hourly cleanup, by every server process (every step is idempotent; runCleanup in cleanup.ts lists
+// them): streams deleted 7 days ago, the rows of batches applied by a version whose imports did not
+// release them, the stage rows of deleted sites, pushes ended a week ago, feed objects removed an hour
+// ago or left unpublished by a writer that died, webhook history past its window, expired console sessions.
 export const CLEANUP_INTERVAL_MS = 60 * 60 * 1000
 
 /**
  * All background work of a server process, five parts: the run worker (with its stale-run sweep),
- * the push worker and the webhook delivery worker (one leased-claim worker each), the scheduler and
- * the hourly cleanup. Each coordinates through Postgres, so every process
- * runs all of them. They start once the app is ready and stop when it closes. Wrapped with
- * fastify-plugin so that `app.runWorker` is decorated on the app itself, not in a child scope.
+ * the push worker and the webhook delivery worker (a LeasedClaimWorker each), the scheduler and the
+ * hourly cleanup. Each coordinates through Postgres, so every process runs all of them, but for the
+ * ones its settings turn off: RUN_CONCURRENCY=0 executes no runs (nor sweeps), PUSH_CONCURRENCY=0 and
+ * WEBHOOK_CONCURRENCY=0 send nothing, SCHEDULER_INTERVAL_SECONDS=0 starts no scheduler. They start once
+ * the app is ready and stop when it closes: the scheduler and the cleanup first, then the two senders,
+ * the run worker last. Wrapped with fastify-plugin so that `app.runWorker` is decorated on the app
+ * itself, not in a child scope.
  */
 export const jobsPlugin = fp<JobsOptions>(
   async (app, { db, config, clock, feedStorage, outbound, metrics }) => {
-    // Runs execute in every server process (RUN_CONCURRENCY at a time); pg-boss and the run table in
-    // Postgres make sure each run executes once, whichever process takes it.
+    // Runs execute in every server process (RUN_CONCURRENCY at a time; none at 0); pg-boss and the run
+    // table in Postgres make sure each run executes once, whichever process takes it.
     const worker = new RunWorker(
       db,
       {

@@ -21,7 +21,7 @@ export const streamPlugin: FastifyPluginAsync<StreamDeps> = async (app, deps) =>
     armDeadline(request, reply, deps.config.STREAM_REQUEST_TIMEOUT_MS)
     const { caller, refusal } = await identify(request, deps)
     const counted = await countRequest(request, reply, deps, limits, caller)
-    // A throttled authentication says why in its own 429; a rate-limited request gets SPEC's 429.
+    // A throttled authentication says why in its own 429; a rate-limited request gets the 429 of docs/interface.md section 7.
     if (refusal instanceof TooManyRequestsError) throw refusal
     if (!counted.allowed) throw new TooManyRequestsError(counted.retryAfter)
     if (refusal) throw refusal

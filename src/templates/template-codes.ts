@@ -2,7 +2,7 @@ import type { ChannelTemplate, GroupRule, Severity, TemplateAttribute, ValueRule
 
 // Every check of a template has a code, and every code a bit of the bigint a channel stage row keeps
 // its issues in (stage_product.issues): 8 bytes a product, whatever it fails. A template therefore
-// has at most 63 codes; loading one with more is a programming error (template-catalog.test.ts).
+// has at most 63 codes; checkCodes refuses one with more, a programming error the template tests meet first.
 
 export const MAX_CODES = 63
 

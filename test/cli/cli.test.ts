@@ -1,55 +1,16 @@
-import { spawn, type ChildProcess } from 'node:child_process'
 import { createHash } from 'node:crypto'
-import { fileURLToPath } from 'node:url'
 import type { FastifyInstance } from 'fastify'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { buildApp } from '../../src/app.js'
 import { authenticate } from '../../src/auth/authenticate.js'
 import { loadConfig } from '../../src/config.js'
+import { children, runCli } from '../helpers/child-server.js'
 import { createTestDatabase, type TestDatabase } from '../helpers/test-database.js'
 
 // The operator CLI as an operator runs it: a child process with DATABASE_URL pointing at this
 // file's own database, checked through its output, its exit code and the running app.
 
-const repoRoot = fileURLToPath(new URL('../..', import.meta.url))
-const CLI_TIMEOUT_MS = 60_000
-
-interface CliResult {
-  code: number | null
-  stdout: string
-  stderr: string
-}
-
-const children = new Set<ChildProcess>()
-
-function runCli(args: string[], env: NodeJS.ProcessEnv): Promise<CliResult> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts', ...args], {
-      cwd: repoRoot,
-      env,
-      stdio: ['ignore', 'pipe', 'pipe'],
-    })
-    children.add(child)
-    let stdout = ''
-    let stderr = ''
-    child.stdout?.setEncoding('utf8').on('data', (chunk: string) => (stdout += chunk))
-    child.stderr?.setEncoding('utf8').on('data', (chunk: string) => (stderr += chunk))
-    const timer = setTimeout(() => {
-      child.kill('SIGKILL')
-      reject(new Error(`catalog-platform ${args.join(' ')} did not finish within ${CLI_TIMEOUT_MS} ms\n${stderr}`))
-    }, CLI_TIMEOUT_MS)
-    child.on('error', (error) => {
-      clearTimeout(timer)
-      children.delete(child)
-      reject(error)
-    })
-    child.on('close', (code) => {
-      clearTimeout(timer)
-      children.delete(child)
-      resolve({ code, stdout, stderr })
-    })
-  })
-}
+type CliResult = Awaited<ReturnType<typeof runCli>>
 
 /** Parses stdout that must be exactly one line of JSON. */
 function singleJson<T>(result: CliResult): T {

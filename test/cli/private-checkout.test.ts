@@ -1,4 +1,3 @@
-import { spawn } from 'node:child_process'
 import { existsSync } from 'node:fs'
 import fs from 'node:fs/promises'
 import os from 'node:os'
@@ -7,6 +6,7 @@ import { fileURLToPath } from 'node:url'
 import pg from 'pg'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { startEmbeddedCluster, type EmbeddedCluster } from '../../src/db/embedded.js'
+import { runCli } from '../helpers/child-server.js'
 
 // A newcomer who is root and clones into a directory other users cannot enter (/root, a mktemp -d):
 // Postgres refuses to run as root, so the embedded one runs as the postgres user, who can reach
@@ -25,16 +25,6 @@ async function query<T extends pg.QueryResultRow>(cluster: EmbeddedCluster, text
   } finally {
     await client.end()
   }
-}
-
-function runCli(args: string[], env: NodeJS.ProcessEnv): Promise<{ code: number | null; stderr: string }> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts', ...args], { cwd: repoRoot, env, stdio: ['ignore', 'ignore', 'pipe'] })
-    let stderr = ''
-    child.stderr.setEncoding('utf8').on('data', (chunk: string) => (stderr += chunk))
-    child.on('error', reject)
-    child.on('close', (code) => resolve({ code, stderr }))
-  })
 }
 
 describe.skipIf(!isRoot)('first run as root in a private checkout (only root runs Postgres as another user)', () => {

@@ -148,15 +148,15 @@ const MARK = '@@walkthrough'
 
 /**
  * One bash script that runs the commands in order in one shell, with `curl` wrapped to record the
- * status of each call and `npx catalog-platform` running the checkout's CLI (what the package's
- * `bin` runs once built). `rewrite` adapts a command's text (the server's address).
+ * status of each call and `npx catalog-platform` running the checkout's built CLI (what the
+ * package's `bin` runs; test/global-setup.ts builds it). `rewrite` adapts a command's text (the server's address).
  */
 export function walkthroughScript(commands: WalkCommand[], repoRoot: string, rewrite: (text: string) => string): string {
   const prelude = [
     'exec 2>&1',
     `curl() { local headers; headers=$(mktemp); command curl -D "$headers" "$@"; local rc=$?`,
     `  echo "${MARK} curl $(awk '/^HTTP\\//{code=$2} END{print code+0}' "$headers")" >> "$WALK_LOG"; rm -f "$headers"; return $rc; }`,
-    `npx() { if [ "$1" = catalog-platform ]; then shift; (cd ${shellQuote(repoRoot)} && node --import tsx src/main.ts "$@"); else command npx "$@"; fi; }`,
+    `npx() { if [ "$1" = catalog-platform ]; then shift; (cd ${shellQuote(repoRoot)} && node dist/src/main.js "$@"); else command npx "$@"; fi; }`,
   ]
   const body = commands.flatMap((command) => [
     `echo "${MARK} command ${command.index}" >> "$WALK_LOG"; printf '\\n${MARK} command ${command.index}\\n'`,

@@ -1,6 +1,6 @@
 import { spawnSync } from 'node:child_process'
-import { fileURLToPath } from 'node:url'
 import { describe, expect, it } from 'vitest'
+import { mainArgs } from '../helpers/child-server.js'
 import { HIGH_LIMITS, useTestApp } from '../helpers/test-app.js'
 import { batchIdOf } from '../helpers/responses.js'
 import { importFixture } from '../helpers/factories.js'
@@ -9,12 +9,10 @@ import { readBatch } from '../helpers/clients.js'
 // What imports and site deletes leave for the hourly cleanup, run here through the CLI command that
 // does the same (`catalog-platform cleanup`).
 
-const repoRoot = fileURLToPath(new URL('../..', import.meta.url))
 const t = useTestApp({ ...HIGH_LIMITS, RUN_POLL_SECONDS: '0.5', SCHEDULER_INTERVAL_SECONDS: '0' })
 
 function cleanup(...args: string[]): string {
-  const result = spawnSync(process.execPath, ['--import', 'tsx', 'src/main.ts', 'cleanup', ...args], {
-    cwd: repoRoot,
+  const result = spawnSync(process.execPath, mainArgs('cleanup', ...args), {
     env: { ...process.env, DATABASE_URL: t.database.url, LOG_LEVEL: 'silent' },
     encoding: 'utf8',
     timeout: 60_000,

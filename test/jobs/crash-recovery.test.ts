@@ -1,6 +1,5 @@
 import { spawn, type ChildProcess } from 'node:child_process'
 import path from 'node:path'
-import { fileURLToPath } from 'node:url'
 import { sql } from 'kysely'
 import pg from 'pg'
 import { afterAll, describe, expect, it } from 'vitest'
@@ -8,6 +7,7 @@ import { RunWorker } from '../../src/jobs/run-worker.js'
 import { LocalFeedStorage } from '../../src/feeds/local-feed-storage.js'
 import { freePort } from '../../src/db/free-port.js'
 import { HIGH_LIMITS, useTestApp } from '../helpers/test-app.js'
+import { mainArgs } from '../helpers/child-server.js'
 import { eventually } from '../helpers/eventually.js'
 import { importFixture, type ImportFixture } from '../helpers/factories.js'
 
@@ -15,7 +15,6 @@ import { importFixture, type ImportFixture } from '../helpers/factories.js'
 // another process through its stopped heartbeat, retried once, and given up after a second death.
 // The test app here only queues (RUN_CONCURRENCY 0); the runs execute in child server processes.
 
-const repoRoot = fileURLToPath(new URL('../..', import.meta.url))
 const FAST = { RUN_HEARTBEAT_SECONDS: '0.2', RUN_STALE_SECONDS: '1', RUN_POLL_SECONDS: '0.5', SCHEDULER_INTERVAL_SECONDS: '0' }
 const t = useTestApp({ ...HIGH_LIMITS, ...FAST, RUN_CONCURRENCY: '0' })
 const children = new Set<ChildProcess>()
@@ -29,8 +28,7 @@ async function startWorkerProcess(name: string): Promise<ChildProcess> {
   const port = await freePort()
   const url = new URL(t.database.url)
   url.searchParams.set('application_name', name)
-  const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts', 'serve'], {
-    cwd: repoRoot,
+  const child = spawn(process.execPath, mainArgs('serve'), {
     env: { ...process.env, ...FAST, DATABASE_URL: url.toString(), PORT: String(port), LOG_LEVEL: 'silent', RUN_CONCURRENCY: '1' },
     stdio: 'ignore',
   })

@@ -14,10 +14,13 @@ import { storedCounts } from './stored-rows.js'
 // Two processes share the counter. The test clock stands still: every request falls in one window,
 // and each test moves it to a window of its own.
 
-// The deadline is raised from 10 s to 60 s: inflating a bomb to the 200 MB limit takes 2 to 3 s on
-// an idle core, and more than 10 s on a CI machine running four test files per two cores. The
-// refusals below must come from the size limit, whatever the machine's load.
-const t = useTestApp({ STREAM_REQUEST_TIMEOUT_MS: '60000' }, { sharedRateLimits: true })
+// The bombs below inflate past a MAX_UPLOAD_BYTES of 16 MiB, not the default 200 MB: the refusal
+// is the same code at any limit, and inflating three bombs to 200 MB cost 25 s of CPU. On a CI
+// machine running four test files per two cores, that inflating also slowed the reading of the
+// bomb's 2 MB below UPLOAD_MIN_BYTES_PER_SECOND: a 408 before the limit. The deadline is raised from
+// 10 s to 60 s, so that neither the deadline nor the minimum rate comes first, whatever the load.
+const UPLOAD_LIMIT = 16 * 1024 * 1024
+const t = useTestApp({ STREAM_REQUEST_TIMEOUT_MS: '60000', MAX_UPLOAD_BYTES: String(UPLOAD_LIMIT) }, { sharedRateLimits: true })
 const given = factories(t)
 let second: FastifyInstance
 const bases: string[] = []
@@ -122,7 +125,7 @@ describe('a compressed body that inflates past MAX_UPLOAD_BYTES', () => {
     const answer = await upload(bases[0]!, account, stream.id, bomb, { 'content-type': contentType, 'content-encoding': 'gzip' })
     expect(answer.status).toBe(413)
     const body = (await answer.json()) as { errors: { status: string; detail: string }[] }
-    expect(body.errors[0]).toMatchObject({ status: '413', detail: expect.stringMatching(/larger than 209715200 bytes/) as unknown })
+    expect(body.errors[0]).toMatchObject({ status: '413', detail: expect.stringContaining(`larger than ${UPLOAD_LIMIT} bytes`) as unknown })
     expect(await storedCounts(t, stream.id)).toEqual({ batches: 0, rows: 0, payloadChunks: 0 })
   })
 })
