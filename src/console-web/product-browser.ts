@@ -1,4 +1,4 @@
-import { readStagePage, stageProperties } from '../catalog/stage-reads.js'
+import { readStagePage, stageProperties, type StageRef } from '../catalog/stage-reads.js'
 import { listChannels } from '../channels/channels.js'
 import type { Site } from '../db/schema.js'
 import { AppError } from '../errors.js'
@@ -32,26 +32,7 @@ export async function productBrowser(
     .filter((name) => name !== '')
   const filter = queryText(query.filter)
   const offset = queryInt(query.offset, 0)
-  let rows: Record<string, string>[] = []
-  let columns: string[] = []
-  let problem: string | undefined
-  try {
-    const budget = { maxBytes: deps.config.PRODUCT_READ_MAX_BYTES, timeoutMs: deps.config.PRODUCT_READ_TIMEOUT_MS, slots: deps.readSlots }
-    const texts = await readStagePage(
-      deps.db,
-      accountId,
-      site.id,
-      ref,
-      { limit: PAGE_ROWS, offset, fields, hidden: false, filter: filter || undefined },
-      budget,
-    )
-    rows = texts.map((text) => JSON.parse(text) as Record<string, string>)
-    columns = fields.length > 0 ? fields : (await stageProperties(deps.db, accountId, site.id, ref, false)).columns
-  } catch (error) {
-    // Only the read's own refusals (a bad filter or field, a page too large) show above the form.
-    if (!(error instanceof AppError) || error.statusCode !== 400) throw error
-    problem = error.message
-  }
+  const { rows, columns, problem } = await readBrowserPage(deps, { accountId, siteId: site.id, ref, fields, filter, offset })
   const channelOptions = channels.map(
     (details) => html`<option value="${details.channel.id}" ${details.channel.id === channelId ? html` selected` : ''}>${details.channel.name}</option>`,
   )
@@ -85,6 +66,32 @@ export async function productBrowser(
       ${rows.length === PAGE_ROWS ? html`<a href="?${params(offset + PAGE_ROWS)}">Next page</a>` : ''}
     </div>`
   return { site, body, status: problem ? 400 : 200 }
+}
+
+interface BrowserRead {
+  accountId: string
+  siteId: string
+  ref: StageRef
+  fields: string[]
+  filter: string
+  offset: number
+}
+
+/** The page's rows and columns, or the message of the read's own refusal (a bad filter or field, a page too large). */
+async function readBrowserPage(
+  deps: ConsoleDeps,
+  { accountId, siteId, ref, fields, filter, offset }: BrowserRead,
+): Promise<{ rows: Record<string, string>[]; columns: string[]; problem?: string }> {
+  try {
+    const budget = { maxBytes: deps.config.PRODUCT_READ_MAX_BYTES, timeoutMs: deps.config.PRODUCT_READ_TIMEOUT_MS, slots: deps.readSlots }
+    const page = { limit: PAGE_ROWS, offset, fields, hidden: false, filter: filter || undefined }
+    const texts = await readStagePage(deps.db, accountId, siteId, ref, page, budget)
+    const columns = fields.length > 0 ? fields : (await stageProperties(deps.db, accountId, siteId, ref, false)).columns
+    return { rows: texts.map((text) => JSON.parse(text) as Record<string, string>), columns }
+  } catch (error) {
+    if (!(error instanceof AppError) || error.statusCode !== 400) throw error
+    return { rows: [], columns: [], problem: error.message }
+  }
 }
 
 function rowsTable(columns: string[], rows: Record<string, string>[], offset: number): Html {

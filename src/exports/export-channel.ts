@@ -17,7 +17,7 @@ import { countChecks, NO_CHECKS } from './check-totals.js'
 import { exportFailure } from './export-failures.js'
 import { ChannelFiles, type ExportedFile } from './export-files.js'
 import { planExport, type ExportLimits, type ExportPlan } from './export-plan.js'
-import { channelStageState, importStageBuild, replaceFeedFileRows, saveChannelStage, type ChannelStageState, type ImportStageBuild } from './export-store.js'
+import { channelStageState, importStageOf, replaceFeedFileRows, saveChannelStage, type ChannelStageState, type ImportStage } from './export-store.js'
 
 export type { ExportCounts } from './export-delta.js'
 export type { ExportedFile } from './export-files.js'
@@ -60,7 +60,7 @@ export async function exportChannel(db: Db, request: ExportChannelRequest): Prom
       db,
       async (tx) => {
         const previous = await channelStageState(tx.db, site.id, channel.id)
-        const importBuild = await importStageBuild(tx.db, site.id)
+        const importBuild = await importStageOf(tx.db, site.id)
         // A first export has nothing to compare with, unless a delta file asks for its rows by kind.
         const first = (previous?.checks?.checked ?? previous?.rows ?? 0) === 0 && plan.files.every(({ entry }) => entry.type === null)
         const { counts, totals, checks } = first ? await firstExport(tx, plan) : await laterExport(tx, plan, files, previous, importBuild)
@@ -106,7 +106,7 @@ async function laterExport(
   plan: ExportPlan,
   files: ChannelFiles,
   previous: ChannelStageState | undefined,
-  importBuild: ImportStageBuild | undefined,
+  importBuild: ImportStage | undefined,
 ): Promise<Exported> {
   const sameMaking = previous !== undefined && previous.signature === plan.signature
   const incremental = sameMaking && importBuild !== undefined && BigInt(previous.build) >= BigInt(importBuild.changesFrom)

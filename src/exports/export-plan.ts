@@ -6,8 +6,8 @@ import type { Db } from '../db/database.js'
 import { jsonbObject } from '../db/json-object.js'
 import type { Channel, ChannelFilename, ColumnMapping, Site } from '../db/schema.js'
 import { AppError } from '../errors.js'
-import { feedFrame, lineSql, type FeedFrame } from '../feeds/feed-sql.js'
-import type { FeedBudget } from '../feeds/feed-writer.js'
+import { channelStageRows, feedFrame, lineSql, type FeedFrame } from '../feeds/feed-sql.js'
+import { cancellingBudget, type FeedBudget } from '../feeds/feed-writer.js'
 import { RunFailure, SiteErrorCode } from '../sites/run-failure.js'
 import { templateNamed, GENERIC_TEMPLATE } from '../templates/template-catalog.js'
 import { compileChecks, type CompiledChecks } from '../templates/template-checks.js'
@@ -85,16 +85,9 @@ export async function planExport(
   { site, channel, pid, now, limits }: { site: Site; channel: Channel; pid: string; now: Date; limits: ExportLimits },
 ): Promise<ExportPlan> {
   const importStage = await importStageOf(db, site.id)
-  const stageColumns = importStage.columns
-  const refersToImport = channel.mapping.length === 0 && changesOnlyRecipe(importStage.recipe)
+  const stageColumns = importStage?.columns ?? []
+  const refersToImport = channel.mapping.length === 0 && changesOnlyRecipe(importStage?.recipe ?? '')
   const { mapping, files } = exportSettings(site, channel, stageColumns, now)
-  const budget: FeedBudget = {
-    maxBytes: limits.feedMaxBytes,
-    // On a connection of its own: the COPY's connection is busy sending the file.
-    cancel: async (backendPid) => {
-      await sql`SELECT pg_cancel_backend(${backendPid})`.execute(db)
-    },
-  }
   const condition = filterCondition(channel, stageColumns)
   const object = rowObject(channel, mapping)
   const columns = mapping.map((m) => m.column)
@@ -110,23 +103,9 @@ export async function planExport(
   const elements = template.xmlPrefix ? columns.map((c) => (c.includes(':') ? c : `${template.xmlPrefix}:${c}`)) : columns
   const lineOf = (data: string, issues: string) =>
     lineSql(quoter, columns, channel.format, data, { elements, written: checks && ((column, value) => checks.exportedValue(column, value, issues)) })
-  const compiled = rows.compile(db)
   const errorMask = checks && channel.validation_mode === 'exclude' ? checks.errorMask : 0n
-  const signature = createHash('sha256')
-    .update(
-      JSON.stringify([
-        channel.format,
-        columns,
-        stageColumns,
-        compiled.sql,
-        compiled.parameters,
-        lineOf('data', 'issues'),
-        template,
-        errorMask.toString(),
-        refersToImport,
-      ]),
-    )
-    .digest('hex')
+  const compiled = rows.compile(db)
+  const made = [channel.format, columns, stageColumns, compiled.sql, compiled.parameters, lineOf('data', 'issues'), template, errorMask.toString()]
   const meta = { title: `${site.title}: ${channel.name}`, link: '', description: `Channel ${channel.id} of site ${site.id}` }
   return {
     site,
@@ -135,26 +114,33 @@ export async function planExport(
     now,
     columns,
     files,
-    budget,
-    frame: feedFrame(columns, channel.format, meta),
     rows,
     rowsWhere,
-    line: (data, issues) => sql.raw(lineOf(data, issues)),
     template,
     checks,
-    leftOut: (issues) => (errorMask === 0n ? sql`false` : sql.raw(`coalesce(${issues} & ${errorMask.toString()}::bigint, 0) <> 0`)),
-    signature,
-    stageRows: `stage_product o WHERE o.site_id = ${integer(site.id)} AND o.stage = 'channel' AND o.stage_id = ${integer(channel.id)}`,
     refersToImport,
+    budget: cancellingBudget(db, limits.feedMaxBytes),
+    frame: feedFrame(columns, channel.format, meta),
+    line: (data, issues) => sql.raw(lineOf(data, issues)),
+    leftOut: (issues) => (errorMask === 0n ? sql`false` : sql.raw(`coalesce(${issues} & ${errorMask.toString()}::bigint, 0) <> 0`)),
+    signature: createHash('sha256')
+      .update(JSON.stringify([...made, refersToImport]))
+      .digest('hex'),
+    stageRows: channelStageRows(site.id, channel.id),
     storedData: (data, issues) => (refersToImport ? sql.raw(`CASE WHEN ${issues} IS NULL THEN NULL ELSE ${data} END`) : sql.raw(data)),
-    channelRows: (also, refers) => {
-      const ofChannel = sql`c.site_id = ${site.id} AND c.stage = 'channel' AND c.stage_id = ${channel.id} AND ${also}`
-      if (!refers) return sql`SELECT c.product_id, c.data, c.line, c.issues FROM stage_product c WHERE ${ofChannel}`
-      return sql`SELECT c.product_id, coalesce(c.data, i.data) AS data, c.line, c.issues
-        FROM stage_product c LEFT JOIN stage_product i
-          ON c.data IS NULL AND i.site_id = ${site.id} AND i.stage = 'import' AND i.stage_id = 0 AND i.product_id = c.product_id
-        WHERE ${ofChannel}`
-    },
+    channelRows: channelRowsOf(site, channel),
+  }
+}
+
+/** ExportPlan.channelRows of this channel: the rows its stage keeps, with the data referring rows read from the import stage. */
+function channelRowsOf(site: Site, channel: Channel): ExportPlan['channelRows'] {
+  return (also, refers) => {
+    const ofChannel = sql`c.site_id = ${site.id} AND c.stage = 'channel' AND c.stage_id = ${channel.id} AND ${also}`
+    if (!refers) return sql`SELECT c.product_id, c.data, c.line, c.issues FROM stage_product c WHERE ${ofChannel}`
+    return sql`SELECT c.product_id, coalesce(c.data, i.data) AS data, c.line, c.issues
+      FROM stage_product c LEFT JOIN stage_product i
+        ON c.data IS NULL AND i.site_id = ${site.id} AND i.stage = 'import' AND i.stage_id = 0 AND i.product_id = c.product_id
+      WHERE ${ofChannel}`
   }
 }
 
@@ -200,10 +186,4 @@ function checkedRows(channel: Channel, mapping: ColumnMapping[], checks: Compile
 function rowObject(channel: Channel, mapping: ColumnMapping[]): RawBuilder<unknown> {
   if (channel.mapping.length === 0) return sql`data`
   return jsonbObject(mapping.map((m) => [sql`${m.column}::text`, 'source' in m ? sql`coalesce(data ->> ${m.source}, '')` : sql`${m.value}::text`]))
-}
-
-// Ids go into COPY statements, which take no parameters: only digits can pass.
-function integer(id: string): string {
-  if (!/^\d+$/.test(id)) throw new Error(`not an integer id: ${id}`)
-  return id
 }

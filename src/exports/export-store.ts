@@ -20,16 +20,26 @@ export async function siteChannelIds(db: DbHandle, site: Pick<Site, 'id' | 'acco
   return channels.map((channel) => channel.id)
 }
 
-/** The site's import stage as an export reads it: its columns (none before its first import) and its recipe. */
-export async function importStageOf(db: DbHandle, siteId: string): Promise<{ columns: string[]; recipe: string }> {
+/**
+ * The site's import stage as an export reads it: its columns and recipe, its build, and the first
+ * build stage_change has every change after (see build-stage.ts). None before its first import.
+ */
+export interface ImportStage {
+  columns: string[]
+  recipe: string
+  build: string
+  changesFrom: string
+}
+
+export async function importStageOf(db: DbHandle, siteId: string): Promise<ImportStage | undefined> {
   const stage = await db
     .selectFrom('site_stage')
-    .select(['columns', 'recipe'])
+    .select(['columns', 'recipe', 'build', 'changes_from'])
     .where('site_id', '=', siteId)
     .where('stage', '=', 'import')
     .where('stage_id', '=', '0')
     .executeTakeFirst()
-  return { columns: stage?.columns ?? [], recipe: stage?.recipe ?? '' }
+  return stage && { columns: stage.columns, recipe: stage.recipe, build: stage.build, changesFrom: stage.changes_from }
 }
 
 /** What the previous export left in the channel stage; none before the first. */
@@ -63,23 +73,6 @@ export async function channelStageState(db: DbHandle, siteId: string, channelId:
       refersToImport: stage.refers_to_import,
     }
   )
-}
-
-/** The import stage's build, and the first build stage_change has every change after (see build-stage.ts). */
-export interface ImportStageBuild {
-  build: string
-  changesFrom: string
-}
-
-export async function importStageBuild(db: DbHandle, siteId: string): Promise<ImportStageBuild | undefined> {
-  const stage = await db
-    .selectFrom('site_stage')
-    .select(['build', 'changes_from'])
-    .where('site_id', '=', siteId)
-    .where('stage', '=', 'import')
-    .where('stage_id', '=', '0')
-    .executeTakeFirst()
-  return stage && { build: stage.build, changesFrom: stage.changes_from }
 }
 
 /** The channel stage's columns, size and provenance, as this export leaves them. */

@@ -1,11 +1,10 @@
-import { sql } from 'kysely'
 import { SlotsFullError, type ConnectionSlots } from '../db/connection-slots.js'
 import type { Db } from '../db/database.js'
 import { inTransaction, type Tx } from '../db/transaction.js'
 import { TooManyReadsError } from '../errors.js'
 import type { FeedStorage } from './feed-storage.js'
-import { linesPlan, type FeedPlan } from './feed-sql.js'
-import { writeFeedPlan, type FeedBudget } from './feed-writer.js'
+import { channelStageRows, linesPlan, type FeedPlan } from './feed-sql.js'
+import { cancellingBudget, writeFeedPlan, type FeedBudget } from './feed-writer.js'
 
 // A full feed file is not written by the export that makes it: the export records it (size, ETag,
 // the text around its lines) and keeps every row's rendered line in the channel stage, so that a
@@ -123,23 +122,11 @@ export async function unwrittenFile(tx: Tx, file: RecordedFeedFile, { rewrite = 
 
 /** The file's COPY: its channel stage's lines in key order, between the header and footer its export recorded. */
 export function linesOfFile(row: UnwrittenFile): FeedPlan {
-  const lines = `SELECT o.product_id, o.line FROM stage_product o
-    WHERE o.site_id = ${integer(row.site_id)} AND o.stage = 'channel' AND o.stage_id = ${integer(row.channel_id)} AND o.line IS NOT NULL`
+  const lines = `SELECT o.product_id, o.line FROM ${channelStageRows(row.site_id, row.channel_id)} AND o.line IS NOT NULL`
   return linesPlan(lines, { header: row.header, footer: row.footer })
 }
 
 /** The export measured the file; one far larger would be a bug, not written whole. */
 export function fileBudget(db: Db, row: UnwrittenFile): FeedBudget {
-  return {
-    maxBytes: 2 * Number(row.bytes) + 1024 * 1024,
-    cancel: async (backendPid) => {
-      await sql`SELECT pg_cancel_backend(${backendPid})`.execute(db)
-    },
-  }
-}
-
-// Ids go into a COPY statement, which takes no parameters: only digits can pass.
-function integer(id: string): string {
-  if (!/^\d+$/.test(id)) throw new Error(`not an integer id: ${id}`)
-  return id
+  return cancellingBudget(db, 2 * Number(row.bytes) + 1024 * 1024)
 }

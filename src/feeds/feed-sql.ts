@@ -221,3 +221,16 @@ export function csvField(text: string, delimiter: string): string {
 export function xmlEscape(text: string): string {
   return text.replace(XML_FORBIDDEN_RE, '').replace(/[&<>"'\r]/g, (c) => XML_ENTITIES[c] ?? c)
 }
+
+/**
+ * A channel's rows in the channel stage, as the FROM and WHERE of a COPY (alias `o`). Ids go into
+ * COPY statements, which take no parameters: only digits can pass.
+ */
+export function channelStageRows(siteId: string, channelId: string): string {
+  return `stage_product o WHERE o.site_id = ${integer(siteId)} AND o.stage = 'channel' AND o.stage_id = ${integer(channelId)}`
+}
+
+function integer(id: string): string {
+  if (!/^\d+$/.test(id)) throw new Error(`not an integer id: ${id}`)
+  return id
+}

@@ -1,6 +1,8 @@
 import { createHash } from 'node:crypto'
+import { sql } from 'kysely'
 import type pg from 'pg'
 import { to as copyTo } from 'pg-copy-streams'
+import type { Db } from '../db/database.js'
 import type { FeedFormat } from '../db/schema.js'
 import { CopyBinaryLines } from './copy-binary-lines.js'
 import { planFeed, type FeedMeta, type FeedPlan, type FeedRows } from './feed-sql.js'
@@ -17,6 +19,16 @@ export interface FeedBudget {
    * (over the budget, a disk error), so that Postgres stops producing output only to be dropped.
    */
   cancel?: (backendPid: number) => Promise<void>
+}
+
+/** A budget of `maxBytes` whose cancel runs on a connection of its own: the COPY's connection is busy sending the file. */
+export function cancellingBudget(db: Db, maxBytes: number): FeedBudget {
+  return {
+    maxBytes,
+    cancel: async (backendPid) => {
+      await sql`SELECT pg_cancel_backend(${backendPid})`.execute(db)
+    },
+  }
 }
 
 /** A file that would pass its budget: nothing of it is kept. */

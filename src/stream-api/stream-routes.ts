@@ -29,20 +29,24 @@ const errors = jsonApiErrors(400, 401, 404, 429, 500)
 const writeErrors = { ...errors, ...jsonApiErrors(409, 413, 415, 422) }
 const tags = ['streams']
 const StreamDoc = Type.Object({ data: StreamResource })
+const StreamList = Type.Object({ data: Type.Array(StreamResource), links: PageLinks, meta: Type.Object({ total: Type.Integer() }) })
+
+/** A management body: a JSON:API document (application/json too); empty is none. */
+async function parseManagementBody(request: FastifyRequest, body: Buffer): Promise<unknown> {
+  if (body.length === 0 || (request.headers['content-encoding'] === undefined && body.toString('utf8').trim() === '')) return undefined
+  const type = request.headers['content-type']?.split(';')[0]?.trim().toLowerCase()
+  if (type !== 'application/vnd.api+json' && type !== 'application/json') {
+    throw new UnsupportedMediaTypeError('Send JSON:API documents as application/vnd.api+json (or application/json)')
+  }
+  return readJsonBody(body, request.headers['content-encoding'])
+}
 
 export const streamRoutes: FastifyPluginAsyncTypebox<StreamDeps> = async (app, { db, config, clock }) => {
   const prefix = config.STREAM_PREFIX
   // Management bodies are JSON:API documents; application/json is accepted too. A body-less DELETE
   // with a JSON:API Content-Type is fine (docs/compatibility.md).
   app.removeAllContentTypeParsers()
-  app.addContentTypeParser('*', { parseAs: 'buffer', bodyLimit: MAX_JSON_BODY_BYTES }, async (request: FastifyRequest, body: Buffer) => {
-    if (body.length === 0 || (request.headers['content-encoding'] === undefined && body.toString('utf8').trim() === '')) return undefined
-    const type = request.headers['content-type']?.split(';')[0]?.trim().toLowerCase()
-    if (type !== 'application/vnd.api+json' && type !== 'application/json') {
-      throw new UnsupportedMediaTypeError('Send JSON:API documents as application/vnd.api+json (or application/json)')
-    }
-    return readJsonBody(body, request.headers['content-encoding'])
-  })
+  app.addContentTypeParser('*', { parseAs: 'buffer', bodyLimit: MAX_JSON_BODY_BYTES }, parseManagementBody)
 
   app.post(
     '/streams',
@@ -59,12 +63,7 @@ export const streamRoutes: FastifyPluginAsyncTypebox<StreamDeps> = async (app, {
   app.get(
     '/streams',
     {
-      schema: {
-        operationId: 'listStreams',
-        tags,
-        querystring: PageQuery,
-        response: { 200: Type.Object({ data: Type.Array(StreamResource), links: PageLinks, meta: Type.Object({ total: Type.Integer() }) }), ...errors },
-      },
+      schema: { operationId: 'listStreams', tags, querystring: PageQuery, response: { 200: StreamList, ...errors } },
     },
     async (request) => {
       const offset = request.query['page[offset]'] ?? 0

@@ -24,12 +24,8 @@ function hasBody(request: FastifyRequest): boolean {
   return (length !== undefined && length !== '0') || request.headers['transfer-encoding'] !== undefined
 }
 
-export const uploadRoutes: FastifyPluginAsyncTypebox<StreamDeps> = async (app, { db, config, clock, uploadSlots, uploadSpool, metrics }) => {
-  const prefix = config.STREAM_PREFIX
-  // Bodies are read as streams by the upload itself, never buffered by a parser.
-  app.removeAllContentTypeParsers()
-  app.addContentTypeParser('*', (_request, _payload, done) => done(null, undefined))
-
+/** The routes' calls into the domain: the deps, and the request's deadline and log. */
+function uploadCalls({ db, config, clock, uploadSlots, uploadSpool, metrics }: StreamDeps) {
   // The deadline was armed when the request arrived (stream-plugin.ts); the time spent since counts.
   const deadlineOf = (request: FastifyRequest, reply: FastifyReply) =>
     UploadDeadline.of(request.deadline ?? AbortSignal.timeout(config.STREAM_REQUEST_TIMEOUT_MS), config.STREAM_REQUEST_TIMEOUT_MS, reply.elapsedTime)
@@ -65,6 +61,16 @@ export const uploadRoutes: FastifyPluginAsyncTypebox<StreamDeps> = async (app, {
       slots: uploadSlots,
       observer: observerOf(request),
     })
+
+  return { upload, deleteWithoutBody }
+}
+
+export const uploadRoutes: FastifyPluginAsyncTypebox<StreamDeps> = async (app, deps) => {
+  const prefix = deps.config.STREAM_PREFIX
+  const { upload, deleteWithoutBody } = uploadCalls(deps)
+  // Bodies are read as streams by the upload itself, never buffered by a parser.
+  app.removeAllContentTypeParsers()
+  app.addContentTypeParser('*', (_request, _payload, done) => done(null, undefined))
 
   const uploadProductsRoute = upload('upsert')
   app.route({

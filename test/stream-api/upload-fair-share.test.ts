@@ -165,11 +165,12 @@ describe('a burst of one account', () => {
     try {
       // Two write (and wait for the lock, holding their slots), three wait for the account's turn.
       burst = Array.from({ length: 5 }, (_, i) => send('POST', `/streams/${busyStream}/products`, uploadHeaders(busy), `{"id":"b${i}"}\n`))
+      // An upload counts as busy once it has its slot, a moment before its statement reaches the
+      // lock: on a loaded machine /healthz showed 2 busy while no statement waited yet.
       await eventually(async () => {
         const health = JSON.parse((await send('GET', '/healthz', {})).body) as { uploads: { busy: number; waiting: number } }
-        return health.uploads.busy === 2 && health.uploads.waiting === 3
-      }, 'two uploads of the burst to write, three to wait')
-      expect(await uploadsWaitingForLock()).toBe(2)
+        return health.uploads.busy === 2 && health.uploads.waiting === 3 && (await uploadsWaitingForLock()) === 2
+      }, 'two uploads of the burst to write and wait for the lock, three to wait for their turn')
       // The account's queue is full: the next one is refused at once, readable, with Retry-After.
       const refused = await send('POST', `/streams/${busyStream}/products`, uploadHeaders(busy), '{"id":"over"}\n')
       expect(refused.statusCode, refused.body).toBe(503)
