@@ -45,8 +45,6 @@ export default tseslint.config(
       '@typescript-eslint/consistent-type-imports': 'error',
       'no-console': ['error', { allow: ['error'] }],
       'max-len': ['error', { code: 160, ignoreUrls: true, ignoreRegExpLiterals: true }],
-      // Runtime cycles anywhere; type-only cycles and cycles between folders: .dependency-cruiser.mjs.
-      'import-x/no-cycle': 'error',
     },
   },
   {

@@ -18,11 +18,38 @@ declare module 'vitest' {
   }
 }
 
+interface TestDatabases {
+  adminUrl: string
+  templateDatabase: string
+  /** Projects of this run that have not torn down yet. */
+  users: number
+  remove(): Promise<void>
+}
+
+// One cluster and one template for the whole run, whichever project's setup comes first: vitest runs
+// this setup once per project (vitest.config.ts has four), and a cluster each took four initdb runs
+// and four migrations, about 15 s before the first test.
+const SHARED = Symbol.for('catalog-platform.test-databases')
+const shared = globalThis as typeof globalThis & { [SHARED]?: Promise<TestDatabases> }
+
+export default async function setup(project: TestProject) {
+  if (project.name === 'processes') buildCli()
+  shared[SHARED] ??= prepareDatabases()
+  const databases = await shared[SHARED]
+  databases.users++
+  project.provide('adminUrl', databases.adminUrl)
+  project.provide('templateDatabase', databases.templateDatabase)
+  return async () => {
+    if (--databases.users > 0) return
+    delete shared[SHARED]
+    await databases.remove()
+  }
+}
+
 // TEST_DATABASE_URL when set (a real Postgres, e.g. in a container); otherwise a disposable embedded
 // cluster in a temp dir. Either way the schema is migrated once into a template database that every
 // test file clones.
-export default async function setup(project: TestProject) {
-  if (project.name === 'processes') buildCli()
+async function prepareDatabases(): Promise<TestDatabases> {
   let cluster: EmbeddedCluster | undefined
   let dataDir: string | undefined
   let adminUrl = process.env.TEST_DATABASE_URL
@@ -37,7 +64,7 @@ export default async function setup(project: TestProject) {
     }
     adminUrl = cluster.urlFor('postgres')
   }
-  const templateDatabase = `catalog_template_${process.pid}_${project.name.replace(/\W/g, '_')}`
+  const templateDatabase = `catalog_template_${process.pid}`
   await adminQuery(adminUrl, `DROP DATABASE IF EXISTS ${templateDatabase}`)
   await adminQuery(adminUrl, `CREATE DATABASE ${templateDatabase}`)
   const template = createDb(withDatabase(adminUrl, templateDatabase), 2)
@@ -52,27 +79,8 @@ export default async function setup(project: TestProject) {
   } finally {
     await template.destroy()
   }
-  project.provide('adminUrl', adminUrl)
-  project.provide('templateDatabase', templateDatabase)
-
-  return async () => {
-    const client = new pg.Client({ connectionString: adminUrl })
-    await client.connect()
-    try {
-      const { rows } = await client.query<{ datname: string }>(`SELECT datname FROM pg_database WHERE datname LIKE $1 OR datname = $2`, [
-        `catalog_test_${process.pid}_%`,
-        templateDatabase,
-      ])
-      for (const { datname } of rows) await client.query(`DROP DATABASE IF EXISTS ${client.escapeIdentifier(datname)} WITH (FORCE)`)
-    } finally {
-      await client.end()
-    }
-    await cluster?.stop({ force: true })
-    if (dataDir) await fs.rm(dataDir, { recursive: true, force: true })
-    // Kept outside the temp dir when the postgres user cannot enter it (a private TMPDIR, run as root).
-    const clusterHome = cluster && path.dirname(cluster.directory)
-    if (clusterHome && clusterHome !== dataDir) await fs.rm(clusterHome, { recursive: true, force: true })
-  }
+  const admin = adminUrl
+  return { adminUrl, templateDatabase, users: 0, remove: () => removeDatabases({ adminUrl: admin, templateDatabase, cluster, dataDir }) }
 }
 
 /**
@@ -83,6 +91,27 @@ function buildCli(): void {
   const repoRoot = fileURLToPath(new URL('..', import.meta.url))
   const tsc = path.join(repoRoot, 'node_modules', 'typescript', 'bin', 'tsc')
   execFileSync(process.execPath, [tsc, '-p', 'tsconfig.build.json'], { cwd: repoRoot, stdio: 'inherit' })
+}
+
+/** Drops every database of this run, then stops and removes the embedded cluster, if it started one. */
+async function removeDatabases(run: { adminUrl: string; templateDatabase: string; cluster?: EmbeddedCluster; dataDir?: string }): Promise<void> {
+  const { adminUrl, templateDatabase, cluster, dataDir } = run
+  const client = new pg.Client({ connectionString: adminUrl })
+  await client.connect()
+  try {
+    const { rows } = await client.query<{ datname: string }>(`SELECT datname FROM pg_database WHERE datname LIKE $1 OR datname = $2`, [
+      `catalog_test_${process.pid}_%`,
+      templateDatabase,
+    ])
+    for (const { datname } of rows) await client.query(`DROP DATABASE IF EXISTS ${client.escapeIdentifier(datname)} WITH (FORCE)`)
+  } finally {
+    await client.end()
+  }
+  await cluster?.stop({ force: true })
+  if (dataDir) await fs.rm(dataDir, { recursive: true, force: true })
+  // Kept outside the temp dir when the postgres user cannot enter it (a private TMPDIR, run as root).
+  const clusterHome = cluster && path.dirname(cluster.directory)
+  if (clusterHome && clusterHome !== dataDir) await fs.rm(clusterHome, { recursive: true, force: true })
 }
 
 export function withDatabase(url: string, database: string): string {

@@ -1,9 +1,9 @@
-import { afterAll, describe, expect, it } from 'vitest'
+import { describe, expect, it } from 'vitest'
 import { client, createChannel, history } from '../helpers/clients.js'
 import { eventually } from '../helpers/eventually.js'
 import { importFixture, type ImportFixture } from '../helpers/factories.js'
 import { HIGH_LIMITS, useTestApp } from '../helpers/test-app.js'
-import { startReceiver, type Receiver, type TimelineEntry } from '../webhooks/receiver.js'
+import { useReceivers, type Receiver } from '../webhooks/receiver.js'
 
 // Destinations that never answer, on more accounts than the process has push slots: another
 // account's push still leaves at once. The try limit and the run budget are far longer than the test,
@@ -19,19 +19,7 @@ const t = useTestApp({
   PUSH_BUDGET_SECONDS: '600',
 })
 
-const timeline: TimelineEntry[] = []
-const receivers: Receiver[] = []
-async function receiver(): Promise<Receiver> {
-  const started = await startReceiver(timeline)
-  receivers.push(started)
-  return started
-}
-
-afterAll(async () => {
-  // The app first: its push worker aborts the requests the hanging destinations hold.
-  await t.app.close()
-  for (const r of receivers) await r.close()
-})
+const { timeline, receiver } = useReceivers(t.app)
 
 /** An account whose site exports one file to `url` on its next run; returns the channel's id. */
 async function exportingTo(f: ImportFixture, url: string): Promise<string> {

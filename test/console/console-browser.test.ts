@@ -1,5 +1,4 @@
 import fs from 'node:fs/promises'
-import type { AddressInfo } from 'node:net'
 import type { Browser, Page } from 'playwright-core'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { importFixture, type ImportFixture } from '../helpers/factories.js'
@@ -7,6 +6,7 @@ import { HIGH_LIMITS, useTestApp, type TestAccount } from '../helpers/test-app.j
 import { launchBrowser } from './browser.js'
 import { eventually } from '../helpers/eventually.js'
 import { recordUpload, startReceiver, type Receiver } from '../webhooks/receiver.js'
+import { listenOnFreePort } from '../helpers/listen.js'
 
 // The console as a person uses it, in a real headless Chromium (issue 22): sign in with the
 // credential the CLI printed, find a site, read why its last import failed, start a run and watch it
@@ -33,8 +33,7 @@ let other: ImportFixture
 let streamId = ''
 
 beforeAll(async () => {
-  await t.app.listen({ port: 0, host: '127.0.0.1' })
-  base = `http://127.0.0.1:${(t.app.server.address() as AddressInfo).port}`
+  base = `http://127.0.0.1:${await listenOnFreePort(t.app)}`
   shop = await importFixture(t, { title: 'Shop DE' })
   streamId = await shop.createStream()
   const rows = Array.from({ length: 60 }, (_, i) => ({ id: `SKU${String(i).padStart(3, '0')}`, title: `Shirt ${i}`, price: String(i) }))

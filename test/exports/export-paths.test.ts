@@ -4,12 +4,11 @@ import os from 'node:os'
 import path from 'node:path'
 import { isDeepStrictEqual } from 'node:util'
 import { gunzipSync } from 'node:zlib'
-import { parse as parseCsv } from 'csv-parse/sync'
-import { XMLParser, XMLValidator } from 'fast-xml-parser'
 import type { LightMyRequestResponse } from 'fastify'
 import { afterAll, describe, expect, it } from 'vitest'
 import { HIGH_LIMITS, useTestApp } from '../helpers/test-app.js'
-import { importFixture, type ImportFixture } from '../helpers/factories.js'
+import { parseFeed, readStage, rendered, type Format, type Row } from './feed-rows.js'
+import { importFixture } from '../helpers/factories.js'
 import { createChannel, download, history, readChannel, sourceBody } from '../helpers/clients.js'
 import { feedPaths, oneSource } from '../helpers/responses.js'
 
@@ -28,11 +27,9 @@ const dataDir = mkdtempSync(path.join(os.tmpdir(), 'export-paths-'))
 const t = useTestApp({ ...HIGH_LIMITS, DATA_DIR: dataDir, FEED_STORAGE: 'local', RUN_POLL_SECONDS: '0.5', SCHEDULER_INTERVAL_SECONDS: '0' })
 afterAll(() => fs.rm(dataDir, { recursive: true, force: true }))
 
-type Row = Record<string, string>
 /** The rows of a channel's export by product id, as the channel exports them (before rendering). */
 type Snapshot = Map<string, Row>
 type DeltaType = 'new' | 'modified' | 'unchanged' | 'deleted'
-type Format = 'csv' | 'tsv' | 'xml' | 'ndjson'
 /** How many rows of an export are new, modified, unchanged and deleted. */
 type Sizes = [number, number, number, number]
 type Step = { upload: Row[] } | { delete: string[] }
@@ -193,60 +190,10 @@ function compare(previous: Snapshot, next: Snapshot): Record<DeltaType, string[]
 
 const sizesOf = (kinds: Record<DeltaType, string[]>): Sizes => [kinds.new.length, kinds.modified.length, kinds.unchanged.length, kinds.deleted.length]
 
-/** A row as a feed renders it: every output column, in order, '' where the row has no value. */
-function rendered(row: Row, columns: string[]): Row {
-  return Object.fromEntries(columns.map((column) => [column, row[column] ?? '']))
-}
-
 /** Feed order is not what this file is about: rows are compared in the order of their values. */
 function sorted(rows: Row[], columns: string[]): Row[] {
   const keyed = rows.map((row) => ({ row, key: JSON.stringify(columns.map((column) => row[column] ?? '')) }))
   return keyed.sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0)).map(({ row }) => row)
-}
-
-const xmlParser = new XMLParser({ parseTagValue: false, isArray: (name) => name === 'item' })
-
-/** A feed body as rows, each checked to carry exactly the columns, in order. */
-function parseFeed(format: Format, body: string, columns: string[], what: string): Row[] {
-  let rows: Row[]
-  if (format === 'csv' || format === 'tsv') {
-    const [header, ...records] = parseCsv(body, { delimiter: format === 'csv' ? ',' : '\t' }) as string[][]
-    expect(header, `${what}: header`).toEqual(columns)
-    for (const record of records) expect(record, `${what}: fields per record`).toHaveLength(columns.length)
-    rows = records.map((record) => Object.fromEntries(columns.map((column, i) => [column, record[i] ?? ''])))
-  } else if (format === 'ndjson') {
-    rows =
-      body === ''
-        ? []
-        : body
-            .replace(/\n$/, '')
-            .split('\n')
-            .map((line) => JSON.parse(line) as Row)
-  } else {
-    expect(XMLValidator.validate(body), `${what}: well-formed`).toBe(true)
-    const parsed = xmlParser.parse(body) as { rss: { channel: { item?: Row[] } } }
-    rows = parsed.rss.channel.item ?? []
-  }
-  for (const row of rows) expect(Object.keys(row), `${what}: columns of ${JSON.stringify(row)}`).toEqual(columns)
-  return rows
-}
-
-/** Every row of a stage through the product read API, page by page. */
-async function readStage(f: ImportFixture, stage: string): Promise<{ columns: string[]; rows: Row[] }> {
-  const base = `/product/v2/site/${f.site.id}/stage/${stage}`
-  const properties = await t.request({ method: 'GET', url: `${base}/properties`, headers: f.account.platform })
-  expect(properties.statusCode, properties.body).toBe(200)
-  const { columns, products } = properties.json<{ columns: string[]; products: number }>()
-  const rows: Row[] = []
-  for (let offset = 0; ; offset += 1000) {
-    const page = await t.request({ method: 'GET', url: `${base}?limit=1000&offset=${offset}`, headers: f.account.platform })
-    expect(page.statusCode, page.body).toBe(200)
-    const found = page.json<{ products: Row[] }>().products
-    rows.push(...found)
-    if (found.length < 1000) break
-  }
-  expect(rows, `${stage}: rows read against the properties' count`).toHaveLength(products)
-  return { columns, rows }
 }
 
 /** The headers a HEAD must repeat from its GET. */
@@ -320,7 +267,7 @@ async function scenario() {
     /** The model is the site: its import stage as the product read API gives it. */
     async expectImportStage(what: string): Promise<void> {
       const columns = site.columns()
-      const stage = await readStage(f, 'import')
+      const stage = await readStage(t, f, 'import')
       expect(stage.columns, `${what}: import stage columns`).toEqual(columns)
       const expected = [...site.rows().values()].map((row) => rendered(row, columns))
       expect(sorted(stage.rows, columns), `${what}: import stage rows`).toEqual(sorted(expected, columns))
@@ -367,7 +314,7 @@ async function scenario() {
         [...next.values()].map((row) => rendered(row, columns)),
         columns,
       )
-      const stage = await readStage(f, `channel/${model.id}`)
+      const stage = await readStage(t, f, `channel/${model.id}`)
       expect(stage.columns, `${what}: channel stage columns`).toEqual(columns)
       expect(sorted(stage.rows, columns), `${what}: channel stage rows`).toEqual(full)
 

@@ -1,8 +1,7 @@
 import { isDeepStrictEqual } from 'node:util'
-import { parse as parseCsv } from 'csv-parse/sync'
-import { XMLParser, XMLValidator } from 'fast-xml-parser'
 import { describe, expect, it } from 'vitest'
 import { HIGH_LIMITS, useTestApp } from '../helpers/test-app.js'
+import { parseFeed, readStage, rendered, type Format, type Row } from './feed-rows.js'
 import { importFixture, type ImportFixture } from '../helpers/factories.js'
 import { createChannel, download, history, readChannel } from '../helpers/clients.js'
 import { feedPaths, type ChannelJson } from '../helpers/responses.js'
@@ -16,11 +15,9 @@ import { feedPaths, type ChannelJson } from '../helpers/responses.js'
 
 const t = useTestApp({ ...HIGH_LIMITS, RUN_POLL_SECONDS: '0.5', SCHEDULER_INTERVAL_SECONDS: '0' })
 
-type Row = Record<string, string>
 /** The rows of a channel's export by product id, as the channel exports them (before rendering). */
 type Snapshot = Map<string, Row>
 type DeltaType = 'new' | 'modified' | 'unchanged' | 'deleted'
-type Format = 'csv' | 'xml' | 'ndjson'
 /** How many rows of an export are new, modified, unchanged and deleted. */
 type Sizes = [number, number, number, number]
 
@@ -186,60 +183,10 @@ function compare(previous: Snapshot, next: Snapshot): Record<DeltaType, string[]
   return kinds
 }
 
-/** A row as a feed renders it: every output column, in order, '' where the row has no value. */
-function rendered(row: Row, columns: string[]): Row {
-  return Object.fromEntries(columns.map((column) => [column, row[column] ?? '']))
-}
-
 /** Feed order is not what this file is about: rows are compared in code-point order of their first column. */
 function sorted(rows: Row[], columns: string[]): Row[] {
   const key = columns[0] ?? ''
   return [...rows].sort((a, b) => ((a[key] ?? '') < (b[key] ?? '') ? -1 : (a[key] ?? '') > (b[key] ?? '') ? 1 : 0))
-}
-
-const xmlParser = new XMLParser({ parseTagValue: false, isArray: (name) => name === 'item' })
-
-/** A feed body as rows, each checked to carry exactly the columns, in order. */
-function parseFeed(format: Format, body: string, columns: string[], what: string): Row[] {
-  let rows: Row[]
-  if (format === 'csv') {
-    const [header, ...records] = parseCsv(body) as string[][]
-    expect(header, `${what}: header`).toEqual(columns)
-    rows = records.map((record) => Object.fromEntries(columns.map((column, i) => [column, record[i] ?? ''])))
-    for (const record of records) expect(record, `${what}: fields per record`).toHaveLength(columns.length)
-  } else if (format === 'ndjson') {
-    rows =
-      body === ''
-        ? []
-        : body
-            .replace(/\n$/, '')
-            .split('\n')
-            .map((line) => JSON.parse(line) as Row)
-  } else {
-    expect(XMLValidator.validate(body), `${what}: well-formed`).toBe(true)
-    const parsed = xmlParser.parse(body) as { rss: { channel: { item?: Row[] } } }
-    rows = parsed.rss.channel.item ?? []
-  }
-  for (const row of rows) expect(Object.keys(row), `${what}: columns of ${JSON.stringify(row)}`).toEqual(columns)
-  return rows
-}
-
-/** Every row of a stage through the product read API, page by page. */
-async function readStage(f: ImportFixture, stage: string): Promise<{ columns: string[]; rows: Row[] }> {
-  const base = `/product/v2/site/${f.site.id}/stage/${stage}`
-  const properties = await t.request({ method: 'GET', url: `${base}/properties`, headers: f.account.platform })
-  expect(properties.statusCode, properties.body).toBe(200)
-  const { columns, products } = properties.json<{ columns: string[]; products: number }>()
-  const rows: Row[] = []
-  for (let offset = 0; ; offset += 1000) {
-    const page = await t.request({ method: 'GET', url: `${base}?limit=1000&offset=${offset}`, headers: f.account.platform })
-    expect(page.statusCode, page.body).toBe(200)
-    const found = page.json<{ products: Row[] }>().products
-    rows.push(...found)
-    if (found.length < 1000) break
-  }
-  expect(rows, `${stage}: rows read against the properties' count`).toHaveLength(products)
-  return { columns, rows }
 }
 
 /**
@@ -285,7 +232,7 @@ async function checkExport(
     [...next.values()].map((row) => rendered(row, columns)),
     columns,
   )
-  const stage = await readStage(f, `channel/${channelId}`)
+  const stage = await readStage(t, f, `channel/${channelId}`)
   expect(stage.columns, `${what}: channel stage columns`).toEqual(columns)
   expect(sorted(stage.rows, columns), `${what}: channel stage rows`).toEqual(expectedFull)
 
@@ -454,7 +401,7 @@ describe('exports across small updates', () => {
       const stageColumns = catalog.columns()
       seen.appeared ||= stageColumns.some((column) => !columnsBefore.includes(column))
       seen.vanished ||= columnsBefore.some((column) => !stageColumns.includes(column))
-      const importStage = await readStage(f, 'import')
+      const importStage = await readStage(t, f, 'import')
       expect(importStage.columns, `${round.name}: import stage columns`).toEqual(stageColumns)
       expect(sorted(importStage.rows, stageColumns), `${round.name}: import stage rows`).toEqual(
         sorted(

@@ -1,7 +1,6 @@
 import { createHash } from 'node:crypto'
 import { mkdtempSync } from 'node:fs'
 import fs from 'node:fs/promises'
-import type { AddressInfo } from 'node:net'
 import os from 'node:os'
 import path from 'node:path'
 import { gunzipSync } from 'node:zlib'
@@ -12,6 +11,7 @@ import { importFixture } from '../helpers/factories.js'
 import { createChannel, history, readChannel } from '../helpers/clients.js'
 import { feedPaths } from '../helpers/responses.js'
 import { startDownload } from './paused-download.js'
+import { listenOnFreePort } from '../helpers/listen.js'
 
 // A feed URL across exports (issue 13): whatever an export stores and however it serves a file
 // (stored compressed, materialised on a first download, decompressed on the fly), every response
@@ -281,8 +281,7 @@ describe('a feed URL across exports', () => {
     const url = await site.feed(channel.id)
     const old = await versionOf(url)
 
-    await t.app.listen({ port: 0, host: '127.0.0.1' })
-    const { port } = t.app.server.address() as AddressInfo
+    const port = await listenOnFreePort(t.app)
     const identity = await startDownload(port, url, {})
     const gzip = await startDownload(port, url, GZIP)
     try {

@@ -1,5 +1,4 @@
 import { createHash } from 'node:crypto'
-import type { AddressInfo } from 'node:net'
 import { gunzipSync } from 'node:zlib'
 import { describe, expect, it } from 'vitest'
 import { HIGH_LIMITS, useTestApp } from '../helpers/test-app.js'
@@ -7,6 +6,7 @@ import { importFixture } from '../helpers/factories.js'
 import { createChannel, readChannel } from '../helpers/clients.js'
 import { feedPaths } from '../helpers/responses.js'
 import { startDownload } from './paused-download.js'
+import { listenOnFreePort } from '../helpers/listen.js'
 
 // The first identity download of a full file after an export is served from the channel stage's
 // lines as they are read, and the file is written after it (issue 25). Through real HTTP: a first
@@ -42,8 +42,7 @@ async function exportedSite(count: number) {
 describe('the first download of a full file', () => {
   it('is served from the lines, and a download that falls behind gets the rest from the file written meanwhile', async () => {
     const site = await exportedSite(40_000)
-    await t.app.listen({ port: 0, host: '127.0.0.1' })
-    const { port } = t.app.server.address() as AddressInfo
+    const port = await listenOnFreePort(t.app)
 
     const slow = await startDownload(port, site.url)
     const alsoSlow = await startDownload(port, site.url)

@@ -1,14 +1,14 @@
 import type { Readable } from 'node:stream'
-import type { FastifyInstance, InjectOptions, LightMyRequestResponse } from 'fastify'
 import { expect } from 'vitest'
 import type { TestAccount, TestContext } from './test-app.js'
+import { jsonRequest, type Response } from './inject.js'
 import { oneSource, only, sitesOf, sourcesOf, tagsOf } from './responses.js'
 import type { BatchJson, ChannelJson, ProjectJson, SiteJson, SourceJson, StreamJson, TagJson } from './responses.js'
 
 // The clients tests talk to the app with: every request goes through a real route (app.inject).
 // State a test is not about is seeded with the factories (factories.ts) instead.
 
-export type Response = LightMyRequestResponse & { body: string; json: <T = Record<string, unknown>>() => T }
+export { jsonRequest, type Response }
 export type Headers = Record<string, string>
 export type Body = string | Buffer | Readable
 
@@ -17,9 +17,6 @@ export const NDJSON: Headers = { 'content-type': 'application/x-ndjson' }
 export const JSON_BODY: Headers = { 'content-type': 'application/json' }
 
 /** app.inject whose response also parses its JSON body. */
-export function jsonRequest(app: FastifyInstance): (options: InjectOptions) => Promise<Response> {
-  return (options) => app.inject(options) as Promise<Response>
-}
 
 let counter = 0
 /** A name no other test uses. */

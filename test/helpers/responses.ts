@@ -1,5 +1,5 @@
 import { expect } from 'vitest'
-import type { Response } from './clients.js'
+import type { Response } from './inject.js'
 
 // What the two interfaces answer, as tests see it: the JSON shapes, the patterns of their values, and
 // the assertions on a response that many files make.

@@ -5,7 +5,7 @@ import { createAccount } from '../../src/accounts/accounts.js'
 import { buildApp, type AppDeps } from '../../src/app.js'
 import { loadConfig, type Config } from '../../src/config.js'
 import type { Db } from '../../src/db/database.js'
-import { jsonRequest, type Response } from './clients.js'
+import { jsonRequest, type Response } from './inject.js'
 import { createTestDatabase, type TestDatabase } from './test-database.js'
 
 /** Rate limits high enough that no functional test ever meets them (an env for useTestApp). */

@@ -1,7 +1,7 @@
-import type { AddressInfo } from 'node:net'
 import { beforeAll, describe, expect, it } from 'vitest'
 import { useTestApp } from '../helpers/test-app.js'
 import { RawConnection } from '../stream-api/raw-http.js'
+import { listenOnFreePort } from '../helpers/listen.js'
 
 // Requests that Node's HTTP parser refuses before Fastify sees them still get the error body of the
 // interface they were meant for, not Fastify's default `{"error":"Bad Request",...}`.
@@ -9,8 +9,7 @@ const t = useTestApp()
 let port = 0
 
 beforeAll(async () => {
-  await t.app.listen({ port: 0, host: '127.0.0.1' })
-  port = (t.app.server.address() as AddressInfo).port
+  port = await listenOnFreePort(t.app)
 })
 
 async function send(raw: string) {

@@ -1,7 +1,6 @@
 import { execFile } from 'node:child_process'
 import { randomBytes } from 'node:crypto'
 import fs from 'node:fs/promises'
-import type { AddressInfo } from 'node:net'
 import os from 'node:os'
 import path from 'node:path'
 import { promisify } from 'node:util'
@@ -10,6 +9,7 @@ import { setStreamStatus } from '../../src/streams/streams.js'
 import { factories } from '../helpers/factories.js'
 import { useTestApp, type TestAccount } from '../helpers/test-app.js'
 import { RawConnection } from '../stream-api/raw-http.js'
+import { listenOnFreePort } from '../helpers/listen.js'
 
 // Every refusal sent before its request's body was read must reach the client: real clients (Node's
 // fetch and curl) send 1 MB and 10 MB bodies to each refusing path of both interfaces and must read
@@ -28,8 +28,7 @@ const streams: Record<string, string> = {}
 const bodies: Record<string, { bytes: Buffer; file: string }> = {}
 
 beforeAll(async () => {
-  await t.app.listen({ port: 0, host: '127.0.0.1' })
-  port = (t.app.server.address() as AddressInfo).port
+  port = await listenOnFreePort(t.app)
   base = `http://127.0.0.1:${port}`
   account = await t.account()
   for (const status of ['active', 'disabled', 'locked', 'locked_upload']) {

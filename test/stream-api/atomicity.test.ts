@@ -1,4 +1,3 @@
-import type { AddressInfo } from 'node:net'
 import { gzipSync } from 'node:zlib'
 import { beforeAll, describe, expect, it } from 'vitest'
 import { factories } from '../helpers/factories.js'
@@ -8,14 +7,14 @@ import { eventually } from '../helpers/eventually.js'
 import { expectBatch } from '../helpers/responses.js'
 import { expectNothingStored, storedCounts } from './stored-rows.js'
 import { streamClient } from '../helpers/clients.js'
+import { listenOnFreePort } from '../helpers/listen.js'
 
 const t = useTestApp({ ...HIGH_LIMITS, ...NO_BACKGROUND_TRANSACTIONS })
 const given = factories(t)
 let port = 0
 
 beforeAll(async () => {
-  await t.app.listen({ port: 0, host: '127.0.0.1' })
-  port = (t.app.server.address() as AddressInfo).port
+  port = await listenOnFreePort(t.app)
 })
 
 const TEN_MB = 10 * 1024 * 1024

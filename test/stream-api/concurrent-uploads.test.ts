@@ -1,4 +1,3 @@
-import type { AddressInfo } from 'node:net'
 import pg from 'pg'
 import { beforeAll, describe, expect, it } from 'vitest'
 import { factories } from '../helpers/factories.js'
@@ -6,14 +5,14 @@ import { HIGH_LIMITS, useTestApp } from '../helpers/test-app.js'
 import { RawConnection, openTransactions, uploadHead, NO_BACKGROUND_TRANSACTIONS } from './raw-http.js'
 import { eventually } from '../helpers/eventually.js'
 import { JSON_BODY, NDJSON, ndjson, streamClient } from '../helpers/clients.js'
+import { listenOnFreePort } from '../helpers/listen.js'
 
 const t = useTestApp({ ...HIGH_LIMITS, ...NO_BACKGROUND_TRANSACTIONS })
 const given = factories(t)
 let port = 0
 
 beforeAll(async () => {
-  await t.app.listen({ port: 0, host: '127.0.0.1' })
-  port = (t.app.server.address() as AddressInfo).port
+  port = await listenOnFreePort(t.app)
 })
 
 // Two uploads overlap deterministically: the first, its body received whole, is held inside its

@@ -1,4 +1,3 @@
-import type { AddressInfo } from 'node:net'
 import type { FastifyInstance } from 'fastify'
 import { sql } from 'kysely'
 import pg from 'pg'
@@ -12,6 +11,7 @@ import { eventually } from '../helpers/eventually.js'
 import { expectBatch, type ErrorJson } from '../helpers/responses.js'
 import { expectNothingStored, storedCounts } from './stored-rows.js'
 import { streamClient } from '../helpers/clients.js'
+import { listenOnFreePort } from '../helpers/listen.js'
 
 // Connections that break: the database's (a backend terminated or cancelled mid-upload) and the
 // client's (gone before its body was read). The server must answer or clean up, never crash, leak
@@ -32,8 +32,7 @@ beforeAll(async () => {
   const stream = { write: (line: string) => void logged.push(JSON.parse(line) as (typeof logged)[number]) }
   appDb = createDb(t.database.url, 5)
   app = await buildApp({ db: appDb, config: t.config, clock: t.clock.now, logger: { level: 'error', stream } })
-  await app.listen({ port: 0, host: '127.0.0.1' })
-  port = (app.server.address() as AddressInfo).port
+  port = await listenOnFreePort(app)
 })
 
 afterAll(async () => {

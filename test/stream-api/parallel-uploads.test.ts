@@ -1,4 +1,3 @@
-import type { AddressInfo } from 'node:net'
 import { gzipSync } from 'node:zlib'
 import type { FastifyInstance } from 'fastify'
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest'
@@ -7,6 +6,7 @@ import { PostgresRateLimitStore } from '../../src/http/postgres-rate-limit.js'
 import { factories } from '../helpers/factories.js'
 import { useTestApp, type TestAccount } from '../helpers/test-app.js'
 import { storedCounts } from './stored-rows.js'
+import { listenOnFreePort } from '../helpers/listen.js'
 
 // An integrator's parallel uploader with the default limits (issue 21, finding 1): a burst within
 // the stream rate limit (30 requests per second per stream) is accepted whole, however many of its
@@ -29,8 +29,7 @@ beforeAll(async () => {
   // A second server process on the same database, as behind a load balancer.
   second = await buildApp({ db: t.db, config: t.config, clock: t.clock.now, logger: false, rateLimits: new PostgresRateLimitStore(t.db) })
   for (const app of [t.app, second]) {
-    await app.listen({ port: 0, host: '127.0.0.1' })
-    bases.push(`http://127.0.0.1:${(app.server.address() as AddressInfo).port}`)
+    bases.push(`http://127.0.0.1:${await listenOnFreePort(app)}`)
   }
 })
 

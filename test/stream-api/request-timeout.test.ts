@@ -1,5 +1,4 @@
 import { setTimeout as sleep } from 'node:timers/promises'
-import type { AddressInfo } from 'node:net'
 import { beforeAll, describe, expect, it } from 'vitest'
 import { factories } from '../helpers/factories.js'
 import { HIGH_LIMITS, useTestApp } from '../helpers/test-app.js'
@@ -8,6 +7,7 @@ import { eventually } from '../helpers/eventually.js'
 import { expectBatch, type ErrorJson } from '../helpers/responses.js'
 import { expectNothingStored } from './stored-rows.js'
 import { ndjson, streamClient } from '../helpers/clients.js'
+import { listenOnFreePort } from '../helpers/listen.js'
 
 const TIMEOUT_MS = 300
 const t = useTestApp({ ...HIGH_LIMITS, ...NO_BACKGROUND_TRANSACTIONS, STREAM_REQUEST_TIMEOUT_MS: String(TIMEOUT_MS) })
@@ -15,8 +15,7 @@ const given = factories(t)
 let port = 0
 
 beforeAll(async () => {
-  await t.app.listen({ port: 0, host: '127.0.0.1' })
-  port = (t.app.server.address() as AddressInfo).port
+  port = await listenOnFreePort(t.app)
 })
 
 /** Sends the head and half the body, lets twice the time limit pass, then sends the rest. */

@@ -1,5 +1,4 @@
 import { setTimeout as sleep } from 'node:timers/promises'
-import type { AddressInfo } from 'node:net'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { factories } from '../helpers/factories.js'
 import { useTestApp } from '../helpers/test-app.js'
@@ -7,6 +6,7 @@ import { RawConnection, serverSettled, uploadHead, NO_BACKGROUND_TRANSACTIONS } 
 import { expectBatch } from '../helpers/responses.js'
 import { storedCounts } from './stored-rows.js'
 import { streamClient } from '../helpers/clients.js'
+import { listenOnFreePort } from '../helpers/listen.js'
 
 // A body that trickles in holds a database connection for nothing: below UPLOAD_MIN_BYTES_PER_SECOND
 // (judged after a short grace) the upload is cut off with a 408, well before the request deadline,
@@ -23,8 +23,7 @@ const given = factories(t)
 let port = 0
 
 beforeAll(async () => {
-  await t.app.listen({ port: 0, host: '127.0.0.1' })
-  port = (t.app.server.address() as AddressInfo).port
+  port = await listenOnFreePort(t.app)
 })
 
 afterAll(async () => {

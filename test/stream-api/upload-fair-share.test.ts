@@ -1,4 +1,3 @@
-import type { AddressInfo } from 'node:net'
 import type { FastifyInstance } from 'fastify'
 import { sql } from 'kysely'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
@@ -12,6 +11,7 @@ import { eventually } from '../helpers/eventually.js'
 import { expectBatch } from '../helpers/responses.js'
 import { storedCounts } from './stored-rows.js'
 import { streamClient, type StreamClient } from '../helpers/clients.js'
+import { listenOnFreePort } from '../helpers/listen.js'
 
 // One account's slow and many uploads beside another account's requests (issue 10, finding 3;
 // issue 21, finding 1). The app under test has a pool of its own with 5 clients, 3 of which uploads
@@ -42,8 +42,7 @@ let port = 0
 beforeAll(async () => {
   appDb = createDb(t.database.url, 5)
   app = await buildApp({ db: appDb, config: loadConfig(env), clock: t.clock.now, logger: false })
-  await app.listen({ port: 0, host: '127.0.0.1' })
-  port = (app.server.address() as AddressInfo).port
+  port = await listenOnFreePort(app)
 })
 
 afterAll(async () => {

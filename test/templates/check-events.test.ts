@@ -1,9 +1,7 @@
-import { Webhook } from 'standardwebhooks'
-import { afterAll, describe, expect, it } from 'vitest'
+import { describe, expect, it } from 'vitest'
 import { eventually } from '../helpers/eventually.js'
-import { importFixture } from '../helpers/factories.js'
 import { useTestApp } from '../helpers/test-app.js'
-import { startReceiver, type Receiver } from '../webhooks/receiver.js'
+import { subscribedSite, useReceivers } from '../webhooks/receiver.js'
 import { goodProduct, googleChannel } from './template-fixture.js'
 
 // What a channel's checks announce (issue 24): export.finished carries the counts, and
@@ -11,26 +9,11 @@ import { goodProduct, googleChannel } from './template-fixture.js'
 // and back up, and not while it stays on one side.
 const t = useTestApp({ ALLOW_PRIVATE_DESTINATIONS: 'true', WEBHOOK_ALLOW_HTTP: 'true', WEBHOOK_POLL_SECONDS: '0.2', RUN_POLL_SECONDS: '0.5' })
 
-const receivers: Receiver[] = []
-afterAll(async () => {
-  await t.app.close()
-  for (const r of receivers) await r.close()
-})
-
-interface Event {
-  type: string
-  data: Record<string, unknown>
-}
+const { receiver: newReceiver } = useReceivers(t.app)
 
 describe('events of a checked export', () => {
   it('export.finished carries the check counts; channel.readiness_changed fires on each crossing of the threshold', async () => {
-    const f = await importFixture(t)
-    const receiver = await startReceiver()
-    receivers.push(receiver)
-    const subscribed = await f.platform('POST', '/webhooks', { url: receiver.url, events: ['export.finished', 'channel.readiness_changed'] })
-    expect(subscribed.statusCode, subscribed.body).toBe(201)
-    const verifier = new Webhook(subscribed.json<{ Webhooks: { secret: string }[] }>().Webhooks[0]?.secret ?? '')
-    const events = () => receiver.received.map((request) => verifier.verify(request.body, request.headers as Record<string, string>) as Event)
+    const { f, received: events } = await subscribedSite(t, await newReceiver(), ['export.finished', 'channel.readiness_changed'])
     const ofType = (type: string) => events().filter((event) => event.type === type)
 
     const stream = await f.createStream()

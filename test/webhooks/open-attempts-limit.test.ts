@@ -1,8 +1,8 @@
-import { afterAll, describe, expect, it } from 'vitest'
+import { describe, expect, it } from 'vitest'
 import { client, type Client } from '../helpers/clients.js'
 import { eventually } from '../helpers/eventually.js'
 import { useTestApp } from '../helpers/test-app.js'
-import { recordUpload, startReceiver, type Receiver, type TimelineEntry } from './receiver.js'
+import { recordUpload, useReceivers, type Receiver } from './receiver.js'
 
 // More hanging attempts than the process keeps open (WEBHOOK_MAX_OPEN 6): the one that has waited
 // longest is ended early, as a failed attempt retried later, so the sockets stay bounded and another
@@ -17,18 +17,7 @@ const t = useTestApp({
   WEBHOOK_TIMEOUT_SECONDS: '60',
 })
 
-const timeline: TimelineEntry[] = []
-const receivers: Receiver[] = []
-async function receiver(): Promise<Receiver> {
-  const started = await startReceiver(timeline)
-  receivers.push(started)
-  return started
-}
-
-afterAll(async () => {
-  await t.app.close()
-  for (const r of receivers) await r.close()
-})
+const { timeline, receiver } = useReceivers(t.app)
 
 async function subscribe(c: Client, url: string): Promise<string> {
   const response = await c.post('/webhooks', { url, events: ['batch.uploaded'] })

@@ -1,11 +1,15 @@
 import { randomUUID } from 'node:crypto'
 import { createServer, type IncomingHttpHeaders, type Server } from 'node:http'
 import type { AddressInfo } from 'node:net'
+import { Webhook } from 'standardwebhooks'
+import { afterAll, expect } from 'vitest'
 import { inTransaction } from '../../src/db/transaction.js'
 import type { Db } from '../../src/db/database.js'
 import type { Batch } from '../../src/db/schema.js'
 import { recordEvent } from '../../src/webhooks/outbox.js'
 import { batchUploadedData } from '../../src/webhooks/payloads.js'
+import { importFixture, type ImportFixture } from '../helpers/factories.js'
+import type { TestContext } from '../helpers/test-app.js'
 
 // A webhook receiver on 127.0.0.1 for the delivery tests: it keeps every request it got and answers
 // what the test tells it to (200 unless told otherwise; `hang` never answers). Receivers given one
@@ -92,4 +96,44 @@ export function uploadedBatch(accountId: string, id: string = randomUUID()): Bat
 export async function recordUpload(db: Db, accountId: string, batchId?: string): Promise<string> {
   const batch = uploadedBatch(accountId, batchId)
   return inTransaction(db, async (tx) => (await recordEvent(tx, accountId, 'batch.uploaded', batchUploadedData(batch))).id)
+}
+
+/**
+ * Receivers of one test file on one shared timeline, all closed when the file ends: after the app,
+ * whose workers abort the attempts that hanging receivers hold.
+ */
+export function useReceivers(app: { close(): Promise<unknown> }): { timeline: TimelineEntry[]; receiver(): Promise<Receiver> } {
+  const timeline: TimelineEntry[] = []
+  const receivers: Receiver[] = []
+  afterAll(async () => {
+    await app.close()
+    for (const r of receivers) await r.close()
+  })
+  return {
+    timeline,
+    receiver: async () => {
+      const started = await startReceiver(timeline)
+      receivers.push(started)
+      return started
+    },
+  }
+}
+
+/** An event as a receiver got it, its signature verified. */
+export interface SignedEvent {
+  type: string
+  data: Record<string, unknown>
+}
+
+/**
+ * A new site whose account subscribes `receiver` to `events` through the API; `received` reads what
+ * the receiver got so far, each verified with the subscription's secret.
+ */
+export async function subscribedSite(t: TestContext, receiver: Receiver, events: string[]): Promise<{ f: ImportFixture; received: () => SignedEvent[] }> {
+  const f = await importFixture(t)
+  const response = await f.platform('POST', '/webhooks', { url: receiver.url, events })
+  expect(response.statusCode, response.body).toBe(201)
+  const verifier = new Webhook(response.json<{ Webhooks: { secret: string }[] }>().Webhooks[0]?.secret ?? '')
+  const received = () => receiver.received.map((request) => verifier.verify(request.body, request.headers as Record<string, string>) as SignedEvent)
+  return { f, received }
 }

@@ -1,9 +1,9 @@
-import { afterAll, describe, expect, it } from 'vitest'
+import { describe, expect, it } from 'vitest'
 import { client, type Client } from '../helpers/clients.js'
 import { eventually } from '../helpers/eventually.js'
 import { importFixture } from '../helpers/factories.js'
 import { useTestApp } from '../helpers/test-app.js'
-import { recordUpload, startReceiver, type Receiver, type TimelineEntry } from './receiver.js'
+import { recordUpload, useReceivers, type Receiver } from './receiver.js'
 
 // Receivers that never answer, on more accounts than the process has delivery slots: another
 // account's event still leaves at once. The timeout is far longer than the test, so every hanging
@@ -17,19 +17,7 @@ const t = useTestApp({
   WEBHOOK_TIMEOUT_SECONDS: '60',
 })
 
-const timeline: TimelineEntry[] = []
-const receivers: Receiver[] = []
-async function receiver(): Promise<Receiver> {
-  const started = await startReceiver(timeline)
-  receivers.push(started)
-  return started
-}
-
-afterAll(async () => {
-  // The app first: its worker aborts the attempts that the hanging receivers hold.
-  await t.app.close()
-  for (const r of receivers) await r.close()
-})
+const { timeline, receiver } = useReceivers(t.app)
 
 async function subscribe(c: Client, url: string): Promise<void> {
   const response = await c.post('/webhooks', { url, events: ['batch.uploaded'] })

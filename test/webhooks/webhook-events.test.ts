@@ -1,38 +1,23 @@
-import { Webhook } from 'standardwebhooks'
-import { afterAll, describe, expect, it } from 'vitest'
+import { describe, expect, it } from 'vitest'
 import { setStreamStatus } from '../../src/streams/streams.js'
 import { createChannel } from '../helpers/clients.js'
 import { eventually } from '../helpers/eventually.js'
-import { importFixture, type ImportFixture } from '../helpers/factories.js'
+import type { ImportFixture } from '../helpers/factories.js'
 import { useTestApp } from '../helpers/test-app.js'
-import { startReceiver, type Receiver } from './receiver.js'
+import { subscribedSite, useReceivers, type Receiver, type SignedEvent } from './receiver.js'
 
 // The events the product emits, end to end: a subscription made through the API, uploads, runs and
 // exports through the API, and signed deliveries at a receiver on 127.0.0.1.
 const t = useTestApp({ ALLOW_PRIVATE_DESTINATIONS: 'true', WEBHOOK_ALLOW_HTTP: 'true', WEBHOOK_POLL_SECONDS: '0.2', RUN_POLL_SECONDS: '0.5' })
 
-const receivers: Receiver[] = []
-afterAll(async () => {
-  await t.app.close()
-  for (const r of receivers) await r.close()
-})
-
-interface Event {
-  type: string
-  data: Record<string, unknown>
-}
+const { receiver: newReceiver } = useReceivers(t.app)
+type Event = SignedEvent
 
 /** A site whose account subscribes to every event at a receiver of its own; events verified with the secret. */
-async function subscribedSite(): Promise<{ f: ImportFixture; receiver: Receiver; events: () => Event[] }> {
-  const f = await importFixture(t)
-  const receiver = await startReceiver()
-  receivers.push(receiver)
-  const response = await f.platform('POST', '/webhooks', { url: receiver.url, events: ['all'] })
-  expect(response.statusCode, response.body).toBe(201)
-  const { secret } = response.json<{ Webhooks: { secret: string }[] }>().Webhooks[0] ?? { secret: '' }
-  const verifier = new Webhook(secret)
-  const events = () => receiver.received.map((request) => verifier.verify(request.body, request.headers as Record<string, string>) as Event)
-  return { f, receiver, events }
+async function siteWithReceiver(): Promise<{ f: ImportFixture; receiver: Receiver; events: () => Event[] }> {
+  const receiver = await newReceiver()
+  const { f, received } = await subscribedSite(t, receiver, ['all'])
+  return { f, receiver, events: received }
 }
 
 function ofType(events: Event[], type: string): Event[] {
@@ -41,7 +26,7 @@ function ofType(events: Event[], type: string): Event[] {
 
 describe('events of uploads, runs and exports', () => {
   it('sends batch.uploaded, run.started, batch.processed with its counts, run.succeeded and export.finished with the feed URL, each verified', async () => {
-    const { f, events } = await subscribedSite()
+    const { f, events } = await siteWithReceiver()
     const streamId = await f.createStream()
     await f.attach(streamId)
     const upload = await f.upload(streamId, [{ id: 'a', title: 'A' }, { id: 'b', title: 'B' }, { title: 'no id' }])
@@ -70,7 +55,7 @@ describe('events of uploads, runs and exports', () => {
   })
 
   it('sends run.failed with the codes of the site errors, and stream.status_changed', async () => {
-    const { f, events } = await subscribedSite()
+    const { f, events } = await siteWithReceiver()
     const streamId = await f.createStream()
     await f.attach(streamId)
     // A main data source whose stream has no products: the import fails with 1001.
@@ -85,7 +70,7 @@ describe('events of uploads, runs and exports', () => {
   })
 
   it('sends nothing for an upload that did not commit', async () => {
-    const { f, receiver, events } = await subscribedSite()
+    const { f, receiver, events } = await siteWithReceiver()
     const streamId = await f.createStream()
     // An empty payload stores no batch: its transaction rolls back.
     expect((await f.upload(streamId, '')).statusCode).toBe(422)
