@@ -19,7 +19,7 @@ const t = useTestApp({
   PUSH_BUDGET_SECONDS: '600',
 })
 
-const { timeline, receiver } = useReceivers(t.app)
+const { timeline, receiver } = useReceivers(t)
 
 /** An account whose site exports one file to `url` on its next run; returns the channel's id. */
 async function exportingTo(f: ImportFixture, url: string): Promise<string> {

@@ -9,7 +9,7 @@ import { goodProduct, googleChannel } from './template-fixture.js'
 // and back up, and not while it stays on one side.
 const t = useTestApp({ ALLOW_PRIVATE_DESTINATIONS: 'true', WEBHOOK_ALLOW_HTTP: 'true', WEBHOOK_POLL_SECONDS: '0.2', RUN_POLL_SECONDS: '0.5' })
 
-const { receiver: newReceiver } = useReceivers(t.app)
+const { receiver: newReceiver } = useReceivers(t)
 
 describe('events of a checked export', () => {
   it('export.finished carries the check counts; channel.readiness_changed fires on each crossing of the threshold', async () => {

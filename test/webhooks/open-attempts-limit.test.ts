@@ -17,7 +17,7 @@ const t = useTestApp({
   WEBHOOK_TIMEOUT_SECONDS: '60',
 })
 
-const { timeline, receiver } = useReceivers(t.app)
+const { timeline, receiver } = useReceivers(t)
 
 async function subscribe(c: Client, url: string): Promise<string> {
   const response = await c.post('/webhooks', { url, events: ['batch.uploaded'] })

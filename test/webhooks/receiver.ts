@@ -102,11 +102,11 @@ export async function recordUpload(db: Db, accountId: string, batchId?: string):
  * Receivers of one test file on one shared timeline, all closed when the file ends: after the app,
  * whose workers abort the attempts that hanging receivers hold.
  */
-export function useReceivers(app: { close(): Promise<unknown> }): { timeline: TimelineEntry[]; receiver(): Promise<Receiver> } {
+export function useReceivers(t: Pick<TestContext, 'app'>): { timeline: TimelineEntry[]; receiver(): Promise<Receiver> } {
   const timeline: TimelineEntry[] = []
   const receivers: Receiver[] = []
   afterAll(async () => {
-    await app.close()
+    await t.app.close()
     for (const r of receivers) await r.close()
   })
   return {

@@ -10,7 +10,7 @@ import { subscribedSite, useReceivers, type Receiver, type SignedEvent } from '.
 // exports through the API, and signed deliveries at a receiver on 127.0.0.1.
 const t = useTestApp({ ALLOW_PRIVATE_DESTINATIONS: 'true', WEBHOOK_ALLOW_HTTP: 'true', WEBHOOK_POLL_SECONDS: '0.2', RUN_POLL_SECONDS: '0.5' })
 
-const { receiver: newReceiver } = useReceivers(t.app)
+const { receiver: newReceiver } = useReceivers(t)
 type Event = SignedEvent
 
 /** A site whose account subscribes to every event at a receiver of its own; events verified with the secret. */
