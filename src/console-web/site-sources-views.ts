@@ -1,0 +1,91 @@
+import type { ChannelChecks } from '../channels/channel-diagnostics.js'
+import type { ChannelDetails } from '../channels/channels.js'
+import type { ChannelExport, DataSource } from '../db/schema.js'
+import { feedUrl } from '../feeds/feed-urls.js'
+import { html, jsonAttribute, type Html } from './html.js'
+import { badge, dataTable, when } from './layout.js'
+import { channelChecksLine } from './diagnostics-page-views.js'
+
+// The site page's sections on what the site is made of: its data sources, and each shown channel
+// with its last export, its checks, its feed files and its export history.
+
+/** A channel the site page shows, with its export history and what its template checked. */
+export interface ShownChannel {
+  details: ChannelDetails
+  history: ChannelExport[]
+  checks: ChannelChecks
+}
+
+export function sourcesSection(sources: DataSource[]): Html {
+  const rows = sources.map(
+    (source) =>
+      html`<tr>
+        <td>#${source.id}</td>
+        <td>${source.description}</td>
+        <td>${source.import_type === 1 ? 'main' : 'additional'}</td>
+        <td>${badge(source.status)}</td>
+        <td><a href="/console/streams/${source.stream_id}">stream #${source.stream_id}</a></td>
+      </tr>`,
+  )
+  return html`<section aria-labelledby="sources-heading">
+    <h2 id="sources-heading">Data sources</h2>
+    ${
+      sources.length === 0
+        ? html`<p class="muted">No data sources: connect a stream through the platform interface.</p>`
+        : dataTable(['Id', 'Description', 'Feed', 'Status', 'Stream'], rows)
+    }
+  </section>`
+}
+
+export function channelsSection(channels: ShownChannel[], more: number): Html {
+  const items = channels.map(({ details, history, checks }) => {
+    const feed = details.destinations.find((destination) => destination.kind === 'feed' && destination.token)
+    const links = feed ? details.files.map((file) => html`<li><a href="${feedUrl('', feed.token ?? '', file.filename)}">${file.filename}</a></li>`) : []
+    const last = history[0]
+    const points = [...history].reverse()
+    const chart = {
+      type: 'bar',
+      labels: points.map((entry) => entry.export_time.toISOString().slice(5, 16).replace('T', ' ')),
+      datasets: (['new', 'modified', 'deleted', 'unchanged'] as const).map((kind, i) => ({
+        label: kind,
+        data: points.map((entry) => Number(entry[`product_count_${kind}`])),
+        backgroundColor: ['#137333', '#0b5cad', '#b42318', '#9aa6b4'][i],
+      })),
+    }
+    return html`<article aria-labelledby="channel-${details.channel.id}">
+      <h3 id="channel-${details.channel.id}">
+        ${details.channel.name}
+        <span class="muted">#${details.channel.id} · ${details.channel.format} · ${details.channel.export_name}</span>
+        ${badge(details.channel.active ? 'active' : 'inactive')}
+      </h3>
+      ${lastExport(last)} ${channelChecksLine(checks)}
+      ${
+        links.length > 0
+          ? html`<p>Feed files:</p>
+              <ul>
+                ${links}
+              </ul>`
+          : ''
+      }
+      ${points.length > 0 ? historyChart(details.channel.name, chart) : ''}
+      <p><a href="/console/sites/${details.channel.site_id}/products?stage=channel&amp;channel=${details.channel.id}">Browse this channel's products</a></p>
+    </article>`
+  })
+  return html`<section aria-labelledby="channels-heading">
+    <h2 id="channels-heading">Channels</h2>
+    ${channels.length === 0 ? html`<p class="muted">No channels.</p>` : items}
+    ${more > 0 ? html`<p class="muted">And ${more} more channels: the platform interface lists them all (GET /sites/{siteId}/channels).</p>` : ''}
+  </section>`
+}
+
+function lastExport(last: ChannelExport | undefined): Html {
+  if (!last) return html`<p class="muted">Not exported yet.</p>`
+  const counts =
+    `${last.product_count_new} new, ${last.product_count_modified} modified, ` +
+    `${last.product_count_deleted} deleted, ${last.product_count_unchanged} unchanged`
+  return html`<p>Last export ${when(last.export_time)}: ${last.product_count_now} products — ${counts}.</p>`
+}
+
+function historyChart(name: string, chart: unknown): Html {
+  return html`<div class="chart"><canvas role="img" aria-label="Export history of ${name}" data-chart="${jsonAttribute(chart)}"></canvas></div>`
+}
