@@ -2,7 +2,7 @@ import { defineConfig } from 'vitest/config'
 
 // Files that start processes: servers and CLI commands as child processes (the built CLI, which
 // test/global-setup.ts builds for this project), npm, a second checkout, several servers on one
-// database. Two at a time (they share the machine's cores with their children), beside the files
+// database. One at a time (they share the machine's cores with their children), beside the files
 // that run side by side.
 const PROCESS_FILES = [
   'test/cli/**/*.test.ts',
@@ -49,17 +49,18 @@ export default defineConfig({
     // which ended the whole run with an unhandled "Terminating worker thread".
     minWorkers: forks,
     poolOptions: {
-      // The process files run in the threads pool, two threads: vitest runs each pool of a group at the
-      // same time, so they overlap the forks instead of waiting for them. One thread ended them 40 s
-      // after the forks; two, 35 s before.
-      threads: { maxThreads: 2, minThreads: 2 },
+      // The process files run in the threads pool, one thread: vitest runs each pool of a group at the
+      // same time, so they overlap the forks instead of waiting for them. Two threads ended them 35 s
+      // before the forks instead of 40 s after, but three servers beside another process file's long
+      // export once took over a minute for four small scheduled runs (CI, 2026-11-26).
+      threads: { maxThreads: 1, minThreads: 1 },
       // A fork keeps its modules from one file to the next, as the server does from one request to the
       // next: loading the app's modules took about 3 s of CPU per file, a third of the suite's CPU. Every
       // file builds its own app and database (test/helpers/test-app.ts), so no state passes between them.
       // Set here, not per project: vitest reads it from the root for the whole forks pool.
       forks: { isolate: false },
     },
-    // Generous: a file's tests share two cores with up to five other files and their children.
+    // Generous: a file's tests share two cores with up to four other files and their children.
     testTimeout: 60_000,
     hookTimeout: 60_000,
     projects: [

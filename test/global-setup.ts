@@ -56,8 +56,9 @@ async function prepareDatabases(): Promise<TestDatabases> {
   if (!adminUrl) {
     dataDir = await fs.mkdtemp(path.join(os.tmpdir(), 'catalog-test-'))
     try {
-      // Test files run side by side (vitest.config.ts), each with its app's pool and child servers with theirs.
-      cluster = await startEmbeddedCluster(dataDir, { disposable: true, settings: { max_connections: '400' } })
+      // Test files of all four projects run side by side (vitest.config.ts) on this one cluster, each with
+      // its app's pool and child servers with theirs: 400 connections for each project's cluster before.
+      cluster = await startEmbeddedCluster(dataDir, { disposable: true, settings: { max_connections: '1000' } })
     } catch (error) {
       await fs.rm(dataDir, { recursive: true, force: true })
       throw error
