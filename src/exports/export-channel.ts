@@ -60,15 +60,15 @@ export async function exportChannel(db: Db, request: ExportChannelRequest): Prom
       db,
       async (tx) => {
         const previous = await channelStageState(tx.db, site.id, channel.id)
-        const importBuild = await importStageOf(tx.db, site.id)
+        const importStage = await importStageOf(tx.db, site.id)
         // A first export has nothing to compare with, unless a delta file asks for its rows by kind.
         const first = (previous?.checks?.checked ?? previous?.rows ?? 0) === 0 && plan.files.every(({ entry }) => entry.type === null)
-        const { counts, totals, checks } = first ? await firstExport(tx, plan) : await laterExport(tx, plan, files, previous, importBuild)
+        const { counts, totals, checks } = first ? await firstExport(tx, plan) : await laterExport(tx, plan, files, previous, importStage)
         files.recordFull(totals.lineBytes)
         await saveChannelStage(tx.db, plan.site, plan.channel.id, {
           columns: plan.columns,
           ...totals,
-          build: importBuild?.build ?? '0',
+          build: importStage?.build ?? '0',
           signature: plan.signature,
           checks: { ...checks, template: plan.template.name },
           refersToImport: plan.refersToImport,
@@ -106,10 +106,10 @@ async function laterExport(
   plan: ExportPlan,
   files: ChannelFiles,
   previous: ChannelStageState | undefined,
-  importBuild: ImportStage | undefined,
+  importStage: ImportStage | undefined,
 ): Promise<Exported> {
   const sameMaking = previous !== undefined && previous.signature === plan.signature
-  const incremental = sameMaking && importBuild !== undefined && BigInt(previous.build) >= BigInt(importBuild.changesFrom)
+  const incremental = sameMaking && importStage !== undefined && BigInt(previous.build) >= BigInt(importStage.changesFrom)
   const classified = incremental && (await classifyChanged(tx, plan, previous.build, previous.rows))
   if (!classified) await classifyAll(tx, plan, { renderAll: !sameMaking, previousRefers: previous?.refersToImport ?? false })
   const previousRows = previous?.rows ?? 0

@@ -105,7 +105,18 @@ export async function planExport(
     lineSql(quoter, columns, channel.format, data, { elements, written: checks && ((column, value) => checks.exportedValue(column, value, issues)) })
   const errorMask = checks && channel.validation_mode === 'exclude' ? checks.errorMask : 0n
   const compiled = rows.compile(db)
-  const made = [channel.format, columns, stageColumns, compiled.sql, compiled.parameters, lineOf('data', 'issues'), template, errorMask.toString()]
+  // What the stage's rows and lines are made with: the signature's input.
+  const making = [
+    channel.format,
+    columns,
+    stageColumns,
+    compiled.sql,
+    compiled.parameters,
+    lineOf('data', 'issues'),
+    template,
+    errorMask.toString(),
+    refersToImport,
+  ]
   const meta = { title: `${site.title}: ${channel.name}`, link: '', description: `Channel ${channel.id} of site ${site.id}` }
   return {
     site,
@@ -123,9 +134,7 @@ export async function planExport(
     frame: feedFrame(columns, channel.format, meta),
     line: (data, issues) => sql.raw(lineOf(data, issues)),
     leftOut: (issues) => (errorMask === 0n ? sql`false` : sql.raw(`coalesce(${issues} & ${errorMask.toString()}::bigint, 0) <> 0`)),
-    signature: createHash('sha256')
-      .update(JSON.stringify([...made, refersToImport]))
-      .digest('hex'),
+    signature: createHash('sha256').update(JSON.stringify(making)).digest('hex'),
     stageRows: channelStageRows(site.id, channel.id),
     storedData: (data, issues) => (refersToImport ? sql.raw(`CASE WHEN ${issues} IS NULL THEN NULL ELSE ${data} END`) : sql.raw(data)),
     channelRows: channelRowsOf(site, channel),

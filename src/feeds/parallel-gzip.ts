@@ -31,7 +31,7 @@ export class ParallelGzip extends Transform {
   private readonly inFlight: Promise<Buffer>[] = []
   private readonly maxInFlight: number
 
-  constructor(private readonly level: number = constants.Z_BEST_SPEED) {
+  constructor() {
     // Input queues up to a few blocks per core before the writer waits: whoever produces it (a COPY
     // of the lines, a download served as the file is written) is not held to each block's deflate.
     super({ writableHighWaterMark: 8 * BLOCK_BYTES })
@@ -79,7 +79,8 @@ export class ParallelGzip extends Transform {
   }
 
   private start(block: Buffer, finishFlush: number): void {
-    const options = { level: this.level, finishFlush, ...(this.window ? { dictionary: this.window } : {}) }
+    // The fastest level, as the header says.
+    const options = { level: constants.Z_BEST_SPEED, finishFlush, ...(this.window ? { dictionary: this.window } : {}) }
     const output = deflate(block, options)
     // Its failure is reported when its turn comes (drain); never unhandled meanwhile.
     output.catch(() => {})

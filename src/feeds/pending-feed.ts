@@ -94,9 +94,9 @@ type Outcome = 'sent' | 'written' | 'behind' | 'gone'
 
 /**
  * A pending full file's identity bytes (`bytes` of them, as its export recorded) for one whole
- * download, read from its channel stage as they are sent; undefined when the file is written already (serve the stored one). Fails as a stored
- * file's opening would (a 429 of the gate included) until its first byte; after it, a failure ends
- * the body with an error.
+ * download, read from its channel stage as they are sent; undefined when the file is written
+ * already (serve the stored one). Fails as a stored file's opening would (a 429 of the gate
+ * included) until its first byte; after it, a failure ends the body with an error.
  */
 export async function openPendingFeed(
   db: Db,
