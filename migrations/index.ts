@@ -14,6 +14,7 @@ import * as m0012 from './0012-console-sessions.js'
 import * as m0013 from './0013-run-table.js'
 import * as m0014 from './0014-channel-templates.js'
 import * as m0015 from './0015-one-copy-per-stage.js'
+import * as m0016 from './0016-rewrites-and-safety-stops.js'
 
 // A static list instead of a directory scan: it works the same from TypeScript sources (tsx, vitest)
 // and from the compiled build, and a migration cannot be forgotten by the bundler.
@@ -33,4 +34,5 @@ export const migrations: Record<string, Migration> = {
   '0013-run-table': m0013,
   '0014-channel-templates': m0014,
   '0015-one-copy-per-stage': m0015,
+  '0016-rewrites-and-safety-stops': m0016,
 }

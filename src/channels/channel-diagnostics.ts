@@ -5,17 +5,16 @@ import type { Severity } from '../templates/template-types.js'
 import { BadRequestError } from '../errors.js'
 import { GENERIC_TEMPLATE, templateNamed } from '../templates/template-catalog.js'
 import { attributeColumns } from '../templates/template-checks.js'
-import { checkCodes, type CheckCode } from '../templates/template-codes.js'
+import { checkCodes, MAX_QUOTED_VALUE, type CheckCode } from '../templates/template-codes.js'
 import { getChannel } from './channels.js'
 
 // What a channel's last export found checking its products against the channel's template, read
 // back: each failed check of each product (paged, filtered), and the counts. The checks are the
-// bits the export kept on each channel stage row (stage_product.issues), the values the row's own
-// data: nothing is copied, so the diagnostics of a catalog cost 8 bytes a product and are exact.
+// bits the export kept on each channel stage row (stage_product.issues and .notes), the values the
+// row's own data (or its import stage row's, which it refers to): nothing is copied, so the
+// diagnostics of a catalog cost 16 bytes a product at most and are exact.
 
 export const SEVERITIES: readonly Severity[] = ['error', 'warning', 'info']
-/** The longest offending value an entry quotes, in characters. */
-export const MAX_QUOTED_VALUE = 200
 
 export interface DiagnosticsQuery {
   limit: number
@@ -131,29 +130,45 @@ export async function channelDiagnostics(
   const checks = await channelChecks(db, accountId, siteSegment, channelId)
   const selected = selectedCodes(checks, query)
   if (selected.length === 0 || checks.totals === undefined) return { checks, entries: [], total: 0 }
-  const mask = selected.reduce((bits, c) => bits | (1n << BigInt(c.bit)), 0n).toString()
+  const masks = masksOf(selected)
   const columnOf = attributeColumns(checks.columns)
-  const valueCases = selected.map((c) => sql`WHEN ${c.bit} THEN o.data ->> ${columnOf.get(c.attribute) ?? ''}`)
+  const position = new Map(checks.codes.map((c, i) => [c, i]))
+  const valueCases = selected.map((c) => sql`WHEN ${position.get(c) ?? -1} THEN coalesce(o.data, i.data) ->> ${columnOf.get(c.attribute) ?? ''}`)
   const byId = query.id === undefined ? sql`true` : sql`o.product_id = ${query.id}`
-  const rows = await sql<{ product_id: string; bit: number; value: string | null }>`
-    SELECT o.product_id, b.bit, left(CASE b.bit ${sql.join(valueCases, sql` `)} END, ${MAX_QUOTED_VALUE}) AS value
-    FROM stage_product o CROSS JOIN LATERAL unnest(${selected.map((c) => c.bit)}::int[]) AS b(bit)
-    WHERE o.site_id = ${checks.siteId} AND o.stage = 'channel' AND o.stage_id = ${checks.channelId} AND o.issues IS NOT NULL
-      AND o.issues & ${mask}::bigint <> 0 AND o.issues & (1::bigint << b.bit) <> 0 AND ${byId}
-    ORDER BY o.product_id, b.bit
+  // A row whose only bits are notes may refer to the import stage's row for its data (exported-data.ts).
+  const rows = await sql<{ product_id: string; code: number; value: string | null }>`
+    SELECT o.product_id, b.code, left(CASE b.code ${sql.join(valueCases, sql` `)} END, ${MAX_QUOTED_VALUE}) AS value
+    FROM stage_product o
+      LEFT JOIN stage_product i ON o.data IS NULL AND i.site_id = o.site_id AND i.stage = 'import' AND i.stage_id = 0 AND i.product_id = o.product_id
+      CROSS JOIN LATERAL unnest(${selected.map((c) => position.get(c) ?? -1)}::int[], ${selected.map((c) => c.bit)}::int[],
+        ${selected.map((c) => c.word === 'notes')}::boolean[]) AS b(code, bit, in_notes)
+    WHERE o.site_id = ${checks.siteId} AND o.stage = 'channel' AND o.stage_id = ${checks.channelId}
+      AND (o.issues & ${masks.issues}::bigint <> 0 OR o.notes & ${masks.notes}::bigint <> 0)
+      AND CASE WHEN b.in_notes THEN o.notes ELSE o.issues END & (1::bigint << b.bit) <> 0 AND ${byId}
+    ORDER BY o.product_id, b.code
     LIMIT ${query.limit} OFFSET ${query.offset}`.execute(db)
-  const byBit = new Map(checks.codes.map((c) => [c.bit, c]))
   const entries = rows.rows.flatMap((row) => {
-    const check = byBit.get(row.bit)
+    const check = checks.codes[row.code]
     return check ? [{ productId: row.product_id, check, value: row.value ?? '' }] : []
   })
   const total =
-    query.id === undefined ? selected.reduce((sum, c) => sum + (checks.totals?.codes[c.code] ?? 0), 0) : await countOfProduct(db, checks, query.id, mask)
+    query.id === undefined ? selected.reduce((sum, c) => sum + (checks.totals?.codes[c.code] ?? 0), 0) : await countOfProduct(db, checks, query.id, masks)
   return { checks, entries, total }
 }
 
-async function countOfProduct(db: DbHandle, checks: ChannelChecks, productId: string, mask: string): Promise<number> {
-  const { rows } = await sql<{ n: number }>`SELECT coalesce(bit_count((issues & ${mask}::bigint)::bit(64)), 0)::int AS n FROM stage_product
+/** The bits of `codes` in each word, as bigint texts. */
+function masksOf(codes: CheckCode[]): { issues: string; notes: string } {
+  const of = (word: string) =>
+    codes
+      .filter((c) => c.word === word)
+      .reduce((bits, c) => bits | (1n << BigInt(c.bit)), 0n)
+      .toString()
+  return { issues: of('issues'), notes: of('notes') }
+}
+
+async function countOfProduct(db: DbHandle, checks: ChannelChecks, productId: string, masks: { issues: string; notes: string }): Promise<number> {
+  const { rows } = await sql<{ n: number }>`SELECT coalesce(bit_count((issues & ${masks.issues}::bigint)::bit(64)), 0)::int
+      + coalesce(bit_count((notes & ${masks.notes}::bigint)::bit(64)), 0)::int AS n FROM stage_product
     WHERE site_id = ${checks.siteId} AND stage = 'channel' AND stage_id = ${checks.channelId} AND product_id = ${productId}`.execute(db)
   return Number(rows[0]?.n ?? 0)
 }

@@ -168,8 +168,10 @@ export interface StageProductTable {
   data: ColumnType<Record<string, string> | null, string | null, string | null>
   /** A channel stage row's feed line as rendered; null in the import stage, and for a row its template's checks leave out. */
   line: ColumnType<string | null, string | null | undefined, string | null>
-  /** A channel stage row's failed checks, a bit per code of its template; null when none (and in the import stage). */
+  /** A channel stage row's failed checks, a bit per error or warning code of its template; null when none (and in the import stage). */
   issues: ColumnType<string | null, string | null | undefined, string | null>
+  /** A channel stage row's rewrites into the channel's spelling, a bit per info code of its template; null when none. */
+  notes: ColumnType<string | null, string | null | undefined, string | null>
 }
 
 /** Request counters of every process (PostgresRateLimitStore). */

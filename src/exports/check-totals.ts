@@ -13,9 +13,10 @@ export type { CheckTotals } from '../db/schema.js'
 
 export const NO_CHECKS: CheckTotals = { checked: 0, exported: 0, leftOut: 0, withErrors: 0, withWarnings: 0, exportedWithWarnings: 0, codes: {} }
 
-/** Rows that share their issues and their place in the stage and the feed, now or before. */
+/** Rows that share their issues and notes and their place in the stage and the feed, now or before. */
 export interface CountedGroup {
   issues: string | null
+  notes: string | null
   inStage: boolean
   inFeed: boolean
   rows: number
@@ -29,19 +30,21 @@ export async function countChecks(tx: Tx, checks: CompiledChecks, previous: Chec
   const { rows } = await sql<{
     issues: string | null
     old_issues: string | null
+    notes: string | null
+    old_notes: string | null
     is_row: boolean
     was_row: boolean
     in_feed: boolean
     was_in_feed: boolean
     n: string
   }>`
-    SELECT issues, old_issues, kind <> 'deleted' AS is_row, kind <> 'new' AS was_row,
+    SELECT issues, old_issues, notes, old_notes, kind <> 'deleted' AS is_row, kind <> 'new' AS was_row,
       coalesce(feed IN ('new', 'modified', 'unchanged'), false) AS in_feed, coalesce(feed IN ('modified', 'unchanged', 'deleted'), false) AS was_in_feed,
       count(*) AS n
-    FROM export_rows GROUP BY 1, 2, 3, 4, 5, 6`.execute(tx.db)
-  const now = rows.map((row) => ({ issues: row.issues, inStage: row.is_row, inFeed: row.in_feed, rows: Number(row.n) }))
+    FROM export_rows GROUP BY 1, 2, 3, 4, 5, 6, 7, 8`.execute(tx.db)
+  const now = rows.map((row) => ({ issues: row.issues, notes: row.notes, inStage: row.is_row, inFeed: row.in_feed, rows: Number(row.n) }))
   if (previous === undefined) return totalsOf(checks, now)
-  const before = rows.map((row) => ({ issues: row.old_issues, inStage: row.was_row, inFeed: row.was_in_feed, rows: Number(row.n) }))
+  const before = rows.map((row) => ({ issues: row.old_issues, notes: row.old_notes, inStage: row.was_row, inFeed: row.was_in_feed, rows: Number(row.n) }))
   return combine(previous, totalsOf(checks, now), totalsOf(checks, before))
 }
 
@@ -53,13 +56,14 @@ export function totalsOf(checks: CompiledChecks | undefined, groups: CountedGrou
   for (const group of groups) {
     if (!group.inStage) continue
     const issues = BigInt(group.issues ?? 0)
+    const words = { issues, notes: BigInt(group.notes ?? 0) }
     totals.checked += group.rows
     if (group.inFeed) totals.exported += group.rows
     if ((issues & errors) !== 0n) totals.withErrors += group.rows
     if ((issues & warnings) !== 0n) totals.withWarnings += group.rows
     if (group.inFeed && (issues & (errors | warnings)) !== 0n) totals.exportedWithWarnings += group.rows
     for (const code of checks?.codes ?? []) {
-      if ((issues & (1n << BigInt(code.bit))) !== 0n) totals.codes[code.code] = (totals.codes[code.code] ?? 0) + group.rows
+      if ((words[code.word] & (1n << BigInt(code.bit))) !== 0n) totals.codes[code.code] = (totals.codes[code.code] ?? 0) + group.rows
     }
   }
   totals.leftOut = totals.checked - totals.exported

@@ -39,18 +39,18 @@ export interface StageTotals {
 /** A first export: nothing to compare with, so the rows and their lines go straight into the channel stage. */
 export async function storeFirstExport(tx: Tx, plan: ExportPlan): Promise<StageTotals & { checks: CheckTotals }> {
   const { site, channel } = plan
-  const { rows } = await sql<{ issues: string | null; in_feed: boolean; n: string; bytes: string | null }>`
+  const { rows } = await sql<{ issues: string | null; notes: string | null; in_feed: boolean; n: string; bytes: string | null }>`
     WITH stored AS (
-      INSERT INTO stage_product (site_id, stage, stage_id, product_id, account_id, data, line, issues)
+      INSERT INTO stage_product (site_id, stage, stage_id, product_id, account_id, data, line, issues, notes)
       SELECT ${site.id}, 'channel', ${channel.id}, r.product_id, ${site.account_id}, ${plan.storedData('r.data', 'r.issues')},
-        CASE WHEN ${plan.leftOut('r.issues')} THEN NULL ELSE ${plan.line('r.data', 'r.issues')} END, r.issues
+        CASE WHEN ${plan.leftOut('r.issues')} THEN NULL ELSE ${plan.line('r.data', 'r.notes')} END, r.issues, r.notes
       FROM (${plan.rows} OFFSET 0) AS r
-      RETURNING octet_length(line) AS bytes, issues
+      RETURNING octet_length(line) AS bytes, issues, notes
     )
-    SELECT issues, bytes IS NOT NULL AS in_feed, count(*) AS n, sum(bytes + 1) AS bytes FROM stored GROUP BY 1, 2`.execute(tx.db)
+    SELECT issues, notes, bytes IS NOT NULL AS in_feed, count(*) AS n, sum(bytes + 1) AS bytes FROM stored GROUP BY 1, 2, 3`.execute(tx.db)
   const checks = totalsOf(
     plan.checks,
-    rows.map((row) => ({ issues: row.issues, inStage: true, inFeed: row.in_feed, rows: Number(row.n) })),
+    rows.map((row) => ({ issues: row.issues, notes: row.notes, inStage: true, inFeed: row.in_feed, rows: Number(row.n) })),
   )
   return { rows: checks.exported, lineBytes: rows.reduce((sum, row) => sum + Number(row.bytes ?? 0), 0), checks }
 }
@@ -65,7 +65,7 @@ async function createExportRows(tx: Tx): Promise<void> {
   // `feed` in the feed (null: in neither feed). `line` is the new line of a row new or modified in
   // the feed, the old one of a row deleted from it; old_bytes what a row's old line took.
   await sql`CREATE TEMP TABLE export_rows (product_id text COLLATE "C" NOT NULL, data jsonb NOT NULL, line text, kind text NOT NULL, old_bytes bigint,
-      issues bigint, old_issues bigint, feed text)
+      issues bigint, old_issues bigint, notes bigint, old_notes bigint, feed text)
     ON COMMIT DROP`.execute(tx.db)
 }
 
@@ -80,10 +80,10 @@ function classifiedColumns(plan: ExportPlan, renderAll: boolean): RawBuilder<unk
   // A row leaving the feed, rendered again in a new way, is rendered as its data stands: its old
   // bits may be another template's, whose normalisation bits mean other checks.
   return sql`coalesce(r.data, o.data),
-      CASE WHEN ${inFeed} AND (NOT ${wasInFeed} OR o.data <> r.data OR ${all}) THEN ${plan.line('r.data', 'r.issues')}
+      CASE WHEN ${inFeed} AND (NOT ${wasInFeed} OR o.data <> r.data OR ${all}) THEN ${plan.line('r.data', 'r.notes')}
            WHEN ${wasInFeed} AND NOT ${inFeed} THEN CASE WHEN ${all} THEN ${plan.line('o.data', 'NULL::bigint')} ELSE o.line END END,
       CASE WHEN r.product_id IS NULL THEN 'deleted' WHEN o.product_id IS NULL THEN 'new' WHEN o.data = r.data THEN 'unchanged' ELSE 'modified' END,
-      octet_length(o.line) + 1, r.issues, o.issues,
+      octet_length(o.line) + 1, r.issues, o.issues, r.notes, o.notes,
       CASE WHEN ${inFeed} AND ${wasInFeed} THEN CASE WHEN o.data = r.data THEN 'unchanged' ELSE 'modified' END
            WHEN ${inFeed} THEN 'new' WHEN ${wasInFeed} THEN 'deleted' END`
 }
@@ -110,7 +110,7 @@ export async function classifyChanged(tx: Tx, plan: ExportPlan, sinceBuild: stri
   // each (the keys are unique): right after a
   // bulk load the stages' statistics may be missing or stale, and a planner that misjudges them
   // scans both stages whole instead (seconds at 1M rows, measured).
-  await sql`INSERT INTO export_rows (product_id, data, line, kind, old_bytes, issues, old_issues, feed)
+  await sql`INSERT INTO export_rows (product_id, data, line, kind, old_bytes, issues, old_issues, notes, old_notes, feed)
     SELECT ch.product_id, ${classifiedColumns(plan, false)}
     FROM (SELECT product_id FROM changed_ids ORDER BY product_id) AS ch
     LEFT JOIN LATERAL (${plan.rowsWhere(sql`product_id = ch.product_id`)} LIMIT 1) AS r ON true
@@ -133,7 +133,7 @@ export async function classifyAll(tx: Tx, plan: ExportPlan, how: { renderAll: bo
   // side with the channel stage, where a hash join is always sound: no nested loops until the
   // stage is written.
   await sql`SET LOCAL enable_nestloop = off`.execute(tx.db)
-  await sql`INSERT INTO export_rows (product_id, data, line, kind, old_bytes, issues, old_issues, feed)
+  await sql`INSERT INTO export_rows (product_id, data, line, kind, old_bytes, issues, old_issues, notes, old_notes, feed)
     SELECT coalesce(r.product_id, o.product_id), ${classifiedColumns(plan, how.renderAll)}
     FROM (${plan.rows} OFFSET 0) AS r
     FULL JOIN (${plan.channelRows(sql`true`, how.previousRefers)}) AS o ON o.product_id = r.product_id`.execute(tx.db)
@@ -184,8 +184,8 @@ export async function replaceStage(tx: Tx, plan: ExportPlan, counts: StageChange
   const rowsOf = (kind: string) => (how.fewRows ? sql`o.product_id = ANY(ARRAY(SELECT product_id FROM export_rows WHERE kind = ${kind}))` : sql`true`)
   // A row's line in the stage: its line while it is in the feed; export_rows has the old line of a row that left it.
   const stageLine = sql`CASE WHEN n.feed IN ('new', 'modified', 'unchanged') THEN n.line END`
-  const insert = (kinds: string[]) => sql`INSERT INTO stage_product (site_id, stage, stage_id, product_id, account_id, data, line, issues)
-      SELECT ${site.id}, 'channel', ${channel.id}, n.product_id, ${site.account_id}, ${plan.storedData('n.data', 'n.issues')}, ${stageLine}, n.issues
+  const insert = (kinds: string[]) => sql`INSERT INTO stage_product (site_id, stage, stage_id, product_id, account_id, data, line, issues, notes)
+      SELECT ${site.id}, 'channel', ${channel.id}, n.product_id, ${site.account_id}, ${plan.storedData('n.data', 'n.issues')}, ${stageLine}, n.issues, n.notes
       FROM export_rows n WHERE n.kind = ANY(${kinds})`
   if (how.rewrite) {
     await sql`DELETE FROM stage_product o WHERE ${ofChannel}`.execute(tx.db)
@@ -196,7 +196,8 @@ export async function replaceStage(tx: Tx, plan: ExportPlan, counts: StageChange
         WHERE n.kind = 'deleted' AND ${ofChannel} AND ${rowsOf('deleted')} AND o.product_id = n.product_id`.execute(tx.db)
     }
     if (counts.updated > 0) {
-      await sql`UPDATE stage_product o SET data = ${plan.storedData('n.data', 'n.issues')}, line = ${stageLine}, issues = n.issues FROM export_rows n
+      await sql`UPDATE stage_product o SET data = ${plan.storedData('n.data', 'n.issues')}, line = ${stageLine}, issues = n.issues, notes = n.notes
+        FROM export_rows n
         WHERE n.kind = 'modified' AND ${ofChannel} AND ${rowsOf('modified')} AND o.product_id = n.product_id`.execute(tx.db)
     }
     if (counts.inserted > 0) await insert(['new']).execute(tx.db)

@@ -10,7 +10,7 @@ import { channelStageRows, feedFrame, lineSql, type FeedFrame } from '../feeds/f
 import { cancellingBudget, type FeedBudget } from '../feeds/feed-writer.js'
 import { RunFailure, SiteErrorCode } from '../sites/run-failure.js'
 import { templateNamed, GENERIC_TEMPLATE } from '../templates/template-catalog.js'
-import { compileChecks, type CompiledChecks } from '../templates/template-checks.js'
+import { attributeColumns, compileChecks, type CompiledChecks } from '../templates/template-checks.js'
 import type { ChannelTemplate } from '../templates/template-types.js'
 import { exportSettings } from './export-failures.js'
 import { changesOnlyRecipe } from '../imports/build-stage.js'
@@ -39,14 +39,14 @@ export interface ExportPlan {
   /** The text of a file around its lines (header, footer). */
   frame: FeedFrame
   /**
-   * The export's rows (product_id, data, issues): the import stage through the channel's filter and
-   * mapping, as exported (normalised by the template), with the bits of the checks each fails.
+   * The export's rows (product_id, data, issues, notes): the import stage through the channel's
+   * filter and mapping, with the bits of the checks each fails and of the rewrites its line makes.
    */
   rows: RawBuilder<unknown>
   /** The export's rows among those whose product_id satisfies `condition` (a changed subset). */
   rowsWhere(condition: RawBuilder<unknown>): RawBuilder<unknown>
-  /** The feed line of the row whose data and issues are the SQL expressions `data` and `issues`. */
-  line(data: string, issues: string): RawBuilder<unknown>
+  /** The feed line of the row whose data and notes are the SQL expressions `data` and `notes` (its values rewritten as they say). */
+  line(data: string, notes: string): RawBuilder<unknown>
   template: ChannelTemplate
   /** The template's checks for the channel's columns; none for a template without attributes (generic). */
   checks: CompiledChecks | undefined
@@ -68,7 +68,7 @@ export interface ExportPlan {
   /** SQL: the data a channel stage row keeps, for the row whose data and issues are the SQL expressions `data` and `issues`. */
   storedData(data: string, issues: string): RawBuilder<unknown>
   /**
-   * The channel stage's rows (product_id, data, line, issues); with `refers` (the stage was saved
+   * The channel stage's rows (product_id, data, line, issues, notes); with `refers` (the stage was saved
    * referring), the data of rows that refer to the import stage is read from it.
    */
   channelRows(condition: RawBuilder<unknown>, refers: boolean): RawBuilder<unknown>
@@ -95,14 +95,19 @@ export async function planExport(
   const checks = template.attributes.length === 0 ? undefined : compileChecks(quoter, template, columns, { currency: channel.currency })
   const rowsWhere = (also: RawBuilder<unknown>) => {
     const where = sql`site_id = ${site.id} AND stage = 'import' AND stage_id = 0 AND ${condition} AND ${also}`
-    if (!checks) return sql`SELECT product_id, ${object} AS data, NULL::bigint AS issues FROM stage_product WHERE ${where}`
+    if (!checks) return sql`SELECT product_id, ${object} AS data, NULL::bigint AS issues, NULL::bigint AS notes FROM stage_product WHERE ${where}`
     return checkedRows(channel, mapping, checks, where)
   }
   const rows = rowsWhere(sql`true`)
   // A template's namespace on the channel's own names: a Google feed's `price` is its `<g:price>`.
   const elements = template.xmlPrefix ? columns.map((c) => (c.includes(':') ? c : `${template.xmlPrefix}:${c}`)) : columns
-  const lineOf = (data: string, issues: string) =>
-    lineSql(quoter, columns, channel.format, data, { elements, written: checks && ((column, value) => checks.exportedValue(column, value, issues)) })
+  const lineOf = (data: string, notes: string) =>
+    lineSql(quoter, columns, channel.format, data, {
+      elements,
+      groups: template.xmlGroups,
+      repeated: template.xmlRepeated,
+      written: checks && ((column, value) => checks.exportedValue(column, value, notes)),
+    })
   const errorMask = checks && channel.validation_mode === 'exclude' ? checks.errorMask : 0n
   const compiled = rows.compile(db)
   // What the stage's rows and lines are made with: the signature's input.
@@ -112,12 +117,13 @@ export async function planExport(
     stageColumns,
     compiled.sql,
     compiled.parameters,
-    lineOf('data', 'issues'),
+    lineOf('data', 'notes'),
     template,
     errorMask.toString(),
     refersToImport,
   ]
-  const meta = { title: `${site.title}: ${channel.name}`, link: '', description: `Channel ${channel.id} of site ${site.id}` }
+  const link = channel.format === 'xml' ? await websiteOf(db, rows, columns) : ''
+  const meta = { title: `${site.title}: ${channel.name}`, link, description: `Channel ${channel.id} of site ${site.id}` }
   return {
     site,
     channel,
@@ -132,7 +138,7 @@ export async function planExport(
     refersToImport,
     budget: cancellingBudget(db, limits.feedMaxBytes),
     frame: feedFrame(columns, channel.format, meta),
-    line: (data, issues) => sql.raw(lineOf(data, issues)),
+    line: (data, notes) => sql.raw(lineOf(data, notes)),
     leftOut: (issues) => (errorMask === 0n ? sql`false` : sql.raw(`coalesce(${issues} & ${errorMask.toString()}::bigint, 0) <> 0`)),
     signature: createHash('sha256').update(JSON.stringify(making)).digest('hex'),
     stageRows: channelStageRows(site.id, channel.id),
@@ -141,12 +147,29 @@ export async function planExport(
   }
 }
 
+/**
+ * The website an XML feed's items come from, for RSS's channel link: the origin of the first
+ * product's `link` (as Google's items have one), '' when no column carries one.
+ */
+async function websiteOf(db: Db, rows: RawBuilder<unknown>, columns: string[]): Promise<string> {
+  const column = attributeColumns(columns).get('link')
+  if (column === undefined) return ''
+  // Among the first thousand rows at most: a catalog without links must not be read whole for it.
+  const { rows: found } = await sql<{ link: string }>`SELECT link FROM (SELECT r.data ->> ${column} AS link FROM (${rows}) AS r LIMIT 1000) AS l
+    WHERE link ~* '^\s*https?://[^/]' LIMIT 1`.execute(db)
+  try {
+    return found[0] ? new URL(found[0].link.trim()).origin : ''
+  } catch {
+    return ''
+  }
+}
+
 /** ExportPlan.channelRows of this channel: the rows its stage keeps, with the data referring rows read from the import stage. */
 function channelRowsOf(site: Site, channel: Channel): ExportPlan['channelRows'] {
   return (also, refers) => {
     const ofChannel = sql`c.site_id = ${site.id} AND c.stage = 'channel' AND c.stage_id = ${channel.id} AND ${also}`
-    if (!refers) return sql`SELECT c.product_id, c.data, c.line, c.issues FROM stage_product c WHERE ${ofChannel}`
-    return sql`SELECT c.product_id, coalesce(c.data, i.data) AS data, c.line, c.issues
+    if (!refers) return sql`SELECT c.product_id, c.data, c.line, c.issues, c.notes FROM stage_product c WHERE ${ofChannel}`
+    return sql`SELECT c.product_id, coalesce(c.data, i.data) AS data, c.line, c.issues, c.notes
       FROM stage_product c LEFT JOIN stage_product i
         ON c.data IS NULL AND i.site_id = ${site.id} AND i.stage = 'import' AND i.stage_id = 0 AND i.product_id = c.product_id
       WHERE ${ofChannel}`
@@ -181,8 +204,8 @@ function checkedRows(channel: Channel, mapping: ColumnMapping[], checks: Compile
   const parsed = checks.parsed.map(({ alias, sql: parse }) => `${parse(read('v'))} AS ${alias}`)
   const withParsed = sql`SELECT v.*${sql.raw(parsed.map((p) => `, ${p}`).join(''))} FROM (${rows}) AS v OFFSET 0`
   const data = identity ? sql`s.data` : jsonbObject(mapping.map((m, i) => [sql`${m.column}::text`, sql.raw(`s.v${i}`)]))
-  const issues = checks.issues(read('s'), (alias) => `s.${alias}`)
-  return sql`SELECT product_id, ${data} AS data, ${sql.raw(issues)} AS issues FROM (${withParsed}) AS s`
+  const bits = (word: 'issues' | 'notes') => sql.raw(checks.bits(word, read('s'), (alias) => `s.${alias}`))
+  return sql`SELECT product_id, ${data} AS data, ${bits('issues')} AS issues, ${bits('notes')} AS notes FROM (${withParsed}) AS s`
 }
 
 /**

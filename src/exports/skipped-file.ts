@@ -1,13 +1,16 @@
 import pg from 'pg'
 import { feedFrame, lineSql, type FeedFrame } from '../feeds/feed-sql.js'
 import type { ExportPlan } from './export-plan.js'
+import { attributeColumns } from '../templates/template-checks.js'
+import { MAX_QUOTED_VALUE } from '../templates/template-codes.js'
 
 // The skipped file (ChannelFilename type `skipped`) lists the products a channel's checks left out
-// of its feed, each with the first error it fails (in the template's order) and what to do about
-// it, in the channel's format. It is read from the stage's rows without a line, through the index
-// of those rows alone: its cost is the left-out rows', not the catalog's.
+// of its feed, each with the first error it fails (in the template's order), the value that failed
+// it (cut to 200 characters, as diagnostics quote it) and what to do about it, in the channel's
+// format. It is read from the stage's rows without a line, through the index of those rows alone:
+// its cost is the left-out rows', not the catalog's.
 
-export const SKIPPED_COLUMNS = ['id', 'attribute', 'code', 'message', 'hint']
+export const SKIPPED_COLUMNS = ['id', 'attribute', 'code', 'value', 'message', 'hint']
 
 const quoter = { escapeLiteral: pg.escapeLiteral, escapeIdentifier: pg.escapeIdentifier }
 
@@ -24,11 +27,23 @@ export function skippedFrame(plan: ExportPlan): FeedFrame {
 export function skippedLinesSql(plan: ExportPlan): string {
   const errors = (plan.checks?.codes ?? []).filter((code) => code.severity === 'error')
   if (errors.length === 0) return `SELECT NULL::text AS product_id, NULL::text AS line WHERE false`
-  const first = (field: 'attribute' | 'code' | 'message' | 'hint') => {
-    const cases = errors.map((code) => `WHEN o.issues & ${(1n << BigInt(code.bit)).toString()}::bigint <> 0 THEN ${quoter.escapeLiteral(code[field])}`)
+  const first = (field: 'attribute' | 'code' | 'message' | 'hint' | 'value') => {
+    const cases = errors.map((code) => {
+      const column = columnOf.get(code.attribute)
+      const value =
+        field !== 'value'
+          ? quoter.escapeLiteral(code[field])
+          : column === undefined
+            ? `''`
+            : `left(coalesce(o.data ->> ${quoter.escapeLiteral(column)}, ''), ${MAX_QUOTED_VALUE})`
+      return `WHEN o.issues & ${(1n << BigInt(code.bit)).toString()}::bigint <> 0 THEN ${value}`
+    })
     return `CASE ${cases.join(' ')} END`
   }
-  const pairs = SKIPPED_COLUMNS.map((column) => `'${column}', ${column === 'id' ? 'o.product_id' : first(column as 'attribute' | 'code' | 'message' | 'hint')}`)
+  const columnOf = attributeColumns(plan.columns)
+  const pairs = SKIPPED_COLUMNS.map(
+    (column) => `'${column}', ${column === 'id' ? 'o.product_id' : first(column as 'attribute' | 'code' | 'message' | 'hint' | 'value')}`,
+  )
   const data = `jsonb_build_object(${pairs.join(', ')})`
   const line = lineSql(quoter, SKIPPED_COLUMNS, plan.channel.format, 's.data')
   return `SELECT s.product_id, ${line} AS line

@@ -18,6 +18,7 @@ export interface FeedRows {
 
 export interface FeedMeta {
   title: string
+  /** The address of the website the feed's items come from (RSS's channel link); written when known. */
   link: string
   description?: string
 }
@@ -147,7 +148,8 @@ export function feedFrame(columns: string[], format: FeedFormat, meta: FeedMeta)
         .join('')
       const header =
         `<?xml version="1.0" encoding="UTF-8"?>\n<rss version="2.0"${namespaces}><channel>` +
-        `<title>${xmlEscape(meta.title)}</title><link>${xmlEscape(meta.link)}</link><description>${xmlEscape(meta.description ?? '')}</description>\n`
+        `<title>${xmlEscape(meta.title)}</title>${meta.link === '' ? '' : `<link>${xmlEscape(meta.link)}</link>`}` +
+        `<description>${xmlEscape(meta.description ?? '')}</description>\n`
       return { header, footer: '</channel></rss>\n' }
     }
   }
@@ -157,6 +159,14 @@ export function feedFrame(columns: string[], format: FeedFormat, meta: FeedMeta)
 export interface LineOptions {
   /** The element of each column in format xml (a template's namespace: `g:price`); the columns themselves by default. */
   elements?: readonly string[]
+  /**
+   * Format xml: elements (by their name without a namespace prefix) whose values are groups of
+   * sub-elements, given in their colon form (`US:CA:Overnight:16.00 USD`), several separated by
+   * commas: each group is one element with a sub-element per non-empty part, named in this order.
+   */
+  groups?: Readonly<Record<string, readonly string[]>> | undefined
+  /** Format xml: elements (by their name without a prefix) whose comma-separated values are one element each. */
+  repeated?: readonly string[] | undefined
   /** The SQL of a column's value as written, from the SQL of its value in the row (a template's normalisation). */
   written?: ((column: string, value: string) => string) | undefined
 }
@@ -189,12 +199,66 @@ export function lineSql(q: SqlQuoter, columns: string[], format: FeedFormat, dat
       const pairs = columns.map((c) => `${q.escapeLiteral(JSON.stringify(c) + ':')} || to_json(coalesce(${value(c)}, ''))::text`)
       return pairs.length === 0 ? `'{}'` : `'{' || array_to_string(ARRAY[${pairs.join(', ')}], ',') || '}'`
     }
-    case 'xml': {
-      const forbidden = q.escapeLiteral(XML_FORBIDDEN)
-      const items = columns.map((c, i) => `xmlelement(name ${q.escapeIdentifier(elements[i] ?? c)}, translate(coalesce(${value(c)}, ''), ${forbidden}, ''))`)
-      return `xmlelement(name item${items.map((e) => `, ${e}`).join('')})::text`
+    case 'xml':
+      return xmlItemSql(
+        q,
+        columns.map((c, i) => ({ element: elements[i] ?? c, value: value(c) })),
+        how,
+      )
+  }
+}
+
+// Blanks around a value, and a value of nothing else: a value of only blanks is empty.
+const XML_BLANKS = `E' \\t\\n\\r'`
+// A comma or colon outside double quotes (an even number of quotes follows it): product_detail's
+// values may quote a part that holds one (`Display:Diagonal Size:"2.5"""`).
+const UNQUOTED_COMMA = `',(?=(?:[^"]*"[^"]*")*[^"]*$)'`
+const UNQUOTED_COLON = `':(?=(?:[^"]*"[^"]*")*[^"]*$)'`
+
+/**
+ * SQL: one XML item of elements, each value as its text. An empty value, or one of blanks only,
+ * writes no element (Google reads an empty element as an attribute given empty). Group and
+ * repeated elements (LineOptions) become several elements.
+ */
+function xmlItemSql(q: SqlQuoter, items: { element: string; value: string }[], how: LineOptions): string {
+  const forbidden = q.escapeLiteral(XML_FORBIDDEN)
+  const text = (v: string) => `translate(${v}, ${forbidden}, '')`
+  // The text of a value, or NULL for one of blanks only (xmlforest writes no element for NULL).
+  const present = (v: string) =>
+    `CASE WHEN ascii(${v}) > 32 THEN nullif(${text(v)}, '') WHEN btrim(${text(v)}, ${XML_BLANKS}) = '' THEN NULL ELSE ${text(v)} END`
+  const trimmed = (v: string) => `btrim(${v}, ${XML_BLANKS})`
+  const name = (element: string) => q.escapeIdentifier(element)
+  const parts: string[] = []
+  let forest: string[] = []
+  const flush = () => {
+    if (forest.length > 0) parts.push(`xmlforest(${forest.join(', ')})`)
+    forest = []
+  }
+  for (const { element, value } of items) {
+    const colon = element.indexOf(':')
+    const [prefix, local] = colon < 0 ? ['', element] : [element.slice(0, colon + 1), element.slice(colon + 1)]
+    const subElements = how.groups?.[local]
+    if (subElements) {
+      flush()
+      // A part in double quotes is written without them, a doubled quote inside as one.
+      const part = (f: string) =>
+        `CASE WHEN ${trimmed(f)} ~ '^".*"$' THEN replace(substr(${trimmed(f)}, 2, length(${trimmed(f)}) - 2), '""', '"') ELSE ${trimmed(f)} END`
+      const subs = subElements.map((sub, i) => `nullif(${text(part(`f[${i + 1}]`))}, '') AS ${name(prefix + sub)}`)
+      const groups = `SELECT xmlagg(xmlelement(name ${name(element)}, xmlforest(${subs.join(', ')})) ORDER BY n)
+        FROM (SELECT regexp_split_to_array(e, ${UNQUOTED_COLON}) AS f, n
+              FROM regexp_split_to_table(${value}, ${UNQUOTED_COMMA}) WITH ORDINALITY AS u(e, n) WHERE ${trimmed('e')} <> '') AS g`
+      parts.push(`CASE WHEN ${present(value)} IS NULL THEN NULL ELSE (${groups}) END`)
+    } else if (how.repeated?.includes(local)) {
+      flush()
+      const each = `SELECT xmlagg(xmlelement(name ${name(element)}, ${text(trimmed('p'))}) ORDER BY n)
+        FROM unnest(string_to_array(${value}, ',')) WITH ORDINALITY AS u(p, n) WHERE ${trimmed('p')} <> ''`
+      parts.push(`CASE WHEN ${present(value)} IS NULL THEN NULL ELSE (${each}) END`)
+    } else {
+      forest.push(`${present(value)} AS ${name(element)}`)
     }
   }
+  flush()
+  return `xmlelement(name item${parts.map((p) => `, ${p}`).join('')})::text`
 }
 
 /**

@@ -1,4 +1,4 @@
-import type { ChannelTemplate, TemplateAttribute } from './template-types.js'
+import type { ChannelTemplate, TemplateAttribute, ValueRule } from './template-types.js'
 
 // Google Merchant Center's product data specification (support.google.com/merchants/answer/7052112),
 // read on 2026-11-25. Attribute names, limits and supported values follow it; descriptions are ours.
@@ -13,12 +13,28 @@ import type { ChannelTemplate, TemplateAttribute } from './template-types.js'
 // - optional: the rest. Attributes without a rule cost no diagnostic code; the template stays within
 //   60 codes (59 today: see checkCodes), so many optional attributes carry one rule only.
 // - Google names no help page per attribute by a pattern (its pages have numeric ids): no attributeUrl.
+// - Spellings (read 2026-11-27): availability's values are shown as `in_stock` and, in Google's own
+//   older pages and RSS samples, `in stock`: both are read, the file carries `in_stock`. adult,
+//   is_bundle and identifier_exists take yes, true, no or false in text and XML feeds: the file
+//   carries yes or no. `1` and `0` are read as yes and no too: the stream interface stores a JSON
+//   `true` as `1`. Every listed value is read in any case and with blanks around it.
+// - Prices: "Number plus currency (use ISO 4217)", `15.00 USD`. `10 eur` is read as `10 EUR` (an
+//   ISO code in lower case names the same currency); `19,99 EUR` as `19.99 EUR`: Google stopped
+//   reading a decimal comma for German feeds in June 2022 and wants a point, and a comma followed by
+//   one or two digits can only be one. `1,299.00 EUR` (a thousands separator) is refused.
+// - availability_date is required for preorder and backorder (availability_date_missing); gtin is
+//   not missing where identifier_exists says the product has none.
+// - XML: the group attributes (shipping, tax, installment, …) are written as sub-elements, as
+//   Google's XML specification has them, from their colon form (`US:CA:Overnight:16.00 USD`, several
+//   separated by commas); text feeds keep the colon form. Repeated attributes (additional_image_link,
+//   size_type, …) are one element per comma-separated value.
 
 const URL_LIST = '^https?://[^\\s,]+(\\s*,\\s*https?://[^\\s,]+)*$'
-const CATEGORY = '^([0-9]+|[^0-9\\s>][^>]*( ?> ?[^>\\s][^>]*)*)$'
 const ISO_DATE = '^[0-9]{4}-[0-9]{2}-[0-9]{2}(T[0-9]{2}:[0-9]{2}(:[0-9]{2}(\\.[0-9]+)?)?(Z|[+-][0-9]{2}:?[0-9]{2})?)?$'
 const UNIT_MEASURES = ['oz', 'lb', 'mg', 'g', 'kg', 'floz', 'pt', 'qt', 'gal', 'ml', 'cl', 'l', 'cbm', 'in', 'ft', 'yd', 'cm', 'm', 'sqft', 'sqm', 'ct']
 const ENERGY_CLASSES = ['A+++', 'A++', 'A+', 'A', 'B', 'C', 'D', 'E', 'F', 'G']
+const YES_NO: ValueRule = { kind: 'one_of', values: ['yes', 'no'], aliases: { true: 'yes', false: 'no', '1': 'yes', '0': 'no' } }
+const DESTINATIONS = ['Shopping_ads', 'Display_ads', 'Local_inventory_ads', 'Free_listings', 'Free_local_listings', 'cloud_retail', 'local_cloud_retail']
 
 const customLabels: TemplateAttribute[] = [0, 1, 2, 3, 4].map((n) => ({
   name: `custom_label_${n}`,
@@ -37,8 +53,18 @@ export const googleShopping: ChannelTemplate = {
   },
   defaultFormat: 'xml',
   formats: ['xml', 'tsv'],
-  normalisesBarePrices: true,
   xmlPrefix: 'g',
+  xmlGroups: {
+    shipping: ['country', 'region', 'service', 'price', 'min_handling_time', 'max_handling_time', 'min_transit_time', 'max_transit_time'],
+    tax: ['country', 'region', 'rate', 'tax_ship'],
+    installment: ['months', 'amount', 'downpayment', 'credit_type'],
+    subscription_cost: ['period', 'period_length', 'amount'],
+    loyalty_points: ['name', 'points_value', 'ratio'],
+    product_detail: ['section_name', 'attribute_name', 'attribute_value'],
+    certification: ['certification_authority', 'certification_name', 'certification_code'],
+    free_shipping_threshold: ['country', 'price_threshold'],
+  },
+  xmlRepeated: ['additional_image_link', 'lifestyle_image_link', 'size_type', 'excluded_destination', 'included_destination', 'shopping_ads_excluded_country'],
   attributes: [
     // Basic product data
     {
@@ -111,7 +137,7 @@ export const googleShopping: ChannelTemplate = {
       name: 'google_product_category',
       requirement: 'recommended',
       description: "The product's category in Google's taxonomy, as its numeric id or its full path.",
-      rules: [{ kind: 'pattern', regex: CATEGORY, expected: "a numeric category id or a category path such as 'Apparel & Accessories > Clothing'" }],
+      rules: [{ kind: 'category' }],
     },
     { name: 'product_type', requirement: 'optional', description: "The product's category in the shop's own tree.", rules: [{ kind: 'max_length', max: 750 }] },
     // Product identifiers
@@ -123,13 +149,14 @@ export const googleShopping: ChannelTemplate = {
       // A wrong GTIN is worse than none: Google disapproves the product rather than limiting it.
       rules: [{ kind: 'gtin' }],
       ruleSeverity: 'error',
+      missingUnless: { attribute: 'identifier_exists', values: ['no'] },
     },
     { name: 'mpn', requirement: 'optional', description: "The manufacturer's part number of the product.", rules: [{ kind: 'max_length', max: 70 }] },
     {
       name: 'identifier_exists',
       requirement: 'optional',
       description: 'Whether the product has the unique identifiers of a manufactured good (gtin, or brand with mpn).',
-      rules: [{ kind: 'one_of', values: ['yes', 'no', 'true', 'false'] }],
+      rules: [YES_NO],
     },
     // Detailed product description
     {
@@ -142,7 +169,7 @@ export const googleShopping: ChannelTemplate = {
       name: 'adult',
       requirement: 'optional',
       description: 'Whether the product is meant for adults only.',
-      rules: [{ kind: 'one_of', values: ['yes', 'no'] }],
+      rules: [YES_NO],
     },
     {
       name: 'multipack',
@@ -154,7 +181,7 @@ export const googleShopping: ChannelTemplate = {
       name: 'is_bundle',
       requirement: 'optional',
       description: 'Whether the product is a main item sold with other items as a bundle.',
-      rules: [{ kind: 'one_of', values: ['yes', 'no'] }],
+      rules: [YES_NO],
     },
     {
       name: 'energy_efficiency_class',
@@ -188,8 +215,18 @@ export const googleShopping: ChannelTemplate = {
     },
     { name: 'color', requirement: 'optional', description: "The product's colour or colours.", rules: [{ kind: 'max_length', max: 100 }] },
     { name: 'size', requirement: 'optional', description: "The product's size.", rules: [{ kind: 'max_length', max: 100 }] },
-    { name: 'size_type', requirement: 'optional', description: 'The cut of an apparel product, such as regular, petite or plus.' },
-    { name: 'size_system', requirement: 'optional', description: 'The country whose sizing the size follows.' },
+    {
+      name: 'size_type',
+      requirement: 'optional',
+      description: 'The cut of an apparel product, such as regular, petite or plus; up to two.',
+      rules: [{ kind: 'one_of', values: ['regular', 'petite', 'plus', 'tall', 'big', 'maternity'], list: { max: 2 } }],
+    },
+    {
+      name: 'size_system',
+      requirement: 'optional',
+      description: 'The country whose sizing the size follows.',
+      rules: [{ kind: 'one_of', values: ['AU', 'BR', 'CN', 'DE', 'EU', 'FR', 'IT', 'JP', 'MEX', 'UK', 'US'] }],
+    },
     { name: 'material', requirement: 'optional', description: "The product's main fabric or material.", rules: [{ kind: 'max_length', max: 200 }] },
     { name: 'pattern', requirement: 'optional', description: "The product's pattern or print.", rules: [{ kind: 'max_length', max: 100 }] },
     {
@@ -205,8 +242,19 @@ export const googleShopping: ChannelTemplate = {
     { name: 'promotion_id', requirement: 'optional', description: 'The identifier that ties the product to a promotion.' },
     { name: 'ads_redirect', requirement: 'optional', description: 'An address with tracking parameters used instead of link in ads.' },
     // Destinations
-    { name: 'excluded_destination', requirement: 'optional', description: 'A destination the product must not be shown in.' },
-    { name: 'included_destination', requirement: 'optional', description: 'A destination the product is shown in, beyond the account settings.' },
+    {
+      name: 'excluded_destination',
+      requirement: 'optional',
+      description: 'The destinations the product must not be shown in.',
+      rules: [{ kind: 'one_of', values: DESTINATIONS, list: { max: DESTINATIONS.length } }],
+    },
+    {
+      name: 'included_destination',
+      requirement: 'optional',
+      description: 'The destinations the product is shown in, beyond the account settings.',
+      rules: [{ kind: 'one_of', values: DESTINATIONS, list: { max: DESTINATIONS.length } }],
+    },
+    { name: 'shopping_ads_excluded_country', requirement: 'optional', description: 'The countries whose Shopping ads must not show the product.' },
     // Shipping
     { name: 'shipping', requirement: 'optional', description: "The product's shipping cost, overriding the account's shipping settings." },
     {
@@ -222,15 +270,36 @@ export const googleShopping: ChannelTemplate = {
       rules: [{ kind: 'measure', units: ['lb', 'oz', 'g', 'kg'] }],
     },
     { name: 'ships_from_country', requirement: 'optional', description: 'The country the product ships from, as an ISO 3166-1 code.' },
+    {
+      name: 'free_shipping_threshold',
+      requirement: 'optional',
+      description: 'The order value from which shipping to a country is free, as country and price.',
+    },
+    // Tax, payment plans, certifications
+    { name: 'tax', requirement: 'optional', description: "The product's sales tax rate in the US, by region." },
+    { name: 'installment', requirement: 'optional', description: 'A payment plan: the months and the amount paid each month.' },
+    { name: 'subscription_cost', requirement: 'optional', description: 'The cost of a subscription bundled with the product: period, periods and amount.' },
+    { name: 'loyalty_points', requirement: 'optional', description: 'The loyalty points a shopper earns with the product (Japan).' },
+    { name: 'certification', requirement: 'optional', description: "A certification of the product, such as its EU energy label's EPREL code." },
+    { name: 'lifestyle_image_link', requirement: 'optional', description: 'The addresses of images of the product in use.' },
   ],
   groupRules: [
+    {
+      code: 'availability_date_missing',
+      attribute: 'availability_date',
+      severity: 'error',
+      all: ['availability_date'],
+      when: { attribute: 'availability', values: ['preorder', 'backorder'] },
+      message: 'availability_date is required for a product on preorder or backorder, and empty',
+      hint: 'Send the date the product ships (ISO 8601, such as 2026-12-24T13:00-0800) with availability preorder or backorder.',
+    },
     {
       code: 'identifier_missing',
       attribute: 'gtin',
       severity: 'error',
       all: ['brand'],
       any: ['gtin', 'mpn'],
-      unless: { attribute: 'identifier_exists', values: ['no', 'false'] },
+      unless: { attribute: 'identifier_exists', values: ['no'] },
       message: 'The product has no brand, or neither gtin nor mpn, and identifier_exists does not say it lacks them',
       hint: 'Send the brand with the gtin or the mpn; for custom-made or otherwise unidentified goods send identifier_exists = no.',
     },

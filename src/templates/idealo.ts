@@ -9,14 +9,20 @@ import type { ChannelTemplate, TemplateAttribute, ValueRule } from './template-t
 // - recommended: brand, categoryPath, description and imageUrls, which idealo uses to match and show
 //   the offer. eans and hans (manufacturer numbers) are optional each; the identifier group rule
 //   warns when both are missing, as idealo matches offers to products by either.
-// - Prices and costs are bare numbers with a decimal point, EUR implied: `number` rules, no
-//   currency is ever added (normalisesBarePrices false).
+// - Prices and costs are bare numbers with a decimal point in the channel's currency (EUR when the
+//   channel sets none): `amount` rules. The same amount written with that currency (`29.99 EUR`,
+//   `10 eur`, `EUR 29.99`, `29,99 €`) is exported as the bare number (an info); a comma followed
+//   by one or two digits is a decimal comma (`19,99 EUR` is 19.99); another currency, or a
+//   thousands separator (`1,299.00`), is refused.
+// - used, replica and download are true or false; yes, no, 1 and 0 are read as them (the stream
+//   interface stores a JSON `true` as `1`). Listed values are read in any case.
 // - eans and imageUrls take several values separated by ";": pattern rules (eans' check digits are
 //   therefore not verified; a single EAN could use the gtin rule).
 // - Delivery and payment costs are one column per carrier or method (deliveryCosts_<carrier>,
 //   paymentCosts_<method>); the common ones are listed, and a group rule each warns when none is set.
 
-const NON_NEGATIVE: readonly ValueRule[] = [{ kind: 'number', min: 0 }]
+const NON_NEGATIVE: readonly ValueRule[] = [{ kind: 'amount', min: 0 }]
+const TRUE_FALSE: ValueRule = { kind: 'one_of', values: ['true', 'false'], aliases: { yes: 'true', no: 'false', '1': 'true', '0': 'false' } }
 const EANS = '^[0-9]{8,14}( ?; ?[0-9]{8,14})*$'
 const URL_LIST = '^https?://[^\\s;]+( ?; ?https?://[^\\s;]+)*$'
 const ENERGY_CLASSES = ['A+++', 'A++', 'A+', 'A', 'B', 'C', 'D', 'E', 'F', 'G']
@@ -51,7 +57,7 @@ export const idealo: ChannelTemplate = {
   },
   defaultFormat: 'csv',
   formats: ['csv', 'tsv'],
-  normalisesBarePrices: false,
+  defaultCurrency: 'EUR',
   attributes: [
     { name: 'sku', requirement: 'required', description: "The offer's unique article number in the shop." },
     { name: 'title', requirement: 'required', description: 'The name of the offer, best the brand with the model.', rules: [{ kind: 'max_length', max: 255 }] },
@@ -83,9 +89,9 @@ export const idealo: ChannelTemplate = {
     { name: 'colour', requirement: 'optional', description: "The offer's colour." },
     { name: 'gender', requirement: 'optional', description: 'The gender the offer is meant for.' },
     { name: 'material', requirement: 'optional', description: "The offer's material." },
-    { name: 'used', requirement: 'optional', description: 'Whether the offer is used goods.' },
-    { name: 'replica', requirement: 'optional', description: 'Whether the offer is a replica rather than an original.' },
-    { name: 'download', requirement: 'optional', description: 'Whether the offer is delivered as a download.' },
+    { name: 'used', requirement: 'optional', description: 'Whether the offer is used goods.', rules: [TRUE_FALSE] },
+    { name: 'replica', requirement: 'optional', description: 'Whether the offer is a replica rather than an original.', rules: [TRUE_FALSE] },
+    { name: 'download', requirement: 'optional', description: 'Whether the offer is delivered as a download.', rules: [TRUE_FALSE] },
     { name: 'eec', requirement: 'optional', description: "The offer's energy efficiency class.", rules: [{ kind: 'one_of', values: ENERGY_CLASSES }] },
     { name: 'deposit', requirement: 'optional', description: 'A deposit charged on top of the price, in EUR.', rules: NON_NEGATIVE },
     // Checkout on idealo ("Direktkauf"): only read from shops that sell through it.
@@ -101,7 +107,7 @@ export const idealo: ChannelTemplate = {
       name: 'disposalFee',
       requirement: 'optional',
       description: 'The cost of taking back an old appliance, in EUR; -1 when not offered.',
-      rules: [{ kind: 'number', min: -1 }],
+      rules: [{ kind: 'amount', min: -1 }],
     },
   ],
   groupRules: [

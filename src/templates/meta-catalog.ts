@@ -10,12 +10,18 @@ import type { ChannelTemplate, TemplateAttribute } from './template-types.js'
 // - brand is recommended, not required: Meta asks for a brand, an mpn or a gtin, any one of them.
 //   The identifier group rule makes that an error; brand alone missing is a warning.
 // - availability: in stock and out of stock, plus preorder, available for order and discontinued,
-//   older values Meta's field list still names; accepted rather than leaving such items out.
-// - optional: the rest. Prices are "9.99 USD"; a bare number gets the channel's currency.
+//   older values Meta's field list still names; accepted rather than leaving such items out. Each
+//   is read in any case, with blanks around it and with `_` for a space (`in_stock`, as a feed
+//   written for Google has it); `backorder`, Google's word for an item that can be ordered now and
+//   ships later, is read as Meta's `available for order`. The file carries Meta's spelling.
+// - condition: new, refurbished and used, and the finer values of Meta's catalog item enum
+//   (used_like_new, used_good, used_fair, open_box_new, cpo).
+// - optional: the rest. Prices are "9.99 USD" ("use a period as the decimal point; don't use a
+//   comma"): `10 eur` is read as `10 EUR` and `19,99 EUR` as `19.99 EUR`, since a comma followed by
+//   one or two digits can only be a decimal one; `1,299.00 EUR` is refused. A bare number gets the
+//   channel's currency.
 
 const URL_LIST = '^https?://[^\\s,]+(\\s*,\\s*https?://[^\\s,]+)*$'
-const CATEGORY = '^([0-9]+|[^0-9\\s>][^>]*( ?> ?[^>\\s][^>]*)*)$'
-const CATEGORY_EXPECTED = 'a numeric category id or a category path with ">" between levels'
 
 const customLabels: TemplateAttribute[] = [0, 1, 2, 3, 4].map((n) => ({
   name: `custom_label_${n}`,
@@ -34,7 +40,6 @@ export const metaCatalog: ChannelTemplate = {
   },
   defaultFormat: 'csv',
   formats: ['csv', 'tsv', 'xml'],
-  normalisesBarePrices: true,
   attributes: [
     {
       name: 'id',
@@ -53,13 +58,19 @@ export const metaCatalog: ChannelTemplate = {
       name: 'availability',
       requirement: 'required',
       description: 'Whether the item can be bought now.',
-      rules: [{ kind: 'one_of', values: ['in stock', 'out of stock', 'preorder', 'available for order', 'discontinued'] }],
+      rules: [
+        {
+          kind: 'one_of',
+          values: ['in stock', 'out of stock', 'preorder', 'available for order', 'discontinued'],
+          aliases: { backorder: 'available for order' },
+        },
+      ],
     },
     {
       name: 'condition',
       requirement: 'required',
       description: 'The condition of the item.',
-      rules: [{ kind: 'one_of', values: ['new', 'refurbished', 'used'] }],
+      rules: [{ kind: 'one_of', values: ['new', 'refurbished', 'used', 'used_like_new', 'used_good', 'used_fair', 'open_box_new', 'cpo'] }],
     },
     { name: 'price', requirement: 'required', description: 'The price of the item with its currency, such as 9.99 USD.', rules: [{ kind: 'price' }] },
     {
@@ -90,13 +101,13 @@ export const metaCatalog: ChannelTemplate = {
       name: 'google_product_category',
       requirement: 'optional',
       description: "The item's category in Google's taxonomy, as its id or its path.",
-      rules: [{ kind: 'pattern', regex: CATEGORY, expected: CATEGORY_EXPECTED }],
+      rules: [{ kind: 'category' }],
     },
     {
       name: 'fb_product_category',
       requirement: 'optional',
       description: "The item's category in Meta's own taxonomy, as its id or its path.",
-      rules: [{ kind: 'pattern', regex: CATEGORY, expected: CATEGORY_EXPECTED }],
+      rules: [{ kind: 'category' }],
     },
     { name: 'product_type', requirement: 'optional', description: "The item's category in the shop's own tree.", rules: [{ kind: 'max_length', max: 750 }] },
     {

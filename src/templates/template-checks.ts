@@ -1,16 +1,18 @@
 import type { SqlQuoter } from '../feeds/feed-sql.js'
-import { checkCodes, type CheckCode } from './template-codes.js'
-import type { ChannelTemplate, GroupRule } from './template-types.js'
-import { barePriceSql, blankSql, priceShapeSql, validSql, type CheckContext, type ParsedKind } from './value-rule-sql.js'
+import { isRewriting, rewrittenSql, spellingOf, type RewritingRule, type Spelling } from './spelling-sql.js'
+import { checkCodes, type CheckCode, type CodeWord } from './template-codes.js'
+import type { ChannelTemplate, Condition, GroupRule } from './template-types.js'
+import { barePriceSql, blankSql, codedPriceSql, validSql, type CheckContext, type ParsedKind } from './value-rule-sql.js'
 
 // A template's checks as SQL over one row's values, so that checking runs inside the export's own
 // statements, row by row, beside the rendering of the line: no row leaves Postgres to be checked.
-// Each check is a CASE adding its bit. The caller reads each checked value once, and the prices and
-// GTINs parsed from them once, in subqueries of their own (export-plan.ts): every check reads them.
+// Each check is a CASE adding its bit. The caller reads each checked value once, and what is parsed
+// from them (a value in the channel's spelling, a GTIN as a number) once, in subqueries of their
+// own (export-plan.ts): every check reads them.
 
 /** How a channel applies its template. */
 export interface TemplateSettings {
-  /** ISO 4217 code added to bare-number prices where the template's channel reads both forms; null: none. */
+  /** ISO 4217 code of the channel: bare-number prices get it, amounts are in it; null: none. */
   currency: string | null
 }
 
@@ -20,24 +22,25 @@ export interface CompiledChecks {
   /** The output columns whose values the checks read. */
   checkedColumns: string[]
   /**
-   * Values parsed once per row from the checked columns before the checks read them (a price's
-   * amount and currency, a GTIN as a number): each `alias` is `sql(read)`, selected beside them.
+   * Values parsed once per row from the checked columns before the checks read them (a value in
+   * the channel's spelling, a GTIN as a number): each `alias` is `sql(read)`, selected beside them.
    */
   parsed: { alias: string; sql(read: (column: string) => string): string }[]
   /**
-   * SQL: the row's issues as a bigint of bits (null when none). `read` gives the SQL of a checked
-   * column's value as text ('' when the row has none), `readParsed` of a parsed alias: both read once per row
-   * by the caller, since the checks read them again and again (measured: a jsonb lookup or a regular
-   * expression each time cost more than all the checks).
+   * SQL: the bits of one word of the row's checks as a bigint (null when none): `issues`, what it
+   * fails; `notes`, what the file carries rewritten. `read` gives the SQL of a checked column's
+   * value as text ('' when the row has none), `readParsed` of a parsed alias: both read once per
+   * row by the caller, since the checks read them again and again (measured: a jsonb lookup or a
+   * regular expression each time cost more than all the checks).
    */
-  issues(read: (column: string) => string, readParsed: (alias: string) => string): string
+  bits(word: CodeWord, read: (column: string) => string, readParsed: (alias: string) => string): string
   /**
    * SQL: the value of `column` as the feed writes it, from its value as mapped (the SQL `value`) and
-   * the row's issues (the SQL `issues`): a bare price with the channel's currency added, which its
-   * info bit says. The stage keeps the value as mapped; the line carries it normalised.
+   * the row's notes (the SQL `notes`): in the channel's spelling where its rewrite bit says so.
+   * The stage keeps the value as mapped; the line carries it rewritten.
    */
-  exportedValue(column: string, value: string, issues: string): string
-  /** The bits of the codes of severity `error`: a row with one of them is left out in mode exclude. */
+  exportedValue(column: string, value: string, notes: string): string
+  /** The bits of the codes of severity `error` (in issues): a row with one of them is left out in mode exclude. */
   errorMask: bigint
   warningMask: bigint
 }
@@ -55,6 +58,13 @@ export function attributeColumns(columns: readonly string[]): Map<string, string
   return columnOf
 }
 
+/** The one rule of an attribute whose values have other spellings, if any. */
+function rewritingRuleOf(template: ChannelTemplate, attribute: string): RewritingRule | undefined {
+  const rules = (template.attributes.find((a) => a.name === attribute)?.rules ?? []).filter(isRewriting)
+  if (rules.length > 1) throw new Error(`${template.name}.${attribute} has more than one rule that rewrites its values`)
+  return rules[0]
+}
+
 /** `template`'s checks compiled for a channel whose output columns are `columns`. */
 export function compileChecks(q: SqlQuoter, template: ChannelTemplate, columns: readonly string[], settings: TemplateSettings): CompiledChecks {
   const codes = checkCodes(template)
@@ -64,105 +74,159 @@ export function compileChecks(q: SqlQuoter, template: ChannelTemplate, columns: 
     const column = columnOf.get(attribute)
     return column === undefined ? `''` : read(column)
   }
-  const currency = template.normalisesBarePrices && settings.currency ? settings.currency : null
-  const normalisedColumns = new Map(
-    codes.flatMap((c) => (c.check.kind === 'normalised' && columnOf.has(c.attribute) ? [[columnOf.get(c.attribute) ?? c.attribute, c] as const] : [])),
+  const currency = settings.currency ?? template.defaultCurrency ?? null
+  const spellings = new Map(
+    template.attributes.flatMap((a) => {
+      const rule = rewritingRuleOf(template, a.name)
+      return rule && columnOf.has(a.name) ? [[a.name, spellingOf(q, rule, currency)] as const] : []
+    }),
   )
-  const parsed = parsedValues(template, columnOf)
-  const mask = (severity: string) => codes.filter((c) => c.severity === severity).reduce((bits, c) => bits | (1n << BigInt(c.bit)), 0n)
+  const parsed = parsedValues(template, columnOf, spellings)
+  const mask = (severity: string) => codes.filter((c) => c.severity === severity).reduce((bits, c) => bits | bitValue(c), 0n)
   return {
     codes,
     checkedColumns: [...checked].map((attribute) => columnOf.get(attribute) ?? attribute),
     parsed: parsed.map(({ alias, sql }) => ({ alias, sql })),
-    issues(read, readParsed) {
+    bits(word, read, readParsed) {
       const value = (attribute: string) => valueOf(read, attribute)
       const parsedOf = (attribute: string, kind: ParsedKind) => {
         const found = parsed.find((p) => p.attribute === attribute && p.kind === kind)
         return found ? readParsed(found.alias) : 'NULL'
       }
       const context: CheckContext = { q, value, parsed: parsedOf, currency }
+      const ofWord = codes.filter((code) => code.word === word)
       const parts = [
-        ...template.attributes.map((attribute) => attributeIssuesSql(context, codes, attribute.name)),
-        ...codes.flatMap((code) =>
-          code.check.kind === 'group' ? [`CASE WHEN ${groupFailedSql(q, code.check.rule, value)} THEN ${bitOf(code)} ELSE 0 END`] : [],
+        ...template.attributes.map((attribute) => attributeBitsSql(context, ofWord, attribute.name)),
+        ...ofWord.flatMap((code) =>
+          code.check.kind === 'group' ? [`CASE WHEN ${groupFailedSql(context, code.check.rule)} THEN ${bitOf(code)} ELSE 0 END`] : [],
         ),
       ].filter((part) => part !== '0')
       return parts.length === 0 ? 'NULL::bigint' : `nullif(${parts.join(' + ')}, 0)`
     },
-    exportedValue(column, value, issues) {
-      const code = currency === null ? undefined : normalisedColumns.get(column)
-      if (!code) return value
-      const withCurrency = `round((${value})::numeric, 2)::text || ${q.escapeLiteral(` ${currency}`)}`
-      return `CASE WHEN coalesce(${issues} & ${bitOf(code)}, 0) <> 0 THEN ${withCurrency} ELSE ${value} END`
+    exportedValue(column, value, notes) {
+      const attribute = [...columnOf].find(([, c]) => c === column)?.[0]
+      const spelling = attribute === undefined ? undefined : spellings.get(attribute)
+      if (attribute === undefined || spelling === undefined) return value
+      const rewrites = codes.filter((c) => c.attribute === attribute && c.check.kind === 'rewrite')
+      const rewriteMask = rewrites.reduce((bits, c) => bits | bitValue(c), 0n)
+      const added = rewrites.find((c) => c.check.kind === 'rewrite' && c.check.rewrite === 'currency_added')
+      let written = rewrittenSql(spelling, value)
+      // A bare price takes the channel's currency, its amount with two decimals: `10.5` is `10.50 EUR`.
+      if (added && currency !== null) {
+        const withCurrency = `round(p::numeric, 2)::text || ${q.escapeLiteral(` ${currency}`)}`
+        written = `(SELECT CASE WHEN strpos(p, ' ') = 0 THEN ${withCurrency} ELSE p END FROM (SELECT ${written} AS p) AS w)`
+      }
+      return `CASE WHEN coalesce(${notes} & ${rewriteMask.toString()}::bigint, 0) <> 0 THEN ${written} ELSE ${value} END`
     },
     errorMask: mask('error'),
     warningMask: mask('warning'),
   }
 }
 
-function bitOf(code: CheckCode): string {
-  return `${(1n << BigInt(code.bit)).toString()}::bigint`
+function bitValue(code: CheckCode): bigint {
+  return 1n << BigInt(code.bit)
 }
 
-/** The values parsed once per row: every price a rule reads (amount and currency), every GTIN (as a number). */
-function parsedValues(template: ChannelTemplate, columnOf: Map<string, string>) {
+function bitOf(code: CheckCode): string {
+  return `${bitValue(code).toString()}::bigint`
+}
+
+/** The values parsed once per row: every value with other spellings in its channel's spelling, every GTIN (as a number). */
+function parsedValues(template: ChannelTemplate, columnOf: Map<string, string>, spellings: Map<string, Spelling>) {
   const wanted: { attribute: string; kind: ParsedKind }[] = []
-  const want = (attribute: string, kind: ParsedKind) => {
-    if (columnOf.has(attribute) && !wanted.some((w) => w.attribute === attribute && w.kind === kind)) wanted.push({ attribute, kind })
-  }
   for (const attribute of template.attributes) {
-    for (const rule of attribute.rules ?? []) {
-      if (rule.kind === 'price') want(attribute.name, 'price')
-      if (rule.kind === 'not_above') [attribute.name, rule.attribute].forEach((a) => want(a, 'price'))
-      if (rule.kind === 'gtin') want(attribute.name, 'gtin')
-    }
+    if (!columnOf.has(attribute.name)) continue
+    if (spellings.has(attribute.name)) wanted.push({ attribute: attribute.name, kind: 'canonical' })
+    if ((attribute.rules ?? []).some((rule) => rule.kind === 'gtin')) wanted.push({ attribute: attribute.name, kind: 'gtin' })
   }
   return wanted.map(({ attribute, kind }, i) => {
     const column = columnOf.get(attribute) ?? attribute
     const alias = `parsed_${i}`
-    const price = (v: string) => priceShapeSql(v)
+    const spelling = spellings.get(attribute)
     // Digits only, of a GTIN's lengths: as a number; else null. (14 digits fit a bigint.)
     const gtin = (v: string) => `CASE WHEN octet_length(${v}) IN (8, 12, 13, 14) AND translate(${v}, '0123456789', '') = '' THEN ${v}::bigint END`
-    return { alias, attribute, kind, sql: (read: (column: string) => string) => (kind === 'price' ? price(read(column)) : gtin(read(column))) }
+    const sql = (read: (column: string) => string) => (kind === 'gtin' || !spelling ? gtin(read(column)) : rewrittenSql(spelling, read(column)))
+    return { alias, attribute, kind, sql }
   })
 }
 
 /**
- * SQL: the bits of one attribute's own checks (its presence, its rules, its normalisation), or '0'
- * when none can fail. Whether the value is blank is asked once: a blank value is the presence
- * check's to report, not every rule's.
+ * SQL: the bits of one attribute's own checks of one word (its presence, its rules, its rewrites),
+ * or '0' when none can be set. Whether the value is blank is asked once: a blank value is the
+ * presence check's to report, not every rule's.
  */
-function attributeIssuesSql(context: CheckContext, codes: CheckCode[], attribute: string): string {
+function attributeBitsSql(context: CheckContext, codes: CheckCode[], attribute: string): string {
   const own = codes.filter((code) => code.attribute === attribute && code.check.kind !== 'group')
   const missing = own.find((code) => code.check.kind === 'missing')
   const v = context.value(attribute)
-  if (v === `''`) return missing ? bitOf(missing) : '0'
+  const missingBits = missing ? missingSql(context, missing) : '0'
+  if (v === `''`) return missingBits
   const present = own.flatMap((code) => {
     if (code.check.kind === 'rule') return [`CASE WHEN ${validSql(context, code.check.rule, attribute)} THEN 0 ELSE ${bitOf(code)} END`]
-    if (code.check.kind === 'normalised' && context.currency !== null) return [`CASE WHEN ${barePriceSql(context, attribute)} THEN ${bitOf(code)} ELSE 0 END`]
+    if (code.check.kind === 'rewrite') return [`CASE WHEN ${rewriteSql(context, code, attribute)} THEN ${bitOf(code)} ELSE 0 END`]
     return []
   })
-  if (!missing && present.length === 0) return '0'
-  return `CASE WHEN ${blankSql(v)} THEN ${missing ? bitOf(missing) : '0'} ELSE ${present.length === 0 ? '0' : present.join(' + ')} END`
+  if (missingBits === '0' && present.length === 0) return '0'
+  return `CASE WHEN ${blankSql(v)} THEN ${missingBits} ELSE ${present.length === 0 ? '0' : present.join(' + ')} END`
 }
 
-function groupFailedSql(q: SqlQuoter, rule: GroupRule, value: (attribute: string) => string): string {
-  const empty = (attribute: string) => blankSql(value(attribute))
+/** SQL: the missing bit of an attribute, unless another attribute's value says the product has none to give. */
+function missingSql(context: CheckContext, missing: CheckCode): string {
+  const unless = missing.check.kind === 'missing' ? missing.check.unless : undefined
+  return unless ? `CASE WHEN ${holdsSql(context, unless)} THEN 0 ELSE ${bitOf(missing)} END` : bitOf(missing)
+}
+
+/** SQL: the non-blank value of the code's attribute is written in the file rewritten, in this code's way. */
+function rewriteSql(context: CheckContext, code: CheckCode, attribute: string): string {
+  if (code.check.kind !== 'rewrite') return 'false'
+  const v = context.value(attribute)
+  const p = context.parsed(attribute, 'canonical')
+  const differs = `${p} <> ${v}`
+  const withCurrency = `${v} ~ '[A-Za-z€£]'`
+  switch (code.check.rewrite) {
+    case 'spelling':
+      // A price given the channel's currency is currency_added's, an amount that loses its own currency_removed's.
+      if (code.check.rule.kind === 'price') return `coalesce(${differs} AND ${codedPriceSql(context, p)}, false)`
+      if (code.check.rule.kind === 'amount') return `coalesce(${differs} AND NOT ${withCurrency}, false)`
+      return `coalesce(${differs}, false)`
+    case 'currency_added':
+      return `coalesce(${barePriceSql(context, p)}, false)`
+    case 'currency_removed':
+      return `coalesce(${differs} AND ${withCurrency}, false)`
+  }
+}
+
+/** SQL: the attribute of `condition` holds one of its values, as the file writes it (a spelling of one). */
+function holdsSql(context: CheckContext, condition: Condition): string {
+  const parsed = context.parsed(condition.attribute, 'canonical')
+  const written = parsed === 'NULL' ? context.value(condition.attribute) : parsed
+  return `coalesce(${written} IN (${condition.values.map((v) => context.q.escapeLiteral(v)).join(', ')}), false)`
+}
+
+function groupFailedSql(context: CheckContext, rule: GroupRule): string {
+  const empty = (attribute: string) => blankSql(context.value(attribute))
   const failures: string[] = []
   for (const attribute of rule.all ?? []) failures.push(empty(attribute))
   if (rule.any && rule.any.length > 0) failures.push(`(${rule.any.map(empty).join(' AND ')})`)
   const failed = failures.length === 0 ? 'false' : `(${failures.join(' OR ')})`
-  if (!rule.unless) return failed
-  const exempt = `${value(rule.unless.attribute)} IN (${rule.unless.values.map((v) => q.escapeLiteral(v)).join(', ')})`
-  return `(${failed} AND NOT ${exempt})`
+  const applies = rule.when ? ` AND ${holdsSql(context, rule.when)}` : ''
+  const exempt = rule.unless ? ` AND NOT ${holdsSql(context, rule.unless)}` : ''
+  return `(${failed}${applies}${exempt})`
 }
 
 /** The attributes a check reads. */
 function attributesOf(code: CheckCode): string[] {
-  if (code.check.kind === 'group') {
-    const { all = [], any = [], unless } = code.check.rule
-    return [code.attribute, ...all, ...any, ...(unless ? [unless.attribute] : [])]
+  const conditions = (...found: (Condition | undefined)[]) => found.flatMap((c) => (c ? [c.attribute] : []))
+  switch (code.check.kind) {
+    case 'group': {
+      const { all = [], any = [], unless, when } = code.check.rule
+      return [code.attribute, ...all, ...any, ...conditions(unless, when)]
+    }
+    case 'missing':
+      return [code.attribute, ...conditions(code.check.unless)]
+    case 'rule':
+      return code.check.rule.kind === 'not_above' ? [code.attribute, code.check.rule.attribute] : [code.attribute]
+    case 'rewrite':
+      return [code.attribute]
   }
-  if (code.check.kind === 'rule' && code.check.rule.kind === 'not_above') return [code.attribute, code.check.rule.attribute]
-  return [code.attribute]
 }

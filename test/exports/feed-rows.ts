@@ -36,7 +36,16 @@ export function parseFeed(format: Format, body: string, columns: string[], what:
   } else {
     expect(XMLValidator.validate(body), `${what}: well-formed`).toBe(true)
     const parsed = xmlParser.parse(body) as { rss: { channel: { item?: Row[] } } }
-    rows = parsed.rss.channel.item ?? []
+    // An empty value writes no element: each item has the columns with a value, in order, none empty.
+    rows = (parsed.rss.channel.item ?? []).map((item) => {
+      const present = Object.keys(item)
+      expect(present, `${what}: elements of ${JSON.stringify(item)}`).toEqual(columns.filter((column) => present.includes(column)))
+      expect(
+        Object.values(item).filter((value) => value.trim() === ''),
+        `${what}: empty elements of ${JSON.stringify(item)}`,
+      ).toEqual([])
+      return rendered(item, columns)
+    })
   }
   for (const row of rows) expect(Object.keys(row), `${what}: columns of ${JSON.stringify(row)}`).toEqual(columns)
   return rows

@@ -113,9 +113,14 @@ describe('GET …/channels/{id}/diagnostics', () => {
     })
     expect((await diagnostics(f, channelId, '&severity=error')).entries.map((e) => e.code)).toEqual(['title_too_long'])
     expect((await f.run('channel', { id: Number(channelId) })).status).toBe('success')
-    // Meta takes titles up to 200 characters, and writes availability with a space.
-    expect(await summary(f, channelId)).toMatchObject({ template: 'meta_catalog', products_checked: 1 })
-    expect((await diagnostics(f, channelId, '&severity=error')).entries.map((e) => e.code)).toEqual(['availability_invalid_value'])
+    // Meta takes titles up to 200 characters, and writes availability with a space: Google's in_stock is rewritten.
+    expect(await summary(f, channelId)).toMatchObject({ template: 'meta_catalog', products_checked: 1, products_with_errors: 0 })
+    expect((await diagnostics(f, channelId, '&severity=error')).entries).toEqual([])
+    const infos = (await diagnostics(f, channelId, '&severity=info')).entries
+    expect(infos.map((e) => [e.code, e.value])).toEqual([
+      ['availability_normalised', 'in_stock'],
+      ['price_currency_added', '19.9'],
+    ])
   })
 
   it('is empty before the first export, and a generic channel checks nothing', async () => {

@@ -11,6 +11,8 @@ export interface Rule {
   max?: number
   min?: number
   values?: string[]
+  aliases?: Record<string, string>
+  list?: { max: number }
   units?: string[]
   attribute?: string
   regex?: string
@@ -64,19 +66,17 @@ const URLS_BY_COMMA = {
   good: ['https://example.com/a.jpg', 'https://example.com/a.jpg,https://example.com/b.jpg', 'https://example.com/a.jpg, https://example.com/b.jpg'],
   bad: 'example.com/a.jpg',
 }
-const GOOGLE_CATEGORY = {
-  good: ['Apparel & Accessories > Clothing > Shirts & Tops', '1604', 'Electronics > Print, Copy, Scan & Fax > 3D Printers'],
-  bad: '> Clothing',
-}
 export const PATTERNS: Record<string, { good: string[]; bad: string }> = {
   'google_shopping.additional_image_link': URLS_BY_COMMA,
   'google_shopping.availability_date': { good: ['2026-12-01T10:00+01:00', '2026-12-01', '2026-12-01T10:00:00Z'], bad: '01.12.2026' },
-  'google_shopping.google_product_category': GOOGLE_CATEGORY,
   'meta_catalog.additional_image_link': URLS_BY_COMMA,
-  'meta_catalog.google_product_category': GOOGLE_CATEGORY,
-  'meta_catalog.fb_product_category': { good: ['Clothing & Accessories > Clothing > Dresses', '430'], bad: 'Clothing >> Dresses' },
   'idealo.eans': { good: [VALID_GTIN, `${VALID_GTIN};${GTINS[1]}`, `${VALID_GTIN} ; ${GTINS[1]}`], bad: `${VALID_GTIN},${GTINS[1]}` },
   'idealo.imageUrls': { good: ['https://example.com/a.jpg', 'https://example.com/a.jpg;https://example.com/b.jpg'], bad: 'www.example.com/a.jpg' },
+}
+
+/** Changes that fail a group rule which emptying attributes cannot (a rule that applies only when another attribute holds a value). */
+const GROUP_CHANGES: Record<string, Row> = {
+  'google_shopping.availability_date_missing': { availability: 'preorder', availability_date: '' },
 }
 
 /** The attributes each group rule needs (as the template sources define it): emptying them all fails the rule. */
@@ -99,6 +99,8 @@ export const sourceOf = (attribute: string) => (attribute === 'id' ? 'item_id' :
 
 const SUFFIXES: Record<string, string> = {
   max_length: 'too_long',
+  category: 'invalid_format',
+  amount: 'invalid_number',
   one_of: 'invalid_value',
   url: 'invalid_url',
   price: 'invalid_price',
@@ -127,8 +129,10 @@ function goodValues(template: string, attribute: AttributeJson): string[] {
   switch (rule?.kind) {
     case 'pattern':
       return patternOf(template, attribute.name).good
+    case 'category':
+      return ['Apparel & Accessories > Clothing > Shirts & Tops', '1604', 'Electronics > Print, Copy, Scan & Fax > 3D Printers']
     case 'one_of':
-      return rule.values ?? []
+      return [...(rule.values ?? []), ...(rule.list ? [(rule.values ?? []).slice(0, rule.list.max).join(', ')] : [])]
     case 'url':
       return ['https://example.com/p/1', 'http://example.com', 'HTTPS://example.com/p?a=1&b=2#top']
     case 'price':
@@ -138,6 +142,7 @@ function goodValues(template: string, attribute: AttributeJson): string[] {
     case 'integer':
       return rule.max === undefined ? [String(low), String(low + 10)] : [String(low)]
     case 'number':
+    case 'amount':
       return rule.max === undefined ? [String(low), String(low + 10), `${low + 12}.99`] : [String(low)]
     case 'measure':
       return [`1 ${rule.units?.[0] ?? ''}`, `1.5 ${rule.units?.at(-1) ?? ''}`]
@@ -160,13 +165,19 @@ function badValues(template: string, attribute: AttributeJson, rule: Rule): stri
       return [attribute.rules.some((r) => r.kind === 'url') ? `https://example.com/${'a'.repeat(max - 19)}` : 'x'.repeat(max + 1)]
     }
     case 'one_of': {
-      const shouted = (rule.values?.[0] ?? '').toUpperCase()
-      return ['not-a-value', ...(rule.values?.includes(shouted) ? [] : [shouted])]
+      // No spelling of a listed value: another word, a listed one with a hyphen for its space, too many of a list.
+      const hyphened = (rule.values ?? []).find((v) => /[ _]/.test(v))?.replace(/[ _]/g, '-')
+      const tooMany = rule.list ? [Array.from({ length: rule.list.max + 1 }, () => rule.values?.[0] ?? '').join(', ')] : []
+      return ['not-a-value', ...(hyphened ? [hyphened] : []), ...tooMany]
     }
+    case 'category':
+      return ['> Clothing', 'Clothing >> Dresses']
     case 'url':
       return ['ftp://x y', 'www.example.com/p']
     case 'price':
-      return ['ten', '10,00 EUR', '10.00 XYZ']
+      return ['ten', '10.00 XYZ', '1,299.00 EUR', 'EUR 10.00 USD', '-5.00 EUR']
+    case 'amount':
+      return ['abc', ...below, '29.99 USD', '1,299.00']
     case 'not_above':
       return ['20.00 EUR']
     case 'gtin':
@@ -183,6 +194,82 @@ function badValues(template: string, attribute: AttributeJson, rule: Rule): stri
       return [patternOf(template, attribute.name).bad]
     default:
       return []
+  }
+}
+
+/**
+ * Values of the attribute written another way than the channel writes them, with the value the
+ * file must carry instead, for its rewrite code (`suffix`: normalised, currency_added,
+ * currency_removed); none when the attribute has no such rewrite. Prices stay at or above the good
+ * product's price of 10.00 EUR, sale prices at or below it.
+ */
+function rewriteExamples(attribute: AttributeJson, suffix: string): [string, string][] | undefined {
+  const rule = attribute.rules.find((r) => ['one_of', 'category', 'price', 'amount'].includes(r.kind))
+  if (!rule) return undefined
+  const sale = attribute.rules.some((r) => r.kind === 'not_above')
+  switch (`${rule.kind}.${suffix}`) {
+    case 'one_of.normalised': {
+      const value = rule.values?.[0] ?? ''
+      const titled = value.replace(/(^|[ _])([a-z])/g, (_m, sep: string, c: string) => sep + c.toUpperCase())
+      const swapped = value.includes('_') ? value.replaceAll('_', ' ') : value.replaceAll(' ', '_')
+      const spellings: [string, string][] = [
+        [value.toUpperCase(), value],
+        [` ${value}\t`, value],
+        [titled, value],
+        [swapped, value],
+        ...Object.entries(rule.aliases ?? {}).map(([alias, target]): [string, string] => [alias.toUpperCase(), target]),
+      ]
+      const pair = (rule.values ?? []).slice(0, 2)
+      if (rule.list && pair.length === 2) spellings.push([`${pair[0]?.toUpperCase()} ,${pair[1]}`, pair.join(', ')])
+      return spellings.filter(([written, feed]) => written !== feed)
+    }
+    case 'category.normalised':
+      return [
+        [' 1604 ', '1604'],
+        ['Apparel & Accessories>Clothing', 'Apparel & Accessories > Clothing'],
+        ['Apparel & Accessories  >  Clothing ', 'Apparel & Accessories > Clothing'],
+      ]
+    case 'price.normalised':
+      return sale
+        ? [
+            ['9 eur', '9 EUR'],
+            ['9,50 EUR', '9.50 EUR'],
+            ['EUR 10.00', '10.00 EUR'],
+            ['10.00 €', '10.00 EUR'],
+            [' 9.99  EUR ', '9.99 EUR'],
+          ]
+        : [
+            ['10 eur', '10 EUR'],
+            ['10,50 EUR', '10.50 EUR'],
+            ['EUR 10.00', '10.00 EUR'],
+            ['10.00€', '10.00 EUR'],
+            [' 12.99  EUR ', '12.99 EUR'],
+          ]
+    case 'price.currency_added':
+      return sale
+        ? [
+            ['9.5', '9.50 EUR'],
+            ['9,5', '9.50 EUR'],
+          ]
+        : [
+            ['10.5', '10.50 EUR'],
+            ['10,5', '10.50 EUR'],
+            [' 12 ', '12.00 EUR'],
+          ]
+    case 'amount.currency_removed':
+      return [
+        ['29.99 EUR', '29.99'],
+        ['EUR 29.99', '29.99'],
+        ['29,99 €', '29.99'],
+        ['10 eur', '10'],
+      ]
+    case 'amount.normalised':
+      return [
+        ['19,99', '19.99'],
+        [' 19.99 ', '19.99'],
+      ]
+    default:
+      return undefined
   }
 }
 
@@ -212,10 +299,11 @@ export function buildExamples(template: TemplateJson): Examples {
   }
   const missingCodes = (change: Row) =>
     template.attributes.filter((a) => a.requirement !== 'optional' && change[sourceOf(a.name)] === '').map((a) => `${a.name}_missing`)
-  const failing = (code: string, changes: Row[], feedValue?: string) =>
+  const failing = (code: string, changes: Row[], feedValues: string[] = []) =>
     changes.forEach((change, i) => {
       const expected = [...new Set([code, ...missingCodes(change), ...(ALSO[`${name}.${code}`] ?? [])])]
-      examples.push({ ...product(i === 0 ? `bad-${code}` : `bad-${code}-${i}`, change, expected, code), ...(feedValue ? { feedValue } : {}) })
+      const feedValue = feedValues[i]
+      examples.push({ ...product(i === 0 ? `bad-${code}` : `bad-${code}-${i}`, change, expected, code), ...(feedValue === undefined ? {} : { feedValue }) })
     })
   const uncovered: string[] = []
   for (const check of template.checks) {
@@ -223,14 +311,20 @@ export function buildExamples(template: TemplateJson): Examples {
     const column = sourceOf(check.attribute)
     const group = GROUPS[`${name}.${check.code}`]
     const rule = attribute?.rules.find((r) => `${attribute.name}_${suffixOf(r)}` === check.code)
-    if (template.group_rules.some((g) => g.code === check.code) && group) {
+    const rewrite = attribute && rewriteExamples(attribute, check.code.slice(attribute.name.length + 1))
+    const groupChange = GROUP_CHANGES[`${name}.${check.code}`]
+    if (groupChange) {
+      failing(check.code, [groupChange])
+    } else if (template.group_rules.some((g) => g.code === check.code) && group) {
       failing(check.code, [Object.fromEntries(template.attributes.filter((a) => group.test(a.name)).map((a) => [sourceOf(a.name), '']))])
     } else if (attribute && check.code === `${attribute.name}_missing`) {
       failing(check.code, [{ [column]: '' }])
-    } else if (attribute && check.code === `${attribute.name}_currency_added`) {
-      // Below the good price where the attribute must not be above another: it then fails nothing else.
-      const bare = attribute.rules.some((r) => r.kind === 'not_above') ? '9.5' : '10.5'
-      failing(check.code, [{ [column]: bare }], `${Number(bare).toFixed(2)} EUR`)
+    } else if (rewrite && rewrite.length > 0) {
+      failing(
+        check.code,
+        rewrite.map(([written]) => ({ [column]: written })),
+        rewrite.map(([, feed]) => feed),
+      )
     } else if (attribute && rule) {
       failing(
         check.code,

@@ -1,0 +1,129 @@
+import type { SqlQuoter } from '../feeds/feed-sql.js'
+import type { ValueRule } from './template-types.js'
+
+// The SQL of a value in the channel's spelling (template-types.ts says which spellings each rule
+// accepts). Each rule that rewrites has two parts: a cheap `exact` test that holds for the value
+// as the channel writes it (most values of most catalogs: then nothing else is computed), and the
+// `canonical` form of any other value, NULL when it is no spelling of a valid value. The checks
+// read the canonical form once per row (template-checks.ts); a line computes it again only for a
+// value whose rewrite bit is set.
+
+/** The rules whose values have other spellings the export rewrites. */
+export type RewritingRule = Extract<ValueRule, { kind: 'one_of' | 'category' | 'price' | 'amount' }>
+
+export function isRewriting(rule: ValueRule): rule is RewritingRule {
+  return rule.kind === 'one_of' || rule.kind === 'category' || rule.kind === 'price' || rule.kind === 'amount'
+}
+
+// Blanks a shop's export leaves around a value: spaces, tabs, line ends, no-break spaces.
+const BLANKS = `E' \\t\\n\\r\\u00a0'`
+// A price's amount with its currency before or after it, or none; `€` and `£` stand for EUR and GBP.
+const PRICE_PARTS = String.raw`^\s*([A-Za-z]{3}|€|£)?\s*(-?[0-9]+(?:\.[0-9]+|,[0-9]{1,2})?)\s*([A-Za-z]{3}|€|£)?\s*$`
+const CATEGORY_PATH = String.raw`^([0-9]+|[^0-9\s>]([^>]*[^\s>])?( > [^\s>]([^>]*[^\s>])?)*)$`
+
+/** SQL: the folded form a listed value is recognised by: lower case, blanks around it trimmed, `_` as a space. */
+export function foldedSql(v: string): string {
+  return `translate(lower(btrim(${v}, ${BLANKS})), '_', ' ')`
+}
+
+/** The folded spellings of a one_of rule, each with the value it stands for. */
+export function spellingsOf(rule: Extract<ValueRule, { kind: 'one_of' }>): Map<string, string> {
+  const fold = (text: string) => text.trim().toLowerCase().replaceAll('_', ' ')
+  const spellings = new Map<string, string>()
+  const add = (spelling: string, value: string) => {
+    const key = fold(spelling)
+    const known = spellings.get(key)
+    if (known !== undefined && known !== value) throw new Error(`the spelling ${spelling} stands for both ${known} and ${value}`)
+    spellings.set(key, value)
+  }
+  for (const value of rule.values) add(value, value)
+  for (const [alias, value] of Object.entries(rule.aliases ?? {})) {
+    if (!rule.values.includes(value)) throw new Error(`the alias ${alias} stands for ${value}, which is not a listed value`)
+    add(alias, value)
+  }
+  return spellings
+}
+
+export interface Spelling {
+  /** SQL: true when the non-blank value `v` is written as the channel writes it (cheap; most values). */
+  exact(v: string): string
+  /** SQL: `v` in the channel's spelling, or NULL when it is no spelling of a valid value. */
+  canonical(v: string): string
+}
+
+/**
+ * The spelling of a rewriting rule. `currency`: the channel's (a price's bare amount takes it; an
+ * amount may carry it); null when the channel has none.
+ */
+export function spellingOf(q: SqlQuoter, rule: RewritingRule, currency: string | null): Spelling {
+  const listed = (values: readonly string[]) => values.map((value) => q.escapeLiteral(value)).join(', ')
+  switch (rule.kind) {
+    case 'one_of': {
+      const cases = [...spellingsOf(rule)].map(([key, value]) => `WHEN ${q.escapeLiteral(key)} THEN ${q.escapeLiteral(value)}`).join(' ')
+      const one = (v: string) => `CASE ${foldedSql(v)} ${cases} END`
+      return {
+        exact: (v) => `${v} IN (${listed(rule.values)})`,
+        canonical: (v) => (rule.list ? listSql(v, one, rule.list.max) : one(v)),
+      }
+    }
+    case 'category': {
+      const spaced = (v: string) => String.raw`regexp_replace(btrim(${v}, ${BLANKS}), '\s*>\s*', ' > ', 'g')`
+      return {
+        exact: (v) => `${v} ~ ${q.escapeLiteral(CATEGORY_PATH)}`,
+        canonical: (v) => `(SELECT CASE WHEN c ~ ${q.escapeLiteral(CATEGORY_PATH)} THEN c END FROM (SELECT ${spaced(v)} AS c) AS x)`,
+      }
+    }
+    case 'price':
+      return { exact: priceShapeSql, canonical: (v) => pricePartsSql(q, v, null) }
+    case 'amount':
+      return { exact: amountShapeSql, canonical: (v) => pricePartsSql(q, v, currency ?? '') }
+  }
+}
+
+/** SQL: `v` in the channel's spelling, computed whole (for a line whose value was rewritten). */
+export function rewrittenSql(spelling: Spelling, v: string): string {
+  return `CASE WHEN ${spelling.exact(v)} THEN ${v} ELSE ${spelling.canonical(v)} END`
+}
+
+/** SQL: a list of up to `max` values separated by commas, each in its canonical form, joined by ", "; NULL when one is none. */
+function listSql(v: string, one: (part: string) => string, max: number): string {
+  return `(SELECT CASE WHEN count(*) BETWEEN 1 AND ${max} AND count(*) = count(c) THEN string_agg(c, ', ' ORDER BY n) END
+    FROM (SELECT ${one('p')} AS c, n FROM unnest(string_to_array(${v}, ',')) WITH ORDINALITY AS u(p, n) WHERE btrim(p, ${BLANKS}) <> '') AS x)`
+}
+
+/**
+ * SQL: a price written another way, as `<amount> <CODE>` (or the bare amount), or NULL. With
+ * `amountIn` (an amount in that currency, '' for none known), the bare amount when the value's
+ * currency, if any, is that one, else NULL.
+ */
+function pricePartsSql(q: SqlQuoter, v: string, amountIn: string | null): string {
+  const code = `CASE coalesce(m[1], m[3]) WHEN '€' THEN 'EUR' WHEN '£' THEN 'GBP' ELSE upper(coalesce(m[1], m[3])) END`
+  const amount = `replace(m[2], ',', '.')`
+  const written = amountIn === null ? `${amount} || coalesce(' ' || ${code}, '')` : amount
+  // A price is never negative; an amount's bounds are its rule's to check.
+  const allowed = amountIn === null ? `left(m[2], 1) <> '-'` : `coalesce(${code} = ${q.escapeLiteral(amountIn)}, true)`
+  return `(SELECT CASE WHEN m IS NOT NULL AND (m[1] IS NULL OR m[3] IS NULL) AND ${allowed} THEN ${written} END
+    FROM regexp_match(${v}, ${q.escapeLiteral(PRICE_PARTS)}) AS m)`
+}
+
+/**
+ * SQL: the price `v` is "12.50 EUR" or "12.50" (then its amount and currency are its parts around
+ * the space). Text functions rather than a regular expression: each match converts the text to wide
+ * characters first, and the expression cost three times these (measured).
+ */
+export function priceShapeSql(v: string): string {
+  const amount = `CASE WHEN strpos(${v}, ' ') > 0 THEN left(${v}, -4) ELSE ${v} END`
+  const code = `translate(right(${v}, 3), 'ABCDEFGHIJKLMNOPQRSTUVWXYZ', '') = ''`
+  const coded = `(octet_length(${v}) > 4 AND substr(${v}, octet_length(${v}) - 3, 1) = ' ' AND ${code})`
+  return `(${decimalSql(amount)} AND (strpos(${v}, ' ') = 0 OR ${coded}))`
+}
+
+/** SQL: `v` is a bare decimal number, optionally negative. */
+function amountShapeSql(v: string): string {
+  return decimalSql(`CASE WHEN left(${v}, 1) = '-' THEN substr(${v}, 2) ELSE ${v} END`)
+}
+
+/** SQL: `a` is digits with at most one decimal point between them. */
+function decimalSql(a: string): string {
+  return `(${a} <> '' AND translate(${a}, '0123456789', '') IN ('', '.') AND left(${a}, 1) <> '.' AND right(${a}, 1) <> '.')`
+}
