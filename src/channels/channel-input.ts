@@ -34,7 +34,11 @@ export interface ChannelInput {
   destinations?: DestinationInput[] | null
   validation_mode?: string | null
   currency?: string | null
-  readiness_threshold?: number | string | null
+  /** A number, a number as text, "" (none) or null (not given); anything else is a 400 naming the field. */
+  readiness_threshold?: unknown
+  safety_max_drop?: unknown
+  safety_max_left_out?: unknown
+  safety_min_products?: unknown
 }
 
 export interface ChannelConfig {
@@ -51,7 +55,16 @@ export interface ChannelConfig {
   validationMode: ValidationMode
   currency: string | null
   readinessThreshold: number | null
+  /** Safety stops (src/exports/safety-stop.ts); null: off. */
+  safetyMaxDrop: number | null
+  safetyMaxLeftOut: number | null
+  safetyMinProducts: number | null
 }
+
+/** The safety stops of a channel created without them (issue 31). */
+export const SAFETY_DEFAULTS = { safetyMaxDrop: 0.5, safetyMaxLeftOut: 0.5, safetyMinProducts: 100 }
+/** The largest safety_min_products: more products than a catalog can hold. */
+const MAX_MIN_PRODUCTS = 1_000_000_000
 
 const VALIDATION_MODES: readonly ValidationMode[] = ['exclude', 'warn_only']
 
@@ -91,7 +104,46 @@ export function readChannelInput(input: ChannelInput, current?: ChannelConfig): 
     destinations: input.destinations === undefined || input.destinations === null ? current?.destinations : readDestinations(input.destinations),
     template: template.name,
     ...readValidation(input, current),
+    ...readSafety(input, current),
   }
+}
+
+/** The safety stops; a field not given keeps its current value (a new channel's: SAFETY_DEFAULTS), "" turns it off. */
+function readSafety(input: ChannelInput, current: ChannelConfig | undefined): Pick<ChannelConfig, 'safetyMaxDrop' | 'safetyMaxLeftOut' | 'safetyMinProducts'> {
+  const was = current ?? SAFETY_DEFAULTS
+  const drop = 'a share of the delivered feed from 0 to 1: an export whose file would drop more is held; "" turns it off'
+  const leftOut = 'a share from 0 to 1: an export whose template would leave out more of the products it checked is held; "" turns it off'
+  return {
+    safetyMaxDrop: readShare(input.safety_max_drop, was.safetyMaxDrop, 'safety_max_drop', drop),
+    safetyMaxLeftOut: readShare(input.safety_max_left_out, was.safetyMaxLeftOut, 'safety_max_left_out', leftOut),
+    safetyMinProducts: readCount(input.safety_min_products, was.safetyMinProducts),
+  }
+}
+
+/** A number, or a decimal number as text ("0.9"): not a boolean, hex or an exponent Number() would also read. */
+function isDecimal(value: unknown): value is number | string {
+  return typeof value === 'number' || (typeof value === 'string' && /^\s*(\d+(\.\d*)?|\.\d+)\s*$/.test(value))
+}
+
+/** A share from 0 to 1; null (not given) keeps `kept`, "" is none. */
+function readShare(value: unknown, kept: number | null, field: string, meaning: string): number | null {
+  if (value === undefined || value === null) return kept
+  if (value === '') return null
+  const share = Number(value)
+  if (!isDecimal(value) || !Number.isFinite(share) || share < 0 || share > 1) throw new BadRequestError(`${field}: must be ${meaning}`)
+  return share
+}
+
+function readCount(value: unknown, kept: number | null): number | null {
+  if (value === undefined || value === null) return kept
+  if (value === '') return null
+  const count = Number(value)
+  if (!isDecimal(value) || !Number.isInteger(count) || count < 0 || count > MAX_MIN_PRODUCTS) {
+    throw new BadRequestError(
+      `safety_min_products: must be a whole number of products from 0 to ${MAX_MIN_PRODUCTS}: neither stop applies to a smaller baseline; "" turns it off`,
+    )
+  }
+  return count
 }
 
 /** How the channel applies its template; a field not given keeps its current value. */
@@ -107,16 +159,12 @@ function readValidation(input: ChannelInput, current: ChannelConfig | undefined)
       throw new BadRequestError(`currency: ${JSON.stringify(currency.slice(0, 40))} is not an ISO 4217 currency code (EUR, USD, …); "" removes it`)
     }
   }
-  let readinessThreshold = current?.readinessThreshold ?? null
-  const threshold = input.readiness_threshold
-  if (threshold !== undefined && threshold !== null) {
-    readinessThreshold = threshold === '' ? null : Number(threshold)
-    // A number, or a decimal number as text ("0.9"): not a boolean, hex or an exponent Number() would also read.
-    const decimal = typeof threshold === 'number' || (typeof threshold === 'string' && /^\s*(\d+(\.\d*)?|\.\d+)\s*$/.test(threshold))
-    if (readinessThreshold !== null && (!decimal || !Number.isFinite(readinessThreshold) || readinessThreshold < 0 || readinessThreshold > 1)) {
-      throw new BadRequestError('readiness_threshold: must be a number from 0 to 1 (the share of products without errors); "" removes it')
-    }
-  }
+  const readinessThreshold = readShare(
+    input.readiness_threshold,
+    current?.readinessThreshold ?? null,
+    'readiness_threshold',
+    'a number from 0 to 1 (the share of products without errors); "" removes it',
+  )
   return { validationMode, currency, readinessThreshold }
 }
 

@@ -11,10 +11,14 @@ import { isId } from '../db/ids.js'
 import { getSite } from '../sites/sites.js'
 import { checkSavedFilenames, guardDestinations, readChannelInput, type ChannelConfig, type ChannelInput } from './channel-input.js'
 
+/** Where the channel's exports stand: a safety stop holds the last one, or what the last published one wrote serves, or none has. */
+export type ExportStatus = 'not_exported' | 'published' | 'held'
+
 export interface ChannelDetails {
   channel: Channel & { export_name: string }
   destinations: ChannelDestination[]
   files: FeedFile[]
+  exportStatus: ExportStatus
 }
 
 function configOf(channel: Channel & { export_name: string }): ChannelConfig {
@@ -31,6 +35,9 @@ function configOf(channel: Channel & { export_name: string }): ChannelConfig {
     validationMode: channel.validation_mode,
     currency: channel.currency,
     readinessThreshold: channel.readiness_threshold === null ? null : Number(channel.readiness_threshold),
+    safetyMaxDrop: channel.safety_max_drop === null ? null : Number(channel.safety_max_drop),
+    safetyMaxLeftOut: channel.safety_max_left_out === null ? null : Number(channel.safety_max_left_out),
+    safetyMinProducts: channel.safety_min_products,
   }
 }
 
@@ -42,11 +49,12 @@ async function details(db: DbHandle, channels: (Channel & { export_name: string 
   const ids = channels.map((c) => c.id)
   const destinations = await db.selectFrom('channel_destination').selectAll().where('channel_id', 'in', ids).orderBy('id').execute()
   const files = await db.selectFrom('feed_file').selectAll().where('channel_id', 'in', ids).orderBy('position').execute()
-  return channels.map((channel) => ({
-    channel,
-    destinations: destinations.filter((d) => d.channel_id === channel.id),
-    files: files.filter((f) => f.channel_id === channel.id),
-  }))
+  return channels.map((channel) => {
+    const own = files.filter((f) => f.channel_id === channel.id)
+    // A published export leaves the channel its files; a held one leaves those of the last published.
+    const exportStatus: ExportStatus = channel.hold !== null ? 'held' : own.length > 0 ? 'published' : 'not_exported'
+    return { channel, destinations: destinations.filter((d) => d.channel_id === channel.id), files: own, exportStatus }
+  })
 }
 
 export async function listChannels(db: DbHandle, accountId: string, siteSegment: string): Promise<ChannelDetails[]> {
@@ -118,6 +126,9 @@ async function storedConfig(db: DbHandle, accountId: string, config: ChannelConf
     validation_mode: config.validationMode,
     currency: config.currency,
     readiness_threshold: config.readinessThreshold,
+    safety_max_drop: config.safetyMaxDrop,
+    safety_max_left_out: config.safetyMaxLeftOut,
+    safety_min_products: config.safetyMinProducts,
   }
 }
 
@@ -230,7 +241,8 @@ export async function deleteChannel(
 export async function copyChannels(trx: DbHandle, accountId: string, fromSiteId: string, toSiteId: string): Promise<void> {
   const channels = await trx.selectFrom('channel').selectAll().where('account_id', '=', accountId).where('site_id', '=', fromSiteId).orderBy('id').execute()
   for (const channel of channels) {
-    const { id: _id, created_at: _c, updated_at: _u, ...rest } = channel
+    // A copy starts with nothing exported: no hold of the original's.
+    const { id: _id, created_at: _c, updated_at: _u, hold: _h, ...rest } = channel
     const copy = await trx
       .insertInto('channel')
       .values({ ...rest, site_id: toSiteId, mapping: JSON.stringify(channel.mapping), filenames: JSON.stringify(channel.filenames) })

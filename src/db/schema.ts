@@ -306,6 +306,32 @@ export interface CheckTotals {
 
 /** What an export does with a product that fails a required rule of its channel's template. */
 export type ValidationMode = 'exclude' | 'warn_only'
+
+/** Why a safety stop held an export: its file would drop too far below the delivered one, or its template would leave out too much. */
+export type HoldReason = 'drop' | 'left_out'
+
+/** An export a safety stop held (channel.hold): what it would have published, and what it was made from. */
+export interface ChannelHold {
+  pid: string
+  reason: HoldReason
+  /** Says why, with the figures, as the run's message and the site error do. */
+  message: string
+  /** When the export started (its files' names) and when it was held, ISO 8601. */
+  export_start: string
+  held_at: string
+  /** Products the held file would hold; the delivered file holds (null before any delivered file). */
+  products: number
+  products_previous: number | null
+  /** Products the template checked and would leave out. */
+  products_checked: number
+  products_left_out: number
+  /** The stop's setting that was passed, and the channel's safety_min_products then. */
+  threshold: number
+  min_products: number
+  /** The import stage's build and the plan's signature it was computed from: a release needs both unchanged. */
+  build: string
+  signature: string
+}
 /** A file of one kind of change; `skipped` lists the products the channel's checks left out. */
 export type DeltaType = 'new' | 'modified' | 'unchanged' | 'deleted' | 'skipped'
 export type ColumnMapping = { column: string; source: string } | { column: string; value: string }
@@ -338,6 +364,14 @@ export interface ChannelTable {
   currency: string | null
   /** The readiness score (0 to 1) whose crossing fires channel.readiness_changed; null: none. */
   readiness_threshold: ColumnType<string | null, number | string | null | undefined, number | string | null>
+  /** Safety stops (src/exports/safety-stop.ts): the share of the delivered feed an export may drop; null: off. */
+  safety_max_drop: ColumnType<string | null, number | string | null | undefined, number | string | null>
+  /** The share of the checked products an export may leave out; null: off. */
+  safety_max_left_out: ColumnType<string | null, number | string | null | undefined, number | string | null>
+  /** The size of a baseline below which neither stop applies; null: none (0). */
+  safety_min_products: ColumnType<number | null, number | null | undefined, number | null>
+  /** The export a safety stop held, until it is released or a later export passes; null: none. */
+  hold: ColumnType<ChannelHold | null, string | null | undefined, string | null>
   created_at: Generated<Date>
   updated_at: Generated<Date>
 }

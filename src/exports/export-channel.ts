@@ -1,5 +1,5 @@
 import type { Db } from '../db/database.js'
-import type { Channel, CheckTotals, Site } from '../db/schema.js'
+import type { Channel, ChannelHold, CheckTotals, Site } from '../db/schema.js'
 import { inTransaction, type Tx } from '../db/transaction.js'
 import type { FeedStorage } from '../feeds/feed-storage.js'
 import {
@@ -11,13 +11,25 @@ import {
   stageLineBytes,
   storeFirstExport,
   type ExportCounts,
+  type StageChanges,
   type StageTotals,
 } from './export-delta.js'
 import { countChecks, NO_CHECKS } from './check-totals.js'
 import { exportFailure } from './export-failures.js'
 import { ChannelFiles, type ExportedFile } from './export-files.js'
 import { planExport, type ExportLimits, type ExportPlan } from './export-plan.js'
-import { channelStageState, importStageOf, replaceFeedFileRows, saveChannelStage, type ChannelStageState, type ImportStage } from './export-store.js'
+import {
+  channelStageState,
+  importStageOf,
+  lockChannelExport,
+  replaceFeedFileRows,
+  saveChannelStage,
+  setChannelHold,
+  type ChannelStageState,
+  type ImportStage,
+} from './export-store.js'
+import { checkRelease } from './release-check.js'
+import { safetyStop } from './safety-stop.js'
 
 export type { ExportCounts } from './export-delta.js'
 export type { ExportedFile } from './export-files.js'
@@ -29,6 +41,8 @@ export interface ChannelExportResult {
   /** What checking the rows against the channel's template found, after this export and before it (none before the first). */
   checks: CheckTotals
   previousChecks: CheckTotals | undefined
+  /** The hold a safety stop put on this export: then nothing was written, and the counts say what it would have published. */
+  held?: ChannelHold
 }
 
 /** Which channel to export, for which run, and with what. */
@@ -43,6 +57,11 @@ export interface ExportChannelRequest {
   limits: ExportLimits
   /** Hears of replaced feed files that could not be removed once the export committed. */
   onHookError?: (error: unknown) => void
+  /**
+   * Publishes this held export as it was computed (its pid and start are the request's), without
+   * the safety stops, if what it was made from is unchanged; a ConflictError otherwise.
+   */
+  release?: ChannelHold
 }
 
 /**
@@ -50,20 +69,47 @@ export interface ExportChannelRequest {
  * stage and its files, with the delta against the previous export. One transaction: a failure keeps
  * the previous stage and files; files are written under keys of their own and only become the
  * channel's files when the transaction commits, after which the files they replaced are removed.
+ * An export a safety stop holds is rolled back whole: it returns what it would have published.
  */
 export async function exportChannel(db: Db, request: ExportChannelRequest): Promise<ChannelExportResult> {
-  const { storage, site, channel, pid, now, limits, onHookError } = request
+  const { storage, site, channel, pid, now, limits, onHookError, release } = request
   const plan = await planExport(db, { site, channel, pid, now, limits })
   const files = new ChannelFiles(storage, plan)
   try {
     return await inTransaction(
       db,
       async (tx) => {
+        // Exports of one channel take turns (a release beside a run), and no import builds meanwhile.
+        await lockChannelExport(tx.db, site, channel.id)
         const previous = await channelStageState(tx.db, site.id, channel.id)
         const importStage = await importStageOf(tx.db, site.id)
+        if (release) await checkRelease(tx.db, { channel, release, importStage, signature: plan.signature })
         // A first export has nothing to compare with, unless a delta file asks for its rows by kind.
         const first = (previous?.checks?.checked ?? previous?.rows ?? 0) === 0 && plan.files.every(({ entry }) => entry.type === null)
-        const { counts, totals, checks } = first ? await firstExport(tx, plan) : await laterExport(tx, plan, files, previous, importStage)
+        const computed = first ? await firstExport(tx, plan) : await compareExport(tx, plan, previous, importStage)
+        const previousChecks = previous?.checks ?? undefined
+        // Before anything was delivered (no stage yet) there is no drop to measure.
+        const delivered = previous === undefined ? null : previous.rows
+        const hold = release ? undefined : safetyStop(channel, figuresOf(computed, delivered))
+        if (hold) {
+          tx.rollbackOnly()
+          const held: ChannelHold = {
+            ...hold,
+            pid,
+            export_start: now.toISOString(),
+            held_at: new Date().toISOString(),
+            products: computed.counts.now,
+            products_previous: delivered,
+            products_checked: computed.checks.checked,
+            products_left_out: computed.checks.leftOut,
+            build: importStage?.build ?? '0',
+            signature: plan.signature,
+          }
+          return { counts: computed.counts, files: [], checks: computed.checks, previousChecks, held }
+        }
+        if (!first) await writeLaterExport(tx, plan, files, computed)
+        const { counts, checks } = computed
+        const totals = first ? computed.totals : { rows: counts.now, lineBytes: await lineBytesOf(tx, plan, previous, computed) }
         files.recordFull(totals.lineBytes)
         await saveChannelStage(tx.db, plan.site, plan.channel.id, {
           columns: plan.columns,
@@ -74,7 +120,9 @@ export async function exportChannel(db: Db, request: ExportChannelRequest): Prom
           refersToImport: plan.refersToImport,
         })
         await recordFiles(tx, storage, plan, files)
-        return { counts, files: files.exported(), checks, previousChecks: previous?.checks ?? undefined }
+        // A published export ends any hold: the next export compares against it.
+        if (channel.hold !== null || release) await setChannelHold(tx.db, channel, null)
+        return { counts, files: files.exported(), checks, previousChecks }
       },
       { onHookError },
     )
@@ -84,14 +132,21 @@ export async function exportChannel(db: Db, request: ExportChannelRequest): Prom
   }
 }
 
-interface Exported {
+/** What an export computed before it writes: its counts and checks, and what writing it takes. */
+interface Computed {
   counts: ExportCounts
-  totals: StageTotals
   checks: CheckTotals
+  /** A first export: what it stored. A later one: none (its stage is written after the safety stops). */
+  totals: StageTotals
+  later?: { sameMaking: boolean; classified: boolean; stage: StageChanges; lineBytesChange: number }
+}
+
+function figuresOf({ counts, checks }: Computed, productsPrevious: number | null) {
+  return { products: counts.now, productsPrevious, checked: checks.checked, leftOut: checks.leftOut }
 }
 
 /** The rows and their lines go straight into the channel stage. */
-async function firstExport(tx: Tx, plan: ExportPlan): Promise<Exported> {
+async function firstExport(tx: Tx, plan: ExportPlan): Promise<Computed> {
   const { checks, ...totals } = await storeFirstExport(tx, plan)
   return { counts: firstExportCounts(totals.rows), totals, checks }
 }
@@ -99,30 +154,33 @@ async function firstExport(tx: Tx, plan: ExportPlan): Promise<Exported> {
 /**
  * The rows the import changed since the stage's build are classified when the stage was made the
  * way this export makes it and stage_change still holds every change since; otherwise every row.
- * Delta files need export_rows and the previous rows, so they are written before the stage changes.
+ * Counted from export_rows: nothing is written yet.
  */
-async function laterExport(
-  tx: Tx,
-  plan: ExportPlan,
-  files: ChannelFiles,
-  previous: ChannelStageState | undefined,
-  importStage: ImportStage | undefined,
-): Promise<Exported> {
+async function compareExport(tx: Tx, plan: ExportPlan, previous: ChannelStageState | undefined, importStage: ImportStage | undefined): Promise<Computed> {
   const sameMaking = previous !== undefined && previous.signature === plan.signature
   const incremental = sameMaking && importStage !== undefined && BigInt(previous.build) >= BigInt(importStage.changesFrom)
   const classified = incremental && (await classifyChanged(tx, plan, previous.build, previous.rows))
   if (!classified) await classifyAll(tx, plan, { renderAll: !sameMaking, previousRefers: previous?.refersToImport ?? false })
-  const previousRows = previous?.rows ?? 0
-  const { lineBytesChange, stage, ...counts } = await deltaCounts(tx, previousRows)
+  const { lineBytesChange, stage, ...counts } = await deltaCounts(tx, previous?.rows ?? 0)
   // Counted from the changes when the previous counts were made the same way, else from every row.
   const checks = plan.checks
     ? await countChecks(tx, plan.checks, sameMaking ? (previous.checks ?? undefined) : undefined)
     : { ...NO_CHECKS, codes: {}, checked: counts.now, exported: counts.now }
+  return { counts, checks, totals: { rows: counts.now, lineBytes: 0 }, later: { sameMaking, classified, stage, lineBytesChange } }
+}
+
+/** Delta files need export_rows and the previous rows, so they are written before the stage changes. */
+async function writeLaterExport(tx: Tx, plan: ExportPlan, files: ChannelFiles, computed: Computed): Promise<void> {
+  const later = computed.later
+  if (!later) return
   await files.writeDeltas(tx, ['new', 'modified', 'deleted'])
-  await replaceStage(tx, plan, stage, { rewrite: !sameMaking, fewRows: classified })
+  await replaceStage(tx, plan, later.stage, { rewrite: !later.sameMaking, fewRows: later.classified })
   await files.writeDeltas(tx, ['unchanged', 'skipped'])
-  const lineBytes = sameMaking ? previous.lineBytes + lineBytesChange : await stageLineBytes(tx, plan)
-  return { counts, totals: { rows: counts.now, lineBytes }, checks }
+}
+
+async function lineBytesOf(tx: Tx, plan: ExportPlan, previous: ChannelStageState | undefined, computed: Computed): Promise<number> {
+  const later = computed.later
+  return later?.sameMaking && previous ? previous.lineBytes + later.lineBytesChange : stageLineBytes(tx, plan)
 }
 
 /**

@@ -3,9 +3,11 @@ import type { Channel, ChannelExport, Site } from '../db/schema.js'
 import { inTransaction, type Tx } from '../db/transaction.js'
 import { feedUrl } from '../feeds/feed-urls.js'
 import { recordEvent } from '../webhooks/outbox.js'
-import { exportFinishedData, readinessChangedData } from '../webhooks/payloads.js'
+import { exportFinishedData, exportHeldData, readinessChangedData } from '../webhooks/payloads.js'
 import { checksData, readinessCrossing } from './check-reports.js'
 import type { ChannelExportResult, ExportedFile } from './export-channel.js'
+import { channelExportMessage } from './export-messages.js'
+import { setChannelHold } from './export-store.js'
 
 // What a successful channel export leaves behind once its files are written: its history entry, the
 // export.finished event, and the pushes of its files to the channel's http destinations (sent by the
@@ -58,8 +60,28 @@ async function httpDestinations(db: DbHandle, site: Site, channel: Channel): Pro
     .execute()
 }
 
+/**
+ * A held export's record, in one transaction: the channel's hold, a history entry with process
+ * status `held` and the counts it would have published (nothing uploaded), and export.held.
+ */
+export async function recordHeldExport(db: Db, record: ExportRecord): Promise<void> {
+  const { site, channel, result } = record
+  const hold = result.held
+  if (!hold) return
+  await inTransaction(db, async (tx) => {
+    await setChannelHold(tx.db, channel, hold)
+    const entry = await insertHistoryEntry(tx.db, record, false, 'held')
+    await recordEvent(tx, site.account_id, 'export.held', exportHeldData(entry, hold, checksData(channel, result.checks)))
+  })
+}
+
 /** The export's history entry, with its delta counts; `uploaded` already when nothing is to be pushed. */
-async function insertHistoryEntry(db: DbHandle, { site, channel, pid, start, end, result }: ExportRecord, uploaded: boolean): Promise<ChannelExport> {
+async function insertHistoryEntry(
+  db: DbHandle,
+  { site, channel, pid, start, end, result }: ExportRecord,
+  uploaded: boolean,
+  status: 'success' | 'held' = 'success',
+): Promise<ChannelExport> {
   const { counts } = result
   return db
     .insertInto('channel_export')
@@ -70,7 +92,7 @@ async function insertHistoryEntry(db: DbHandle, { site, channel, pid, start, end
       pid,
       export_start: start,
       export_time: end,
-      process_status: 'success',
+      process_status: status,
       product_count: counts.now,
       product_count_now: counts.now,
       product_count_previous: counts.previous,
@@ -97,7 +119,8 @@ async function announceExport(tx: Tx, { site, channel, result }: ExportRecord, e
     .executeTakeFirst()
   const token = feed?.token
   const feedUrls = token ? result.files.map((file) => feedUrl('', token, file.filename)) : []
-  await recordEvent(tx, site.account_id, 'export.finished', exportFinishedData(entry, checksData(channel, result.checks), feedUrls))
+  const message = channelExportMessage(channel, result)
+  await recordEvent(tx, site.account_id, 'export.finished', exportFinishedData(entry, checksData(channel, result.checks), { message, feedUrls }))
   const crossing = readinessCrossing(channel, result.checks, result.previousChecks)
   if (crossing) await recordEvent(tx, site.account_id, 'channel.readiness_changed', readinessChangedData(entry, crossing))
 }

@@ -1,11 +1,12 @@
 import type { Db } from '../db/database.js'
-import type { Channel, Run, Site } from '../db/schema.js'
+import type { Channel, ChannelHold, Run, Site } from '../db/schema.js'
 import type { FeedStorage } from '../feeds/feed-storage.js'
 import { RunFailure, SiteErrorCode } from '../sites/run-failure.js'
 import { siteErrorReporter } from '../sites/site-errors.js'
 import { exportChannel, type ExportLimits } from './export-channel.js'
 import { reportFailedChecks } from './check-reports.js'
-import { recordChannelExport } from './export-history.js'
+import { recordChannelExport, recordHeldExport } from './export-history.js'
+import { channelExportMessage } from './export-messages.js'
 import type { ExportCounts } from './export-delta.js'
 import { channelsOfRun, recordFailedExport } from './export-store.js'
 
@@ -38,7 +39,8 @@ export interface ExportSiteRequest {
 /**
  * Exports a site's channels for an export action. Inactive channels are skipped. A channel that fails
  * keeps its previous files and stage, leaves a failed history entry and a site error, and fails the
- * run once every other channel had its turn.
+ * run once every other channel had its turn. A channel a safety stop holds keeps its files too, and
+ * leaves a held history entry and a site error; the run succeeds, and its message says why.
  */
 export async function exportSite(db: Db, request: ExportSiteRequest): Promise<string> {
   const { storage, site, run, now, limits, onHookError } = request
@@ -51,17 +53,23 @@ export async function exportSite(db: Db, request: ExportSiteRequest): Promise<st
     return message
   }
   const failed: string[] = []
-  let exported = 0
+  const messages: string[] = []
   let queued = 0
   for (const channel of active) {
     const start = now()
     try {
       // The files this export replaced are removed when its transaction commits (exportChannel).
       const result = await exportChannel(db, { storage, site, channel, pid: run.pid, now: start, limits, onHookError })
-      queued += await recordChannelExport(db, { site, channel, pid: run.pid, start, end: now(), result })
+      const record = { site, channel, pid: run.pid, start, end: now(), result }
+      if (result.held) {
+        await recordHeldExport(db, record)
+        await report(SiteErrorCode.exportHeld, result.held.message, heldData(channel, result.held))
+      } else {
+        queued += await recordChannelExport(db, record)
+        request.onChannelExported?.(channel.id, result.counts)
+      }
       await reportFailedChecks(report, channel, result.checks)
-      request.onChannelExported?.(channel.id, result.counts)
-      exported += result.counts.now
+      messages.push(channelExportMessage(channel, result))
     } catch (error) {
       const message = error instanceof RunFailure ? error.message : `Channel ${channel.id} could not be exported; its previous files are kept`
       await report(error instanceof RunFailure ? error.code : SiteErrorCode.exportFailed, message, {
@@ -85,5 +93,12 @@ export async function exportSite(db: Db, request: ExportSiteRequest): Promise<st
   // Delivery to http destinations follows the run (channel-pushes.ts): the run succeeded once its
   // files are written; the history's `uploaded` and site errors 2003 tell how delivery went.
   const delivery = queued > 0 ? `; ${queued} file${queued === 1 ? '' : 's'} queued for delivery to http destinations` : ''
-  return `Exported ${exported} rows through ${active.length} channel${active.length === 1 ? '' : 's'}${delivery}`
+  return `${messages.join('; ')}${delivery}`
+}
+
+/** The site error's data of a held export: the figures, the stop and the release address. */
+function heldData(channel: Channel, hold: ChannelHold): Record<string, unknown> {
+  const { pid, reason, products, products_previous, products_checked, products_left_out, threshold, min_products } = hold
+  const release = `/platform/v2/sites/${channel.site_id}/channels/${channel.id}/release`
+  return { channel_id: channel.id, pid, reason, products, products_previous, products_checked, products_left_out, threshold, min_products, release }
 }

@@ -1,7 +1,8 @@
 import { sql } from 'kysely'
+import { lockKeysForTransaction, type LockedTransaction } from '../db/advisory-locks.js'
 import type { CheckTotals } from '../db/schema.js'
 import type { DbHandle } from '../db/database.js'
-import type { Channel, Run, Site } from '../db/schema.js'
+import type { Channel, ChannelHold, Run, Site } from '../db/schema.js'
 
 // Data access of the exports: the channels a run exports, the channel stage's bookkeeping, the
 // feed_file rows that name a channel's current files, and the history of a failed export.
@@ -40,6 +41,41 @@ export async function importStageOf(db: DbHandle, siteId: string): Promise<Impor
     .where('stage_id', '=', '0')
     .executeTakeFirst()
   return stage && { columns: stage.columns, recipe: stage.recipe, build: stage.build, changesFrom: stage.changes_from }
+}
+
+// The first key of the channel-export advisory lock: a number of our own, so it meets no other lock.
+const CHANNEL_EXPORT_LOCK = 7302
+
+/**
+ * Makes the exports of one channel take turns (a release beside a run's export), and keeps the
+ * site's import stage from being rebuilt under the export (a build locks its row FOR UPDATE).
+ */
+export async function lockChannelExport(trx: LockedTransaction, site: Site, channelId: string): Promise<void> {
+  await lockKeysForTransaction(trx, CHANNEL_EXPORT_LOCK, [channelId])
+  await trx
+    .selectFrom('site_stage')
+    .select('site_id')
+    .where('site_id', '=', site.id)
+    .where('stage', '=', 'import')
+    .where('stage_id', '=', '0')
+    .forShare()
+    .execute()
+}
+
+/** The channel's hold as it is now (under the export's lock). */
+export async function currentHold(db: DbHandle, channel: Pick<Channel, 'id' | 'account_id'>): Promise<ChannelHold | null> {
+  const row = await db.selectFrom('channel').select('hold').where('account_id', '=', channel.account_id).where('id', '=', channel.id).executeTakeFirst()
+  return row?.hold ?? null
+}
+
+/** Puts a hold on the channel, or ends it (null). */
+export async function setChannelHold(db: DbHandle, channel: Pick<Channel, 'id' | 'account_id'>, hold: ChannelHold | null): Promise<void> {
+  await db
+    .updateTable('channel')
+    .set({ hold: hold === null ? null : JSON.stringify(hold) })
+    .where('account_id', '=', channel.account_id)
+    .where('id', '=', channel.id)
+    .execute()
 }
 
 /** What the previous export left in the channel stage; none before the first. */

@@ -1,5 +1,5 @@
 import type { OperationDocs } from '../http/openapi.js'
-import { SECRET, channel, channelHistoryEntry, delivery, envelope, webhook } from './openapi-examples.js'
+import { SECRET, channel, channelHistoryEntry, delivery, envelope, heldChannel, webhook } from './openapi-examples.js'
 
 // The OpenAPI docs of the channel and webhook operations (by operationId).
 
@@ -18,7 +18,10 @@ const CHANNEL_FIELDS =
   'A channel is checked by the rules its export applies; a 400 names the field. An `export_name` that is a template name ' +
   '(`google_shopping`, `meta_catalog`, `idealo`) picks that template: its checks run in every export. `validation_mode` is ' +
   '`exclude` (default: a product failing a required rule is left out) or `warn_only`; `currency` (ISO 4217) is added to bare ' +
-  'prices where the template reads both forms; `readiness_threshold` (0 to 1) makes `channel.readiness_changed` fire.'
+  'prices where the template reads both forms; `readiness_threshold` (0 to 1) makes `channel.readiness_changed` fire. ' +
+  'Safety stops: an export whose file would hold fewer than (1 − `safety_max_drop`) × the products of the last delivered ' +
+  'file, or whose template would leave out more than `safety_max_left_out` of the products it checked, is held (both 0 to 1, ' +
+  'default 0.5); neither applies to a baseline below `safety_min_products` (default 100); `""` turns one off.'
 const channelBody = {
   name: 'Google DE',
   export_name: 'google-shopping',
@@ -33,7 +36,7 @@ const channelWithoutUrls = { ...channel, feed_destinations: { '1': { ...channel.
 const WEBHOOK_FIELDS =
   '`url` must be https (http only where the operator allows it), public (the outbound guard refuses loopback, private and ' +
   'metadata addresses), at most 2,048 characters, without credentials. `events` is a list of `batch.uploaded`, ' +
-  '`batch.processed`, `run.started`, `run.succeeded`, `run.failed`, `export.finished`, `stream.status_changed`, ' +
+  '`batch.processed`, `run.started`, `run.succeeded`, `run.failed`, `export.finished`, `export.held`, `stream.status_changed`, ' +
   '`channel.readiness_changed`, or `"all"` ' +
   '(the default). `description` at most 500 characters.'
 
@@ -45,8 +48,11 @@ export const channelDocs: Record<string, OperationDocs> = {
   },
   getChannel: {
     summary: 'Read a channel',
-    description: 'One channel of the site; `feed_destinations.*.urls` lists one URL per exported file (none before the first export).',
-    responses: { 200: envelope('Channels', [channel]) },
+    description:
+      'One channel of the site; `feed_destinations.*.urls` lists one URL per exported file (none before the first export). ' +
+      '`export_status` is `held` while a safety stop holds the last export (`hold` says why, with its figures), `published` ' +
+      'once an export was published, `not_exported` before.',
+    responses: { 200: { ...envelope('Channels', [channel], 'Published'), ...envelope('Channels', [heldChannel], 'Held by a safety stop') } },
   },
   getChannelHistory: {
     summary: 'Read the export history of a channel',
@@ -76,6 +82,20 @@ export const channelDocs: Record<string, OperationDocs> = {
     description: `Changes the fields given; a field left out or null stays. ${CHANNEL_FIELDS}`,
     request: { deactivate: { value: { active: false } }, filter: { summary: 'Another filter', value: { filter: "price > 0 AND brand = 'Acme'" } } },
     responses: { 200: envelope('Channels', [{ ...channel, active: false }]) },
+  },
+  releaseHeldExport: {
+    summary: 'Release the held export of a channel',
+    description:
+      'Publishes the export a safety stop held, as it was computed: the same run, its files under the same names, its counts ' +
+      'against the last delivered file; the next export compares against it. One transaction: the feed serves the old file or ' +
+      'the new one, never a mix. A 409 when the channel holds nothing, when `pid` names another run than the held one, when the ' +
+      'site was imported again or the channel changed since (export it again), or when the site is not active. Answers the ' +
+      'channel, `export_status` `published`.',
+    request: { any: { summary: 'Whatever is held', value: {} }, pid: { summary: 'Only the export of this run', value: { pid: heldChannel.hold.pid } } },
+    responses: {
+      200: envelope('Channels', [channel]),
+      409: failed('Nothing held', 'Channel 1 has no held export: nothing to release'),
+    },
   },
   deleteChannel: {
     summary: 'Delete a channel',

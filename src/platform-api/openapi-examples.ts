@@ -94,6 +94,11 @@ export const channel = {
   validation_mode: 'exclude',
   currency: null,
   readiness_threshold: null,
+  safety_max_drop: 0.5,
+  safety_max_left_out: 0.5,
+  safety_min_products: 100,
+  export_status: 'published',
+  hold: null,
   links: [
     { self: `${BASE}/sites/1/channels/1` },
     { history: `${BASE}/sites/1/channels/1/history` },
@@ -221,3 +226,28 @@ export const platformTags = [
   { name: 'product data', description: "Reads of a site's import stage or of a channel's stage, with paging, field selection and an SQL-like filter." },
   { name: 'webhooks', description: 'Subscriptions to events, delivered signed as Standard Webhooks has it. X-Auth-Token or bearer token.' },
 ]
+
+/** A channel a safety stop holds: its last published files keep serving. */
+export const heldChannel = {
+  ...channel,
+  export_status: 'held',
+  hold: {
+    pid: '7c9e6679-7425-40de-944b-e07fc1f90ae7',
+    reason: 'drop',
+    message:
+      'Channel 1 (Google DE) held: its file would hold 13 products instead of the 1840 delivered, a drop of 99.3% (safety_max_drop 50%); ' +
+      'the last delivered file keeps serving',
+    held_at: '2026-11-27T09:14:03.000Z',
+    products: 13,
+    products_previous: 1840,
+    products_checked: 1840,
+    products_left_out: 1827,
+    threshold: 0.5,
+    min_products: 100,
+    links: [
+      { release: `${BASE}/sites/1/channels/1/release` },
+      { history: `${BASE}/sites/1/channels/1/history` },
+      { diagnostics: `${BASE}/sites/1/channels/1/diagnostics` },
+    ],
+  },
+}

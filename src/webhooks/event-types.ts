@@ -8,6 +8,7 @@ export const WEBHOOK_EVENT_TYPES = [
   'run.succeeded',
   'run.failed',
   'export.finished',
+  'export.held',
   'stream.status_changed',
   'channel.readiness_changed',
 ] as const

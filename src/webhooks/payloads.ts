@@ -1,4 +1,4 @@
-import type { Batch, BatchStage, ChannelExport, Run, Stream, StreamStatus } from '../db/schema.js'
+import type { Batch, BatchStage, ChannelExport, ChannelHold, Run, Stream, StreamStatus } from '../db/schema.js'
 import type { WebhookEventType } from './event-types.js'
 
 // The `data` of each event type: small documents of ids, counts, states and links, never product
@@ -51,7 +51,27 @@ export interface ExportData {
   counts: { now: number; previous: number; new: number; modified: number; deleted: number; unchanged: number; skipped: number }
   /** What checking the products against the channel's template found (docs/design.md 11). */
   checks: ChecksData
+  /** In words, as the run's message has it: "Exported 13 of 50 products through Google DE; 37 left out by its template". */
+  message: string
   feed_urls: string[]
+  links: Links
+}
+
+/** An export a safety stop held: what it would have published against what the channel delivers, and why. */
+export interface ExportHeldData {
+  pid: string
+  site_id: string
+  channel_id: string
+  export_id: string
+  reason: ChannelHold['reason']
+  message: string
+  products: number
+  products_previous: number | null
+  products_checked: number
+  products_left_out: number
+  threshold: number
+  min_products: number
+  checks: ChecksData
   links: Links
 }
 
@@ -94,6 +114,7 @@ export interface EventData {
   'run.succeeded': RunData
   'run.failed': RunFailedData
   'export.finished': ExportData
+  'export.held': ExportHeldData
   'stream.status_changed': StreamStatusData
   'channel.readiness_changed': ReadinessData
 }
@@ -164,7 +185,11 @@ export function runFailedData(run: Run, errorCodes: readonly number[] = []): Eve
  * One channel's finished export: its history entry's counts and the feed URLs of the files it wrote
  * (absolute, or paths such as `feedUrl('', token, filename)` gives, made absolute under PUBLIC_URL).
  */
-export function exportFinishedData(entry: ChannelExport, checks: ChecksData, feedUrls: readonly string[] = []): EventData['export.finished'] {
+export function exportFinishedData(
+  entry: ChannelExport,
+  checks: ChecksData,
+  { message, feedUrls = [] }: { message: string; feedUrls?: readonly string[] },
+): EventData['export.finished'] {
   const site = `/platform/v2/sites/${entry.site_id}`
   const channel = `${site}/channels/${entry.channel_id}`
   return {
@@ -184,8 +209,25 @@ export function exportFinishedData(entry: ChannelExport, checks: ChecksData, fee
       skipped: Number(entry.product_count_skipped),
     },
     checks,
+    message,
     feed_urls: [...feedUrls],
     links: { channel, history: `${channel}/history`, status: `${site}/status/${entry.pid}` },
+  }
+}
+
+/** A held export, with its history entry (process_status held). */
+export function exportHeldData(entry: ChannelExport, hold: ChannelHold, checks: ChecksData): EventData['export.held'] {
+  const site = `/platform/v2/sites/${entry.site_id}`
+  const channel = `${site}/channels/${entry.channel_id}`
+  const { reason, message, products, products_previous, products_checked, products_left_out, threshold, min_products } = hold
+  return {
+    pid: entry.pid,
+    site_id: entry.site_id,
+    channel_id: entry.channel_id,
+    export_id: entry.id,
+    ...{ reason, message, products, products_previous, products_checked, products_left_out, threshold, min_products },
+    checks,
+    links: { channel, release: `${channel}/release`, history: `${channel}/history`, status: `${site}/status/${entry.pid}` },
   }
 }
 

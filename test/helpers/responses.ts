@@ -88,6 +88,25 @@ export interface ChannelJson {
   filename: string | null
   filenames: { type: string | null; filename: string }[]
   feed_destinations: Record<string, { destination_id: number; name: string | null; destination_name: string | null; active: boolean; urls: string[] }>
+  safety_max_drop: number | null
+  safety_max_left_out: number | null
+  safety_min_products: number | null
+  export_status: 'not_exported' | 'published' | 'held'
+  hold: HoldJson | null
+  links: Record<string, string>[]
+}
+
+export interface HoldJson {
+  pid: string
+  reason: 'drop' | 'left_out'
+  message: string
+  held_at: string
+  products: number
+  products_previous: number | null
+  products_checked: number
+  products_left_out: number
+  threshold: number
+  min_products: number
   links: Record<string, string>[]
 }
 

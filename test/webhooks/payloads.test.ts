@@ -74,11 +74,14 @@ describe('event payloads', () => {
       products_with_warnings: 5,
       readiness_score: 10 / 12,
     }
-    expect(exportFinishedData({ ...entry, product_count_skipped: '2' }, checks, ['https://feeds.example.com/feeds/t/3.csv'])).toMatchObject({
+    const message = 'Exported 10 of 12 products through Google; 2 left out by its template'
+    const feedUrls = ['https://feeds.example.com/feeds/t/3.csv']
+    expect(exportFinishedData({ ...entry, product_count_skipped: '2' }, checks, { message, feedUrls })).toMatchObject({
       export_id: '44',
       channel_id: '3',
       counts: { now: 10, previous: 8, new: 3, modified: 1, deleted: 1, unchanged: 6, skipped: 2 },
       checks,
+      message,
       feed_urls: ['https://feeds.example.com/feeds/t/3.csv'],
       links: { channel: '/platform/v2/sites/12/channels/3', history: '/platform/v2/sites/12/channels/3/history' },
     })
