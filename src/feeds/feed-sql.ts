@@ -211,8 +211,10 @@ export function lineSql(q: SqlQuoter, columns: string[], format: FeedFormat, dat
 // Blanks around a value, and a value of nothing else: a value of only blanks is empty.
 const XML_BLANKS = `E' \\t\\n\\r'`
 // A comma or colon outside double quotes (an even number of quotes follows it): product_detail's
-// values may quote a part that holds one (`Display:Diagonal Size:"2.5"""`).
-const UNQUOTED_COMMA = `',(?=(?:[^"]*"[^"]*")*[^"]*$)'`
+// values may quote a part that holds one (`Display:Diagonal Size:"2.5"""`). A comma before a digit
+// does not start another group (each starts with a country, a period, a section or a name): it is a
+// decimal comma (`DE::Standard:4,95 EUR`).
+const UNQUOTED_COMMA = `',(?=[[:space:]]*[^0-9[:space:]])(?=(?:[^"]*"[^"]*")*[^"]*$)'`
 const UNQUOTED_COLON = `':(?=(?:[^"]*"[^"]*")*[^"]*$)'`
 
 /**

@@ -18,7 +18,8 @@ export function isRewriting(rule: ValueRule): rule is RewritingRule {
 // Blanks a shop's export leaves around a value: spaces, tabs, line ends, no-break spaces.
 const BLANKS = `E' \\t\\n\\r\\u00a0'`
 // A price's amount with its currency before or after it, or none; `€` and `£` stand for EUR and GBP.
-const PRICE_PARTS = String.raw`^\s*([A-Za-z]{3}|€|£)?\s*(-?[0-9]+(?:\.[0-9]+|,[0-9]{1,2})?)\s*([A-Za-z]{3}|€|£)?\s*$`
+// Blanks include the no-break space German currency formats put before `€` (`\s` does not).
+const PRICE_PARTS = String.raw`^[\s\u00a0]*([A-Za-z]{3}|€|£)?[\s\u00a0]*(-?[0-9]+(?:\.[0-9]+|,[0-9]{1,2})?)[\s\u00a0]*([A-Za-z]{3}|€|£)?[\s\u00a0]*$`
 const CATEGORY_PATH = String.raw`^([0-9]+|[^0-9\s>]([^>]*[^\s>])?( > [^\s>]([^>]*[^\s>])?)*)$`
 
 /** SQL: the folded form a listed value is recognised by: lower case, blanks around it trimmed, `_` as a space. */

@@ -78,10 +78,14 @@ export function codedPriceSql(context: CheckContext, p: string): string {
   return `(${code} <> '' AND strpos(${context.q.escapeLiteral(CURRENCIES)}, ${code}) > 0)`
 }
 
-/** SQL: the canonical price `p` is a bare number with at most two decimals, which the channel's currency completes. */
+/**
+ * SQL: the canonical price `p` is a bare number which the channel's currency completes, written
+ * with two decimals: only zeros after the second (`34.000000` as Magento stores prices), so that
+ * writing it so never changes the amount.
+ */
 export function barePriceSql(context: CheckContext, p: string): string {
   if (context.currency === null) return 'false'
-  return `(strpos(${p}, ' ') = 0 AND (strpos(${p}, '.') = 0 OR octet_length(${p}) - strpos(${p}, '.') <= 2))`
+  return `(strpos(${p}, ' ') = 0 AND (strpos(${p}, '.') = 0 OR translate(substr(${p}, strpos(${p}, '.') + 3), '0', '') = ''))`
 }
 
 function boundedSql(v: string, regex: string, rule: { min?: number; max?: number }, q: SqlQuoter): string {
@@ -95,9 +99,12 @@ function boundsOf(n: string, rule: { min?: number; max?: number }): string {
   return [rule.min === undefined ? '' : ` AND ${n} >= ${rule.min}`, rule.max === undefined ? '' : ` AND ${n} <= ${rule.max}`].join('')
 }
 
-/** SQL: `v` is empty or only blanks; the blanks are looked for only when the first character is one. */
+/**
+ * SQL: `v` is empty or only blanks (spaces, tabs, line ends: what the XML writer writes no element
+ * for); the blanks are looked for only when the first character is one.
+ */
 export function blankSql(v: string): string {
-  return `(${v} = '' OR (ascii(${v}) <= 32 AND btrim(${v}) = ''))`
+  return `(${v} = '' OR (ascii(${v}) <= 32 AND btrim(${v}, E' \\t\\n\\r') = ''))`
 }
 
 /**

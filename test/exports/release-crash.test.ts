@@ -43,7 +43,7 @@ describe('a release that dies half-way', () => {
         const { rows } = await sql<{ pid: number }>`SELECT pid FROM pg_stat_activity
           WHERE datname = current_database() AND wait_event_type = 'Lock' AND query ILIKE 'delete from "feed_file"%'`.execute(t.db)
         return rows[0]?.pid
-      }, 'the release to wait for the channel\'s feed_file rows')
+      }, "the release to wait for the channel's feed_file rows")
       const stage = await sql<{ n: string }>`SELECT count(*) AS n FROM stage_product WHERE stage = 'channel' AND stage_id = ${channel.id}`.execute(t.db)
       // Its own rewrite of the stage (150 rows fewer) is not visible outside it.
       expect(stage.rows[0]?.n).toBe('200')
