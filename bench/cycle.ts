@@ -178,10 +178,11 @@ const diskBytes = sizes.reduce((sum, s) => sum + s.total, 0)
 console.log([...sizeLines(sizes, ndjsonBytes, sizesBeforeCleanup), '', ...stageShares].join('\n'))
 
 // Issue 24: the same TSV feed through a channel without checks (A, generic) and one with Google
-// Shopping's (B), so that the ratio is the cost of validation alone. B's bare prices get ' EUR'.
+// Shopping's (B), so that the ratio is the cost of validation alone. Issue 31: B rewrites values on
+// every row, as shops write them: availability "in stock" and "out of stock" become Google's
+// in_stock and out_of_stock, and bare prices get ' EUR'.
 const googleMapping = [
-  ...['id', 'title', 'description', 'link', 'image_link'].map((column) => ({ column, source: column })),
-  { column: 'availability', value: 'in_stock' },
+  ...['id', 'title', 'description', 'link', 'image_link', 'availability'].map((column) => ({ column, source: column })),
   { column: 'condition', value: 'new' },
   ...['price', 'sale_price', 'brand', 'gtin', 'color', 'size'].map((column) => ({ column, source: column })),
   { column: 'product_type', source: 'category' },

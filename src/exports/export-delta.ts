@@ -43,7 +43,7 @@ export async function storeFirstExport(tx: Tx, plan: ExportPlan): Promise<StageT
     WITH stored AS (
       INSERT INTO stage_product (site_id, stage, stage_id, product_id, account_id, data, line, issues, notes)
       SELECT ${site.id}, 'channel', ${channel.id}, r.product_id, ${site.account_id}, ${plan.storedData('r.data', 'r.issues')},
-        CASE WHEN ${plan.leftOut('r.issues')} THEN NULL ELSE ${plan.line('r.data', 'r.notes')} END, r.issues, r.notes
+        CASE WHEN ${plan.leftOut('r.issues')} THEN NULL ELSE ${plan.line({ data: 'r.data', row: 'r' })} END, r.issues, r.notes
       FROM (${plan.rows} OFFSET 0) AS r
       RETURNING octet_length(line) AS bytes, issues, notes
     )
@@ -80,8 +80,8 @@ function classifiedColumns(plan: ExportPlan, renderAll: boolean): RawBuilder<unk
   // A row leaving the feed, rendered again in a new way, is rendered as its data stands: its old
   // bits may be another template's, whose normalisation bits mean other checks.
   return sql`coalesce(r.data, o.data),
-      CASE WHEN ${inFeed} AND (NOT ${wasInFeed} OR o.data <> r.data OR ${all}) THEN ${plan.line('r.data', 'r.notes')}
-           WHEN ${wasInFeed} AND NOT ${inFeed} THEN CASE WHEN ${all} THEN ${plan.line('o.data', 'NULL::bigint')} ELSE o.line END END,
+      CASE WHEN ${inFeed} AND (NOT ${wasInFeed} OR o.data <> r.data OR ${all}) THEN ${plan.line({ data: 'r.data', row: 'r' })}
+           WHEN ${wasInFeed} AND NOT ${inFeed} THEN CASE WHEN ${all} THEN ${plan.line({ data: 'o.data' })} ELSE o.line END END,
       CASE WHEN r.product_id IS NULL THEN 'deleted' WHEN o.product_id IS NULL THEN 'new' WHEN o.data = r.data THEN 'unchanged' ELSE 'modified' END,
       octet_length(o.line) + 1, r.issues, o.issues, r.notes, o.notes,
       CASE WHEN ${inFeed} AND ${wasInFeed} THEN CASE WHEN o.data = r.data THEN 'unchanged' ELSE 'modified' END

@@ -45,8 +45,11 @@ export interface ExportPlan {
   rows: RawBuilder<unknown>
   /** The export's rows among those whose product_id satisfies `condition` (a changed subset). */
   rowsWhere(condition: RawBuilder<unknown>): RawBuilder<unknown>
-  /** The feed line of the row whose data and notes are the SQL expressions `data` and `notes` (its values rewritten as they say). */
-  line(data: string, notes: string): RawBuilder<unknown>
+  /**
+   * The feed line of a row: of `source.row`, a row of `rows` (whose values in another spelling than
+   * the channel's it writes rewritten), or of the row data `source.data` as it is.
+   */
+  line(source: LineSource): RawBuilder<unknown>
   template: ChannelTemplate
   /** The template's checks for the channel's columns; none for a template without attributes (generic). */
   checks: CompiledChecks | undefined
@@ -74,6 +77,12 @@ export interface ExportPlan {
   channelRows(condition: RawBuilder<unknown>, refers: boolean): RawBuilder<unknown>
 }
 
+/** Where a line's values come from: the SQL of a row's data, and the alias of a row of ExportPlan.rows when it is one. */
+export interface LineSource {
+  data: string
+  row?: string
+}
+
 const quoter = { escapeLiteral: pg.escapeLiteral, escapeIdentifier: pg.escapeIdentifier }
 
 /**
@@ -96,17 +105,19 @@ export async function planExport(
   const rowsWhere = (also: RawBuilder<unknown>) => {
     const where = sql`site_id = ${site.id} AND stage = 'import' AND stage_id = 0 AND ${condition} AND ${also}`
     if (!checks) return sql`SELECT product_id, ${object} AS data, NULL::bigint AS issues, NULL::bigint AS notes FROM stage_product WHERE ${where}`
-    return checkedRows(channel, mapping, checks, where)
+    return checkedRows({ channel, mapping, columns, checks, where })
   }
   const rows = rowsWhere(sql`true`)
   // A template's namespace on the channel's own names: a Google feed's `price` is its `<g:price>`.
   const elements = template.xmlPrefix ? columns.map((c) => (c.includes(':') ? c : `${template.xmlPrefix}:${c}`)) : columns
-  const lineOf = (data: string, notes: string) =>
+  // A row of `rows` carries each value the template may rewrite as the file writes it (writtenColumn).
+  const rewritten = new Set(checks?.rewrittenColumns ?? [])
+  const lineOf = ({ data, row }: LineSource) =>
     lineSql(quoter, columns, channel.format, data, {
       elements,
       groups: template.xmlGroups,
       repeated: template.xmlRepeated,
-      written: checks && ((column, value) => checks.exportedValue(column, value, notes)),
+      written: (column, value) => (row !== undefined && rewritten.has(column) ? `${row}.${writtenColumn(columns, column)}` : value),
     })
   const errorMask = checks && channel.validation_mode === 'exclude' ? checks.errorMask : 0n
   const compiled = rows.compile(db)
@@ -117,7 +128,7 @@ export async function planExport(
     stageColumns,
     compiled.sql,
     compiled.parameters,
-    lineOf('data', 'notes'),
+    lineOf({ data: 'data', row: 'r' }),
     template,
     errorMask.toString(),
     refersToImport,
@@ -138,7 +149,7 @@ export async function planExport(
     refersToImport,
     budget: cancellingBudget(db, limits.feedMaxBytes),
     frame: feedFrame(columns, channel.format, meta),
-    line: (data, notes) => sql.raw(lineOf(data, notes)),
+    line: (source) => sql.raw(lineOf(source)),
     leftOut: (issues) => (errorMask === 0n ? sql`false` : sql.raw(`coalesce(${issues} & ${errorMask.toString()}::bigint, 0) <> 0`)),
     signature: createHash('sha256').update(JSON.stringify(making)).digest('hex'),
     stageRows: channelStageRows(site.id, channel.id),
@@ -187,25 +198,52 @@ function filterCondition(channel: Channel, stageColumns: string[]): RawBuilder<u
   }
 }
 
+/** The column of a row of ExportPlan.rows that carries `column`'s value as the file writes it. */
+function writtenColumn(columns: string[], column: string): string {
+  return `w${columns.indexOf(column)}`
+}
+
 /**
- * The rows with their issues. Every value the checks read is read from the stage row once, in a
- * subquery of its own (OFFSET 0 keeps it one), and the mapped object is built from the same values.
+ * The rows with their issues and notes, and the values the template may rewrite as the file writes
+ * them. Every value the checks read is read from the stage row once, in a subquery of its own
+ * (OFFSET 0 keeps it one), and the mapped object is built from the same values. A mapped constant
+ * is read as the constant itself: Postgres then computes its checks once, when it plans.
  */
-function checkedRows(channel: Channel, mapping: ColumnMapping[], checks: CompiledChecks, where: RawBuilder<unknown>): RawBuilder<unknown> {
+function checkedRows({
+  channel,
+  mapping,
+  columns,
+  checks,
+  where,
+}: {
+  channel: Channel
+  mapping: ColumnMapping[]
+  columns: string[]
+  checks: CompiledChecks
+  where: RawBuilder<unknown>
+}): RawBuilder<unknown> {
   const identity = channel.mapping.length === 0
   const valueColumns = identity ? checks.checkedColumns : mapping.map((m) => m.column)
   const values = identity
     ? checks.checkedColumns.map((column, i) => sql`coalesce(data ->> ${column}, '') AS ${sql.raw(`v${i}`)}`)
     : mapping.map((m, i) => sql`${'source' in m ? sql`coalesce(data ->> ${m.source}, '')` : sql`${m.value}::text`} AS ${sql.raw(`v${i}`)}`)
-  const read = (prefix: string) => (column: string) => `${prefix}.v${valueColumns.indexOf(column)}`
+  const constants = new Map(identity ? [] : mapping.flatMap((m) => ('value' in m ? [[m.column, `${quoter.escapeLiteral(m.value)}::text`] as const] : [])))
+  const read = (prefix: string) => (column: string) => constants.get(column) ?? `${prefix}.v${valueColumns.indexOf(column)}`
   const rows = sql`SELECT product_id${sql.raw(identity ? ', data' : '')}${sql.raw(values.length > 0 ? ', ' : '')}${sql.join(values, sql`, `)}
     FROM stage_product WHERE ${where} OFFSET 0`
   // Prices and GTINs parsed once, a level above the values they are parsed from.
   const parsed = checks.parsed.map(({ alias, sql: parse }) => `${parse(read('v'))} AS ${alias}`)
   const withParsed = sql`SELECT v.*${sql.raw(parsed.map((p) => `, ${p}`).join(''))} FROM (${rows}) AS v OFFSET 0`
   const data = identity ? sql`s.data` : jsonbObject(mapping.map((m, i) => [sql`${m.column}::text`, sql.raw(`s.v${i}`)]))
-  const bits = (word: 'issues' | 'notes') => sql.raw(checks.bits(word, read('s'), (alias) => `s.${alias}`))
-  return sql`SELECT product_id, ${data} AS data, ${bits('issues')} AS issues, ${bits('notes')} AS notes FROM (${withParsed}) AS s`
+  // What is parsed from a constant is a constant too: written in, Postgres computes it once.
+  const readParsed = (alias: string) => {
+    const parse = checks.parsed.find((p) => p.alias === alias)
+    return parse && constants.has(parse.column) ? `(${parse.sql(read('s'))})` : `s.${alias}`
+  }
+  const bits = (word: 'issues' | 'notes') => sql.raw(checks.bits(word, read('s'), readParsed))
+  const written = checks.rewrittenColumns.map((column) => `, ${checks.writtenValue(column, read('s'), readParsed)} AS ${writtenColumn(columns, column)}`)
+  return sql`SELECT product_id, ${data} AS data, ${bits('issues')} AS issues, ${bits('notes')} AS notes${sql.raw(written.join(''))}
+    FROM (${withParsed}) AS s`
 }
 
 /**

@@ -1,12 +1,12 @@
 import type { SqlQuoter } from '../feeds/feed-sql.js'
+import { ISO_4217_CODES } from './iso-4217.js'
 import type { ValueRule } from './template-types.js'
 
 // The SQL of a value in the channel's spelling (template-types.ts says which spellings each rule
-// accepts). Each rule that rewrites has two parts: a cheap `exact` test that holds for the value
-// as the channel writes it (most values of most catalogs: then nothing else is computed), and the
-// `canonical` form of any other value, NULL when it is no spelling of a valid value. The checks
-// read the canonical form once per row (template-checks.ts); a line computes it again only for a
-// value whose rewrite bit is set.
+// accepts): the value as the file writes it, NULL when it is no spelling of a valid value. Each
+// starts with a cheap test of the value as the channel writes it (most values of most catalogs),
+// and reads it another way only when that fails. The export computes it once per row, a level below
+// the checks (template-checks.ts), which compare it with the value, and the line, which writes it.
 
 /** The rules whose values have other spellings the export rewrites. */
 export type RewritingRule = Extract<ValueRule, { kind: 'one_of' | 'category' | 'price' | 'amount' }>
@@ -15,6 +15,9 @@ export function isRewriting(rule: ValueRule): rule is RewritingRule {
   return rule.kind === 'one_of' || rule.kind === 'category' || rule.kind === 'price' || rule.kind === 'amount'
 }
 
+// A price's currency is looked up in the codes as one text: a regular expression of the 177 codes
+// as alternatives costs tens of microseconds a value (measured), this well under one.
+const CURRENCIES = ISO_4217_CODES.join('|')
 // Blanks a shop's export leaves around a value: spaces, tabs, line ends, no-break spaces.
 const BLANKS = `E' \\t\\n\\r\\u00a0'`
 // A price's amount with its currency before or after it, or none; `€` and `£` stand for EUR and GBP.
@@ -45,10 +48,17 @@ export function spellingsOf(rule: Extract<ValueRule, { kind: 'one_of' }>): Map<s
   return spellings
 }
 
+/** The spellings of a one_of rule looked up as written: its values, each folded spelling with `_` or a space. */
+function literalSpellings(rule: Extract<ValueRule, { kind: 'one_of' }>): Map<string, string> {
+  const literal = new Map(rule.values.map((value) => [value, value]))
+  for (const [folded, value] of spellingsOf(rule)) {
+    for (const spelling of [folded, folded.replaceAll(' ', '_')]) if (!literal.has(spelling)) literal.set(spelling, value)
+  }
+  return literal
+}
+
 export interface Spelling {
-  /** SQL: true when the non-blank value `v` is written as the channel writes it (cheap; most values). */
-  exact(v: string): string
-  /** SQL: `v` in the channel's spelling, or NULL when it is no spelling of a valid value. */
+  /** SQL: `v` as the file writes it, or NULL when it is no spelling of a valid value. */
   canonical(v: string): string
 }
 
@@ -57,33 +67,43 @@ export interface Spelling {
  * amount may carry it); null when the channel has none.
  */
 export function spellingOf(q: SqlQuoter, rule: RewritingRule, currency: string | null): Spelling {
-  const listed = (values: readonly string[]) => values.map((value) => q.escapeLiteral(value)).join(', ')
   switch (rule.kind) {
     case 'one_of': {
       const cases = [...spellingsOf(rule)].map(([key, value]) => `WHEN ${q.escapeLiteral(key)} THEN ${q.escapeLiteral(value)}`).join(' ')
       const one = (v: string) => `CASE ${foldedSql(v)} ${cases} END`
-      return {
-        exact: (v) => `${v} IN (${listed(rule.values)})`,
-        canonical: (v) => (rule.list ? listSql(v, one, rule.list.max) : one(v)),
-      }
+      const other = (v: string) => (rule.list ? listSql(v, one, rule.list.max) : one(v))
+      // The spellings as shops write them most (in lower case, `_` or a space, an alias) are looked up
+      // as they are, before the value is folded: folding every row cost twice the lookup (measured).
+      const written = [...literalSpellings(rule)].map(([spelling, value]) => `WHEN ${q.escapeLiteral(spelling)} THEN ${q.escapeLiteral(value)}`)
+      return { canonical: (v) => `CASE ${v} ${written.join(' ')} ELSE ${other(v)} END` }
     }
     case 'category': {
       const spaced = (v: string) => String.raw`regexp_replace(btrim(${v}, ${BLANKS}), '\s*>\s*', ' > ', 'g')`
-      return {
-        exact: (v) => `${v} ~ ${q.escapeLiteral(CATEGORY_PATH)}`,
-        canonical: (v) => `(SELECT CASE WHEN c ~ ${q.escapeLiteral(CATEGORY_PATH)} THEN c END FROM (SELECT ${spaced(v)} AS c) AS x)`,
-      }
+      const path = q.escapeLiteral(CATEGORY_PATH)
+      const other = (v: string) => `(SELECT CASE WHEN c ~ ${path} THEN c END FROM (SELECT ${spaced(v)} AS c) AS x)`
+      return { canonical: (v) => `CASE WHEN ${v} ~ ${path} THEN ${v} ELSE ${other(v)} END` }
     }
-    case 'price':
-      return { exact: priceShapeSql, canonical: (v) => pricePartsSql(q, v, null) }
+    case 'price': {
+      // A price as the channel writes it ("12.50 EUR", or bare "12.50"), or read another way; then completed.
+      const written = (p: string) => writtenPriceSql(q, p, currency)
+      const other = (v: string) => `(SELECT ${written('x.p')} FROM (SELECT ${pricePartsSql(q, v, null)} AS p) AS x)`
+      return { canonical: (v) => `CASE WHEN ${priceShapeSql(v)} THEN ${written(v)} ELSE ${other(v)} END` }
+    }
     case 'amount':
-      return { exact: amountShapeSql, canonical: (v) => pricePartsSql(q, v, currency ?? '') }
+      return { canonical: (v) => `CASE WHEN ${amountShapeSql(v)} THEN ${v} ELSE ${pricePartsSql(q, v, currency ?? '')} END` }
   }
 }
 
-/** SQL: `v` in the channel's spelling, computed whole (for a line whose value was rewritten). */
-export function rewrittenSql(spelling: Spelling, v: string): string {
-  return `CASE WHEN ${spelling.exact(v)} THEN ${v} ELSE ${spelling.canonical(v)} END`
+/**
+ * SQL: the price `p` ("12.50 EUR" or a bare "12.50") as the file writes it: with a currency of ISO
+ * 4217, or bare and completed by the channel's currency with two decimals when that changes no
+ * amount (only zeros after the second decimal: `34.000000` as Magento stores prices); else NULL.
+ */
+function writtenPriceSql(q: SqlQuoter, p: string, currency: string | null): string {
+  const coded = `CASE WHEN strpos(${q.escapeLiteral(CURRENCIES)}, split_part(${p}, ' ', 2)) > 0 THEN ${p} END`
+  const exact = `strpos(${p}, '.') = 0 OR translate(substr(${p}, strpos(${p}, '.') + 3), '0', '') = ''`
+  const bare = currency === null ? 'NULL' : `CASE WHEN ${exact} THEN round((${p})::numeric, 2)::text || ${q.escapeLiteral(` ${currency}`)} END`
+  return `CASE WHEN strpos(${p}, ' ') > 0 THEN ${coded} ELSE ${bare} END`
 }
 
 /** SQL: a list of up to `max` values separated by commas, each in its canonical form, joined by ", "; NULL when one is none. */

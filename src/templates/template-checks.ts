@@ -1,8 +1,8 @@
 import type { SqlQuoter } from '../feeds/feed-sql.js'
-import { isRewriting, rewrittenSql, spellingOf, type RewritingRule, type Spelling } from './spelling-sql.js'
+import { isRewriting, spellingOf, type RewritingRule, type Spelling } from './spelling-sql.js'
 import { checkCodes, type CheckCode, type CodeWord } from './template-codes.js'
 import type { ChannelTemplate, Condition, GroupRule } from './template-types.js'
-import { barePriceSql, blankSql, codedPriceSql, validSql, type CheckContext, type ParsedKind } from './value-rule-sql.js'
+import { blankSql, validSql, type CheckContext, type ParsedKind } from './value-rule-sql.js'
 
 // A template's checks as SQL over one row's values, so that checking runs inside the export's own
 // statements, row by row, beside the rendering of the line: no row leaves Postgres to be checked.
@@ -25,7 +25,7 @@ export interface CompiledChecks {
    * Values parsed once per row from the checked columns before the checks read them (a value in
    * the channel's spelling, a GTIN as a number): each `alias` is `sql(read)`, selected beside them.
    */
-  parsed: { alias: string; sql(read: (column: string) => string): string }[]
+  parsed: { alias: string; column: string; sql(read: (column: string) => string): string }[]
   /**
    * SQL: the bits of one word of the row's checks as a bigint (null when none): `issues`, what it
    * fails; `notes`, what the file carries rewritten. `read` gives the SQL of a checked column's
@@ -34,12 +34,14 @@ export interface CompiledChecks {
    * regular expression each time cost more than all the checks).
    */
   bits(word: CodeWord, read: (column: string) => string, readParsed: (alias: string) => string): string
+  /** The output columns whose values the feed writes rewritten where they are written another way than the channel's. */
+  rewrittenColumns: string[]
   /**
-   * SQL: the value of `column` as the feed writes it, from its value as mapped (the SQL `value`) and
-   * the row's notes (the SQL `notes`): in the channel's spelling where its rewrite bit says so.
-   * The stage keeps the value as mapped; the line carries it rewritten.
+   * SQL: the value of `column` (one of rewrittenColumns) as the feed writes it, read as `bits`
+   * reads: in the channel's spelling where it has one, as it is otherwise. The stage keeps the
+   * value as mapped; the line carries it rewritten (the row's notes say which values were).
    */
-  exportedValue(column: string, value: string, notes: string): string
+  writtenValue(column: string, read: (column: string) => string, readParsed: (alias: string) => string): string
   /** The bits of the codes of severity `error` (in issues): a row with one of them is left out in mode exclude. */
   errorMask: bigint
   warningMask: bigint
@@ -86,7 +88,7 @@ export function compileChecks(q: SqlQuoter, template: ChannelTemplate, columns: 
   return {
     codes,
     checkedColumns: [...checked].map((attribute) => columnOf.get(attribute) ?? attribute),
-    parsed: parsed.map(({ alias, sql }) => ({ alias, sql })),
+    parsed: parsed.map(({ alias, column, sql }) => ({ alias, column, sql })),
     bits(word, read, readParsed) {
       const value = (attribute: string) => valueOf(read, attribute)
       const parsedOf = (attribute: string, kind: ParsedKind) => {
@@ -103,20 +105,12 @@ export function compileChecks(q: SqlQuoter, template: ChannelTemplate, columns: 
       ].filter((part) => part !== '0')
       return parts.length === 0 ? 'NULL::bigint' : `nullif(${parts.join(' + ')}, 0)`
     },
-    exportedValue(column, value, notes) {
-      const attribute = [...columnOf].find(([, c]) => c === column)?.[0]
-      const spelling = attribute === undefined ? undefined : spellings.get(attribute)
-      if (attribute === undefined || spelling === undefined) return value
-      const rewrites = codes.filter((c) => c.attribute === attribute && c.check.kind === 'rewrite')
-      const rewriteMask = rewrites.reduce((bits, c) => bits | bitValue(c), 0n)
-      const added = rewrites.find((c) => c.check.kind === 'rewrite' && c.check.rewrite === 'currency_added')
-      let written = rewrittenSql(spelling, value)
-      // A bare price takes the channel's currency, its amount with two decimals: `10.5` is `10.50 EUR`.
-      if (added && currency !== null) {
-        const withCurrency = `round(p::numeric, 2)::text || ${q.escapeLiteral(` ${currency}`)}`
-        written = `(SELECT CASE WHEN strpos(p, ' ') = 0 THEN ${withCurrency} ELSE p END FROM (SELECT ${written} AS p) AS w)`
-      }
-      return `CASE WHEN coalesce(${notes} & ${rewriteMask.toString()}::bigint, 0) <> 0 THEN ${written} ELSE ${value} END`
+    rewrittenColumns: [...spellings.keys()].map((attribute) => columnOf.get(attribute) ?? attribute),
+    writtenValue(column, read, readParsed) {
+      const attribute = [...columnOf].find(([, c]) => c === column)?.[0] ?? column
+      const found = parsed.find((p) => p.attribute === attribute && p.kind === 'canonical')
+      // A value that is no spelling of a valid one is written as it is (its check reports it).
+      return found ? `coalesce(${readParsed(found.alias)}, ${read(column)})` : read(column)
     },
     errorMask: mask('error'),
     warningMask: mask('warning'),
@@ -145,8 +139,8 @@ function parsedValues(template: ChannelTemplate, columnOf: Map<string, string>, 
     const spelling = spellings.get(attribute)
     // Digits only, of a GTIN's lengths: as a number; else null. (14 digits fit a bigint.)
     const gtin = (v: string) => `CASE WHEN octet_length(${v}) IN (8, 12, 13, 14) AND translate(${v}, '0123456789', '') = '' THEN ${v}::bigint END`
-    const sql = (read: (column: string) => string) => (kind === 'gtin' || !spelling ? gtin(read(column)) : rewrittenSql(spelling, read(column)))
-    return { alias, attribute, kind, sql }
+    const sql = (read: (column: string) => string) => (kind === 'gtin' || !spelling ? gtin(read(column)) : spelling.canonical(read(column)))
+    return { alias, attribute, column, kind, sql }
   })
 }
 
@@ -161,11 +155,14 @@ function attributeBitsSql(context: CheckContext, codes: CheckCode[], attribute: 
   const v = context.value(attribute)
   const missingBits = missing ? missingSql(context, missing) : '0'
   if (v === `''`) return missingBits
-  const present = own.flatMap((code) => {
-    if (code.check.kind === 'rule') return [`CASE WHEN ${validSql(context, code.check.rule, attribute)} THEN 0 ELSE ${bitOf(code)} END`]
-    if (code.check.kind === 'rewrite') return [`CASE WHEN ${rewriteSql(context, code, attribute)} THEN ${bitOf(code)} ELSE 0 END`]
-    return []
-  })
+  // A blank value is no spelling of any valid value: its rewrites need not ask whether it is blank.
+  const rewrites = own.flatMap((code) =>
+    code.check.kind === 'rewrite' ? [`CASE WHEN ${rewriteSql(context, code, attribute)} THEN ${bitOf(code)} ELSE 0 END`] : [],
+  )
+  if (rewrites.length > 0) return rewrites.join(' + ')
+  const present = own.flatMap((code) =>
+    code.check.kind === 'rule' ? [`CASE WHEN ${validSql(context, code.check.rule, attribute)} THEN 0 ELSE ${bitOf(code)} END`] : [],
+  )
   if (missingBits === '0' && present.length === 0) return '0'
   return `CASE WHEN ${blankSql(v)} THEN ${missingBits} ELSE ${present.length === 0 ? '0' : present.join(' + ')} END`
 }
@@ -180,19 +177,19 @@ function missingSql(context: CheckContext, missing: CheckCode): string {
 function rewriteSql(context: CheckContext, code: CheckCode, attribute: string): string {
   if (code.check.kind !== 'rewrite') return 'false'
   const v = context.value(attribute)
-  const p = context.parsed(attribute, 'canonical')
-  const differs = `${p} <> ${v}`
-  const withCurrency = `${v} ~ '[A-Za-z€£]'`
+  // NULL (no spelling of a valid value, or blank) is no rewrite.
+  const differs = `${context.parsed(attribute, 'canonical')} <> ${v}`
+  // Whether the value as sent names a currency: asked only of a value that was rewritten.
+  const named = `${v} ~ '[A-Za-z€£]'`
   switch (code.check.rewrite) {
     case 'spelling':
       // A price given the channel's currency is currency_added's, an amount that loses its own currency_removed's.
-      if (code.check.rule.kind === 'price') return `coalesce(${differs} AND ${codedPriceSql(context, p)}, false)`
-      if (code.check.rule.kind === 'amount') return `coalesce(${differs} AND NOT ${withCurrency}, false)`
-      return `coalesce(${differs}, false)`
+      if (code.check.rule.kind === 'price') return `${differs} AND ${named}`
+      return code.check.rule.kind === 'amount' ? `${differs} AND NOT ${named}` : differs
     case 'currency_added':
-      return `coalesce(${barePriceSql(context, p)}, false)`
+      return `${differs} AND NOT ${named}`
     case 'currency_removed':
-      return `coalesce(${differs} AND ${withCurrency}, false)`
+      return `${differs} AND ${named}`
   }
 }
 

@@ -1,5 +1,4 @@
 import type { SqlQuoter } from '../feeds/feed-sql.js'
-import { ISO_4217_CODES } from './iso-4217.js'
 import type { ValueRule } from './template-types.js'
 
 // The SQL of one value rule of a template (template-types.ts): true when a non-blank value follows
@@ -9,9 +8,6 @@ import type { ValueRule } from './template-types.js'
 // caller selects once per row.
 
 const NUMBER = '[0-9]+(\\.[0-9]+)?'
-// A price's currency is looked up in the codes as one text: a regular expression of the 177 codes
-// as alternatives costs tens of microseconds a value (measured), this well under one.
-const CURRENCIES = ISO_4217_CODES.join('|')
 const ISO_DATE_TIME = '[0-9]{4}-[0-9]{2}-[0-9]{2}(T[0-9]{2}:[0-9]{2}(:[0-9]{2}(\\.[0-9]+)?)?(Z|[+-][0-9]{2}:?[0-9]{2})?)?'
 
 /** What a check's SQL is written with. */
@@ -52,7 +48,7 @@ export function validSql(context: CheckContext, rule: ValueRule, attribute: stri
       return `(${scheme} AND ${blanks})`
     }
     case 'price':
-      return `coalesce(${codedPriceSql(context, canonical)} OR ${barePriceSql(context, canonical)}, false)`
+      return `${canonical} IS NOT NULL`
     case 'amount':
       return `(${canonical} IS NOT NULL${boundsOf(`(${canonical})::numeric`, rule)})`
     case 'not_above':
@@ -70,22 +66,6 @@ export function validSql(context: CheckContext, rule: ValueRule, attribute: stri
     case 'pattern':
       return matches(rule.regex)
   }
-}
-
-/** SQL: the canonical price `p` carries a currency of ISO 4217 (as "12.50 EUR"). */
-export function codedPriceSql(context: CheckContext, p: string): string {
-  const code = `split_part(${p}, ' ', 2)`
-  return `(${code} <> '' AND strpos(${context.q.escapeLiteral(CURRENCIES)}, ${code}) > 0)`
-}
-
-/**
- * SQL: the canonical price `p` is a bare number which the channel's currency completes, written
- * with two decimals: only zeros after the second (`34.000000` as Magento stores prices), so that
- * writing it so never changes the amount.
- */
-export function barePriceSql(context: CheckContext, p: string): string {
-  if (context.currency === null) return 'false'
-  return `(strpos(${p}, ' ') = 0 AND (strpos(${p}, '.') = 0 OR translate(substr(${p}, strpos(${p}, '.') + 3), '0', '') = ''))`
 }
 
 function boundedSql(v: string, regex: string, rule: { min?: number; max?: number }, q: SqlQuoter): string {
@@ -119,15 +99,11 @@ function gtinSql(n: string): string {
 
 /**
  * A sale price above the price fails; prices that are not both valid, or in different currencies,
- * are the price rules' to report. A bare number has the channel's currency.
+ * are the price rules' to report. Both are read as the file writes them ("12.50 EUR").
  */
 function notAboveSql(context: CheckContext, sale: string, price: string): string {
-  const { q, currency } = context
   const canonical = (attribute: string) => context.parsed(attribute, 'canonical')
-  const unit = (attribute: string) => {
-    const code = `split_part(${canonical(attribute)}, ' ', 2)`
-    return currency === null ? code : `coalesce(nullif(${code}, ''), ${q.escapeLiteral(currency)})`
-  }
+  const unit = (attribute: string) => `split_part(${canonical(attribute)}, ' ', 2)`
   const amount = (attribute: string) => `split_part(${canonical(attribute)}, ' ', 1)::numeric`
   const valid = `${canonical(sale)} IS NOT NULL AND ${canonical(price)} IS NOT NULL AND ${unit(sale)} = ${unit(price)}`
   return `CASE WHEN ${valid} THEN ${amount(sale)} <= ${amount(price)} ELSE true END`
