@@ -17,11 +17,16 @@ export async function up(db: Kysely<unknown>): Promise<void> {
       ADD COLUMN safety_min_products integer DEFAULT 100 CHECK (safety_min_products >= 0),
       ADD COLUMN hold jsonb;
     CREATE INDEX channel_held_idx ON channel (account_id) WHERE hold IS NOT NULL;
+
+    -- A run's exports (held, or leaving products out, make it a success with warnings in the
+    -- console), found by the run's pid.
+    CREATE INDEX channel_export_pid_idx ON channel_export (pid);
   `.execute(db)
 }
 
 export async function down(db: Kysely<unknown>): Promise<void> {
   await sql`
+    DROP INDEX channel_export_pid_idx;
     DROP INDEX channel_held_idx;
     ALTER TABLE channel DROP COLUMN safety_max_drop, DROP COLUMN safety_max_left_out, DROP COLUMN safety_min_products, DROP COLUMN hold;
     ALTER TABLE stage_product DROP COLUMN notes;

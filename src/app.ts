@@ -158,7 +158,7 @@ async function registerInterfaces(app: App, { db, config, clock, rateLimits, out
   await app.register(streamPlugin, { prefix: config.STREAM_PREFIX, db, config, clock, rateLimits, authLimit, uploadSlots, uploadSpool, metrics })
 
   const health = () => ({ uploads: uploadSlots.usage, reads: readSlots.usage, spool: uploadSpool.usage })
-  await app.register(consolePlugin, { db, config, clock, authLimit, runs, readSlots, health })
+  await app.register(consolePlugin, { db, config, clock, authLimit, runs, readSlots, feedStorage, health })
 }
 
 /**

@@ -1,6 +1,6 @@
 import { sql } from 'kysely'
 import type { DbHandle } from '../db/database.js'
-import type { RunAction, RunStatus, StreamStatus } from '../db/schema.js'
+import type { ChannelHold, RunAction, RunStatus, StreamStatus } from '../db/schema.js'
 
 // What the operator's view of the console reads: every account at once, the only queries of the
 // console that cross accounts (the guard lets only an operator session reach them). Each list is
@@ -183,4 +183,54 @@ export async function streamStatesOfAllAccounts(
     updatedAt: row.updated_at,
   }))
   return { ...bounded(streams, limit), byStatus }
+}
+
+export interface ChannelAttention {
+  accountId: string
+  accountName: string
+  siteId: string
+  siteTitle: string
+  channelId: string
+  channelName: string
+  /** The share of checked products without errors after the last export; null when none was checked. */
+  readiness: number | null
+  threshold: number | null
+  hold: ChannelHold | null
+  /** When an export last wrote the channel stage (the readiness is of then). */
+  checkedAt: Date | null
+}
+
+/**
+ * Channels of every account held by a safety stop (longest held first) or whose readiness is below
+ * their readiness_threshold (lowest first). Readiness as readinessOf computes it from the channel
+ * stage's counts; a stage without counts (exported before templates) exported every row.
+ */
+export async function channelsNeedingAttention(db: DbHandle, limit: number): Promise<Bounded<ChannelAttention>> {
+  const { rows } = await sql<Record<string, unknown>>`
+    SELECT c.account_id, a.name AS account_name, c.site_id, s.title AS site_title, c.id, c.name, c.readiness_threshold, c.hold,
+      r.readiness, st.updated_at AS checked_at
+    FROM channel c
+    JOIN site s ON s.id = c.site_id AND s.account_id = c.account_id
+    JOIN account a ON a.id = c.account_id
+    LEFT JOIN site_stage st ON st.account_id = c.account_id AND st.site_id = c.site_id AND st.stage = 'channel' AND st.stage_id = c.id
+    CROSS JOIN LATERAL (
+      SELECT CASE WHEN (st.checks ->> 'checked')::numeric > 0
+        THEN ((st.checks ->> 'checked')::numeric - (st.checks ->> 'withErrors')::numeric) / (st.checks ->> 'checked')::numeric END AS readiness
+    ) r
+    WHERE c.hold IS NOT NULL OR (c.readiness_threshold IS NOT NULL AND r.readiness < c.readiness_threshold)
+    ORDER BY c.hold IS NULL, c.hold ->> 'held_at', r.readiness, c.id
+    LIMIT ${limit + 1}`.execute(db)
+  const channels = rows.map((row) => ({
+    accountId: String(row.account_id),
+    accountName: String(row.account_name),
+    siteId: String(row.site_id),
+    siteTitle: String(row.site_title),
+    channelId: String(row.id),
+    channelName: String(row.name),
+    readiness: row.readiness === null ? null : Number(row.readiness),
+    threshold: row.readiness_threshold === null ? null : Number(row.readiness_threshold),
+    hold: (row.hold as ChannelHold | null) ?? null,
+    checkedAt: (row.checked_at as Date | null) ?? null,
+  }))
+  return bounded(channels, limit)
 }

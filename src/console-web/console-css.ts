@@ -21,8 +21,18 @@ th, td { text-align: left; padding: 6px 8px; border-bottom: 1px solid var(--line
 th { color: var(--muted); font-weight: 600; }
 td.num, th.num { text-align: right; font-variant-numeric: tabular-nums; }
 .badge { display: inline-block; padding: 1px 8px; border-radius: 10px; font-size: 12px; font-weight: 600; background: #e8ecf1; }
-.badge-success, .badge-active, .badge-done, .badge-delivered, .badge-processed, .badge-uploaded, .badge-met { background: #e4f4e8; color: var(--ok); }
-.badge-failed, .badge-error, .badge-disabled, .badge-failure, .badge-high, .badge-below { background: #fde8e6; color: var(--bad); }
+.badge-success, .badge-active, .badge-done, .badge-delivered, .badge-processed, .badge-uploaded, .badge-met, .badge-published,
+.badge-in_the_feed {
+  background: #e4f4e8;
+  color: var(--ok);
+}
+.badge-failed, .badge-error, .badge-disabled, .badge-failure, .badge-high, .badge-below, .badge-held, .badge-left_out {
+  background: #fde8e6;
+  color: var(--bad);
+}
+/* A run that succeeded, but whose exports left products out or were held: success, marked. */
+.badge-success_with_warnings { background: #e4f4e8; color: var(--warn); box-shadow: inset 0 0 0 1px #d99a00; }
+.badge-info { background: #e6f0fb; color: var(--accent); }
 .badge-running, .badge-queued, .badge-pending, .badge-warning, .badge-paused_upload, .badge-medium,
 .badge-locked, .badge-locked_upload, .badge-locked_processing {
   background: #fff3d6;
@@ -51,6 +61,13 @@ label { font-weight: 600; margin-right: 4px; }
 .scroll { overflow-x: auto; }
 .pager { display: flex; gap: 12px; margin-top: 8px; }
 .live { padding: 8px 12px; border-left: 4px solid var(--accent); background: #eef5fc; margin-bottom: 16px; }
+.notice { padding: 8px 12px; border-left: 4px solid var(--ok); background: #eef8f0; margin: 0 0 16px; }
+section.held { border-left: 6px solid var(--bad); background: #fff7f6; }
+section.held h2 { font-size: 17px; }
+.figures { font-size: 16px; }
+h1 { overflow-wrap: anywhere; }
+th[scope=row] { font-weight: 600; color: var(--fg); white-space: nowrap; }
+details summary { cursor: pointer; color: var(--accent); margin: 6px 0; }
 td code { overflow-wrap: anywhere; }
 pre { white-space: pre-wrap; word-break: break-all; font-size: 12px; background: var(--bg); padding: 6px; margin: 4px 0; }
 .cards {

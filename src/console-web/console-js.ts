@@ -1,11 +1,17 @@
 // The console's one script, served at /console/assets/console.js: charts drawn from data attributes
-// (Chart.js, served locally) and live status by polling a small JSON endpoint. No inline script runs
-// (the Content-Security-Policy forbids it); pages work without it, only less live.
+// (Chart.js, served locally) and live status by polling a small JSON endpoint; when a watched run
+// ends, the page's live sections (runs, charts, errors, channels, held banners) are fetched again
+// and swapped in place. No inline script runs (the Content-Security-Policy forbids it); pages work
+// without it, only less live.
 export const CONSOLE_JS = `
 'use strict'
-function drawCharts() {
+var WATCH_MS = 30 * 60 * 1000
+function drawCharts(root) {
   if (typeof Chart === 'undefined') return
-  document.querySelectorAll('canvas[data-chart]').forEach(function (canvas) {
+  root.querySelectorAll('canvas[data-chart]').forEach(function (canvas) {
+    // A canvas holds one chart: one drawn before is destroyed first.
+    var drawn = Chart.getChart(canvas)
+    if (drawn) drawn.destroy()
     var spec = JSON.parse(canvas.getAttribute('data-chart'))
     new Chart(canvas, {
       type: spec.type || 'line',
@@ -18,33 +24,73 @@ function drawCharts() {
     })
   })
 }
-function pollRuns() {
-  document.querySelectorAll('[data-poll]').forEach(function (box) {
-    var url = box.getAttribute('data-poll')
-    var started = Date.now()
-    function tick() {
-      fetch(url, { headers: { accept: 'application/json' }, credentials: 'same-origin' })
-        .then(function (response) {
-          // A run gone or a session ended (the answer is the sign-in page): stop watching.
-          if (!response.ok || (response.headers.get('content-type') || '').indexOf('application/json') !== 0) throw new Error('stop')
-          return response.json()
-        })
-        .then(function (run) {
-          box.querySelector('[data-field=status]').textContent = run.status
-          box.querySelector('[data-field=elapsed]').textContent = run.elapsed
-          box.querySelector('[data-field=message]').textContent = run.message
-          if (run.status === 'success' || run.status === 'failed') {
-            box.setAttribute('data-ended', run.status)
-            var refresh = box.querySelector('[data-field=refresh]')
-            if (refresh) refresh.hidden = false
-            return
-          }
-          if (Date.now() - started < 30 * 60 * 1000) setTimeout(tick, 1000)
-        })
-        .catch(function (error) { if (error.message !== 'stop' && Date.now() - started < 30 * 60 * 1000) setTimeout(tick, 3000) })
-    }
-    tick()
+function destroyCharts(root) {
+  if (typeof Chart === 'undefined') return
+  root.querySelectorAll('canvas[data-chart]').forEach(function (canvas) {
+    var drawn = Chart.getChart(canvas)
+    if (drawn) drawn.destroy()
   })
 }
-document.addEventListener('DOMContentLoaded', function () { drawCharts(); pollRuns() })
+// The page again, as the server renders it now: each [data-live-section] replaced by its new version.
+function refreshSections() {
+  return fetch(window.location.href, { headers: { accept: 'text/html' }, credentials: 'same-origin' })
+    .then(function (response) {
+      if (!response.ok || (response.headers.get('content-type') || '').indexOf('text/html') !== 0) throw new Error('stop')
+      return response.text()
+    })
+    .then(function (text) {
+      var fresh = new DOMParser().parseFromString(text, 'text/html')
+      document.querySelectorAll('[data-live-section]').forEach(function (old) {
+        var name = old.getAttribute('data-live-section')
+        var next = fresh.querySelector('[data-live-section="' + name + '"]')
+        if (!next) return
+        destroyCharts(old)
+        var adopted = document.importNode(next, true)
+        old.replaceWith(adopted)
+        drawCharts(adopted)
+      })
+    })
+}
+function badgeClass(status) {
+  return 'badge badge-' + String(status).toLowerCase().replace(/\\s+/g, '_').replace(/[^a-z_]/g, '')
+}
+function watch(box) {
+  var url = box.getAttribute('data-poll')
+  var started = Date.now()
+  function ended(run) {
+    box.setAttribute('data-ended', run.status)
+    // The page was made after the run ended: its sections show it already.
+    if (box.hasAttribute('data-shown-ended')) return box.setAttribute('data-refreshed', 'true')
+    return refreshSections()
+      .then(function () { box.setAttribute('data-refreshed', 'true') })
+      .catch(function () {
+        // The sections could not be fetched again: the link shows the results.
+        var refresh = box.querySelector('[data-field=refresh]')
+        if (refresh) refresh.hidden = false
+      })
+  }
+  function tick() {
+    fetch(url, { headers: { accept: 'application/json' }, credentials: 'same-origin' })
+      .then(function (response) {
+        // A run gone or a session ended (the answer is the sign-in page): stop watching.
+        if (!response.ok || (response.headers.get('content-type') || '').indexOf('application/json') !== 0) throw new Error('stop')
+        return response.json()
+      })
+      .then(function (run) {
+        var status = box.querySelector('[data-field=status]')
+        status.textContent = run.status
+        status.className = badgeClass(run.status)
+        box.querySelector('[data-field=elapsed]').textContent = run.elapsed
+        box.querySelector('[data-field=message]').textContent = run.message
+        if (run.ended) return ended(run)
+        if (Date.now() - started < WATCH_MS) setTimeout(tick, 1000)
+      })
+      .catch(function (error) { if (error.message !== 'stop' && Date.now() - started < WATCH_MS) setTimeout(tick, 3000) })
+  }
+  tick()
+}
+document.addEventListener('DOMContentLoaded', function () {
+  drawCharts(document)
+  document.querySelectorAll('[data-poll]').forEach(watch)
+})
 `

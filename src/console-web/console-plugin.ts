@@ -15,6 +15,8 @@ import { overviewRoutes } from './overview-routes.js'
 import { sitePageRoutes } from './site-page-routes.js'
 import { diagnosticsPageRoutes } from './diagnostics-page-routes.js'
 import { runActionRoutes } from './run-action-routes.js'
+import { channelReleaseRoutes } from './channel-release-routes.js'
+import { productPageRoutes } from './product-page-routes.js'
 import { streamPageRoutes } from './stream-page-routes.js'
 import { webhookPageRoutes } from './webhook-page-routes.js'
 import { operatorRoutes } from './operator-routes.js'
@@ -82,6 +84,8 @@ export const consolePlugin: FastifyPluginAsync<ConsoleDeps> = async (app, deps) 
   await app.register(sitePageRoutes, deps)
   await app.register(diagnosticsPageRoutes, deps)
   await app.register(runActionRoutes, deps)
+  await app.register(channelReleaseRoutes, deps)
+  await app.register(productPageRoutes, deps)
   await app.register(streamPageRoutes, deps)
   await app.register(webhookPageRoutes, deps)
   await app.register(operatorRoutes, deps)

@@ -2,6 +2,7 @@ import type { FailedAuthLimit } from '../auth/failed-auth-limit.js'
 import type { Config } from '../config.js'
 import type { ConnectionSlots } from '../db/connection-slots.js'
 import type { Db } from '../db/database.js'
+import type { FeedStorage } from '../feeds/feed-storage.js'
 import type { RunQueue } from '../jobs/run-queue.js'
 
 /** What every route plugin of the console is given. */
@@ -15,6 +16,8 @@ export interface ConsoleDeps {
   runs: RunQueue
   /** Product reads of the console share the API's read slots. */
   readSlots: ConnectionSlots
+  /** Where a released held export writes its feed files, as a run's export does. */
+  feedStorage: FeedStorage
   /** Upload slots and spool, for the operator's view of this process. */
   health: () => Record<string, unknown>
 }

@@ -6,6 +6,7 @@ import { getSite } from '../sites/sites.js'
 import type { Db } from '../db/database.js'
 import type { ConsoleDeps } from './deps.js'
 import { diagnosticsHref, diagnosticsPage, type DiagnosticsFilter } from './diagnostics-page-views.js'
+import { heldChannelOf } from './hold-banner-views.js'
 import { page } from './layout.js'
 import { accountOfSession, queryInt, queryText, sendPage } from './pages.js'
 
@@ -67,6 +68,9 @@ export const diagnosticsPageRoutes: FastifyPluginAsync<ConsoleDeps> = async (app
       offset,
       perPage: DIAGNOSTICS_PER_PAGE,
       problem,
+      session: request.consoleSession!,
+      held: heldChannelOf(site, channel),
+      released: queryText(query.released, 20) === channel.id ? channel : undefined,
     })
     const trail: [string, string][] = [
       ['Overview', '/console'],

@@ -3,8 +3,11 @@ import { SEVERITIES } from '../channels/channel-diagnostics.js'
 import type { CheckTotals } from '../db/schema.js'
 import { readinessOf } from '../exports/check-totals.js'
 import { templateNamed } from '../templates/template-catalog.js'
+import type { ConsoleSession } from '../accounts/console-sessions.js'
+import { holdBanners, releasedNotice, type HeldChannel } from './hold-banner-views.js'
 import { html, type Html } from './html.js'
 import { badge, dataTable, when } from './layout.js'
+import { productHref } from './product-links.js'
 
 // A channel's diagnostics in the console (issue 24): what its last export found checking the
 // products against the channel's template, the counts first, then every failed check of every
@@ -27,6 +30,10 @@ export interface DiagnosticsPageData {
   perPage: number
   /** A refused filter's message: shown above the list, which is then empty. */
   problem: string | undefined
+  session: ConsoleSession
+  /** The channel when a safety stop holds it (its banner), and the notice of a release just made. */
+  held: HeldChannel | undefined
+  released: { id: string; name: string } | undefined
 }
 
 /** A share from 0 to 1 as a percentage with at most one decimal (66.7 %, 100 %). */
@@ -55,7 +62,8 @@ export function diagnosticsHref(checks: Pick<ChannelChecks, 'siteId' | 'channelI
 }
 
 export function diagnosticsPage(data: DiagnosticsPageData): Html {
-  return html`${summarySection(data.checks)} ${codesSection(data.checks)} ${listSection(data)}`
+  const banner = data.held ? holdBanners([data.held], 1, data.session, diagnosticsHref(data.checks)) : ''
+  return html`${releasedNotice(data.released)} ${banner} ${summarySection(data.checks)} ${codesSection(data.checks)} ${listSection(data)}`
 }
 
 function summarySection(checks: ChannelChecks): Html {
@@ -109,6 +117,16 @@ function codesSection(checks: ChannelChecks): Html {
   </section>`
 }
 
+/**
+ * The codes the code filter offers: those the last export's products failed (or were rewritten by),
+ * in the template's order, each with its count; a code of the URL the template knows is kept (0).
+ */
+function codeOptions(checks: ChannelChecks, current: string): [string, string][] {
+  const counts = checks.totals?.codes ?? {}
+  const offered = checks.codes.filter((code) => (counts[code.code] ?? 0) > 0 || code.code === current)
+  return [['', 'any'], ...offered.map((code): [string, string] => [code.code, `${code.code} (${counts[code.code] ?? 0})`])]
+}
+
 function filterForm(checks: ChannelChecks, filter: DiagnosticsFilter): Html {
   const option = (value: string, current: string, label = value) =>
     html`<option value="${value}" ${value === current ? html` selected` : ''}>${label || 'any'}</option>`
@@ -122,7 +140,7 @@ function filterForm(checks: ChannelChecks, filter: DiagnosticsFilter): Html {
     <div>
       <label for="code">Code</label
       ><select id="code" name="code">
-        ${['', ...checks.codes.map((code) => code.code)].map((value) => option(value, filter.code))}
+        ${codeOptions(checks, filter.code).map(([value, label]) => option(value, filter.code, label))}
       </select>
     </div>
     <div><label for="attribute">Attribute</label><input id="attribute" name="attribute" value="${filter.attribute}" /></div>
@@ -136,7 +154,7 @@ function listSection(data: DiagnosticsPageData): Html {
   const rows = entries.map(
     ({ productId, check, value }) =>
       html`<tr>
-        <td><a href="${diagnosticsHref(checks, { id: productId })}#list-heading">${productId}</a></td>
+        <td><a href="${productHref(checks.siteId, productId)}">${productId}</a></td>
         <td>${check.attribute}</td>
         <td><code>${check.code}</code></td>
         <td>${badge(check.severity)}</td>

@@ -62,9 +62,17 @@ export function csrfField(session: ConsoleSession): Html {
   return html`<input type="hidden" name="_csrf" value="${session.csrfToken}" />`
 }
 
-/** A short status word as a badge (success, failed, running, …). */
+/** A short status as a badge (success, failed, running, success with warnings, …); its class names it with _ for each space. */
 export function badge(text: string): Html {
-  return html`<span class="badge badge-${text.toLowerCase().replace(/[^a-z_]/g, '')}">${text}</span>`
+  return html`<span class="badge ${badgeClass(text)}">${text}</span>`
+}
+
+/** The class of a status's badge: `badge-success_with_warnings` (console.js names the live status's badge the same way). */
+export function badgeClass(text: string): string {
+  return `badge-${text
+    .toLowerCase()
+    .replace(/\s+/g, '_')
+    .replace(/[^a-z_]/g, '')}`
 }
 
 /** Date and time in UTC, the way the platform interface shows them. */

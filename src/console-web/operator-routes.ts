@@ -1,5 +1,11 @@
 import type { FastifyPluginAsync } from 'fastify'
-import { accountObjectCounts, activeRunsOfAllAccounts, siteRunStats, streamStatesOfAllAccounts } from '../accounts/operator-overview.js'
+import {
+  accountObjectCounts,
+  activeRunsOfAllAccounts,
+  channelsNeedingAttention,
+  siteRunStats,
+  streamStatesOfAllAccounts,
+} from '../accounts/operator-overview.js'
 import { poolUsage } from '../db/database.js'
 import { isId } from '../db/ids.js'
 import { setStreamStatus } from '../streams/streams.js'
@@ -7,20 +13,22 @@ import type { ConsoleDeps } from './deps.js'
 import { html } from './html.js'
 import { page } from './layout.js'
 import { queryText, sendPage } from './pages.js'
-import { accountsSection, healthSection, runsSection, siteStatsSection, streamsSection } from './operator-views.js'
+import { accountsSection, attentionSection, healthSection, runsSection, siteStatsSection, streamsSection } from './operator-views.js'
 
 const ACCOUNTS_SHOWN = 100
 const RUNS_SHOWN = 200
 const SITES_SHOWN = 100
 const STREAMS_SHOWN = 200
+const CHANNELS_SHOWN = 100
 const DAY_MS = 24 * 3600_000
 
 const config = { console: 'operator' as const }
 
 /**
- * The operator's view (docs/design.md section 10): every account's objects, the runs under way, the sites
- * that failed or ran slowest in the last 24 hours, every stream's state with the operator's switches
- * (as `streams set-status` of the CLI), and this process's capacity.
+ * The operator's view (docs/design.md section 10): every account's objects, the runs under way, the
+ * channels held by a safety stop or below their readiness threshold, the sites that failed or ran
+ * slowest in the last 24 hours, every stream's state with the operator's switches (as
+ * `streams set-status` of the CLI), and this process's capacity.
  */
 export const operatorRoutes: FastifyPluginAsync<ConsoleDeps> = async (app, deps) => {
   const { db, clock } = deps
@@ -31,12 +39,13 @@ export const operatorRoutes: FastifyPluginAsync<ConsoleDeps> = async (app, deps)
     const streamAccount = isId(accountFilter) ? accountFilter : undefined
     const now = clock()
     const since = new Date(now.getTime() - DAY_MS)
-    const [accounts, runs, failing, slowest, streams] = await Promise.all([
+    const [accounts, runs, failing, slowest, streams, channels] = await Promise.all([
       accountObjectCounts(db, ACCOUNTS_SHOWN),
       activeRunsOfAllAccounts(db, RUNS_SHOWN),
       siteRunStats(db, since, 'failing', SITES_SHOWN),
       siteRunStats(db, since, 'slowest', SITES_SHOWN),
       streamStatesOfAllAccounts(db, STREAMS_SHOWN, streamAccount),
+      channelsNeedingAttention(db, CHANNELS_SHOWN),
     ])
     const changed = queryText(query.changed, 20)
     const changedStream = changed ? streams.rows.find((stream) => stream.id === changed) : undefined
@@ -46,7 +55,7 @@ export const operatorRoutes: FastifyPluginAsync<ConsoleDeps> = async (app, deps)
     const notice = changedStream
       ? html`<p class="live" role="status">Stream #${changedStream.id} (${changedStream.name}) is now ${changedStream.status}.</p>`
       : ''
-    const body = html`${notice} ${healthSection(health)} ${accountsSection(accounts)} ${runsSection(runs, now)}
+    const body = html`${notice} ${healthSection(health)} ${accountsSection(accounts)} ${runsSection(runs, now)} ${attentionSection(channels)}
     ${siteStatsSection('failing', 'Failing sites of the last 24 hours', failing)} ${siteStatsSection('slowest', 'Slowest sites of the last 24 hours', slowest)}
     ${streamsSection(streams, session, streamAccount ?? '')}`
     return sendPage(reply, page({ title: 'Operator', session, body }))

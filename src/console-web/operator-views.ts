@@ -1,8 +1,9 @@
 import type { ConsoleSession } from '../accounts/console-sessions.js'
-import type { AccountObjects, ActiveRun, Bounded, SiteRunStats, StreamState } from '../accounts/operator-overview.js'
+import type { AccountObjects, ActiveRun, Bounded, ChannelAttention, SiteRunStats, StreamState } from '../accounts/operator-overview.js'
 import type { StreamStatus } from '../db/schema.js'
 import { html, type Html } from './html.js'
 import { badge, csrfField, dataTable, duration, when } from './layout.js'
+import { holdFigures } from './hold-banner-views.js'
 
 // The sections of the operator's page (operator-routes.ts).
 
@@ -108,6 +109,33 @@ export function siteStatsSection(id: string, title: string, sites: Bounded<SiteR
     <h2 id="${id}-heading">${title}</h2>
     ${sites.rows.length === 0 ? html`<p class="muted">None.</p>` : dataTable(['Account', 'Site', '#Runs', '#Failed', '#Slowest run', 'Latest failure'], rows)}
     ${cutNote(sites, 'sites')}
+  </section>`
+}
+
+const share = (value: number | null) => (value === null ? '—' : `${Number((value * 100).toFixed(1))} %`)
+
+/** Channels of every account held by a safety stop or below their readiness threshold. */
+export function attentionSection(channels: Bounded<ChannelAttention>): Html {
+  const rows = channels.rows.map(
+    (c) =>
+      html`<tr id="attention-${c.channelId}">
+        <td>${account(c.accountName, c.accountId)}</td>
+        <td>${c.siteTitle} <span class="muted">#${c.siteId}</span></td>
+        <td>${c.channelName} <span class="muted">#${c.channelId}</span></td>
+        <td class="num">${share(c.readiness)}</td>
+        <td class="num">${share(c.threshold)}</td>
+        <td>${c.hold ? html`${badge('held')} ${c.hold.reason}: ${holdFigures(c.hold)}` : badge('below')}</td>
+        <td>${c.hold ? when(new Date(c.hold.held_at)) : html`checked ${when(c.checkedAt)}`}</td>
+      </tr>`,
+  )
+  return html`<section aria-labelledby="attention-heading">
+    <h2 id="attention-heading">Channels held or below their readiness threshold</h2>
+    ${
+      channels.rows.length === 0
+        ? html`<p class="muted">No channel is held or below its threshold.</p>`
+        : dataTable(['Account', 'Site', 'Channel', '#Readiness', '#Threshold', 'Hold or readiness', 'Since'], rows)
+    }
+    ${cutNote(channels, 'channels (held ones first, the longest held first)')}
   </section>`
 }
 

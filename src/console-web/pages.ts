@@ -25,3 +25,18 @@ export function queryText(value: unknown, max = 1000): string {
   const text = Array.isArray(value) ? value[0] : value
   return typeof text === 'string' ? text.slice(0, max) : ''
 }
+
+/**
+ * A change the platform interface takes only with the platform credential (X-Auth-Token: PUT /sites,
+ * POST …/channels/{id}/release) takes a session signed in with it here too; a personal access token's is refused.
+ */
+export function requirePlatformCredential(request: FastifyRequest, what: string, asTheApi: string): void {
+  if (!request.consoleSession?.credentialId.startsWith('platform:')) {
+    throw new AppError(403, `${what} takes a sign-in with the platform credential (X-Auth-Token), as ${asTheApi} does`, 'forbidden')
+  }
+}
+
+/** Whether the session may make such changes (the forms for them are shown only then). */
+export function signedInWithPlatformCredential(session: { credentialId: string } | undefined): boolean {
+  return session?.credentialId.startsWith('platform:') === true
+}

@@ -6,6 +6,7 @@ import { getSite } from '../sites/sites.js'
 import type { ConsoleDeps } from './deps.js'
 import { html, type Html } from './html.js'
 import { queryInt, queryText } from './pages.js'
+import { productHref } from './product-links.js'
 
 const PAGE_ROWS = 25
 
@@ -60,7 +61,7 @@ export async function productBrowser(
       <div><label for="filter">Filter</label><input id="filter" name="filter" value="${filter}" size="40" placeholder="price > 10 AND brand = 'Acme'" /></div>
       <div><button type="submit">Show</button></div>
     </form>
-    ${problem ? html`<p class="error" role="alert">${problem}</p>` : rowsTable(columns, rows, offset)}
+    ${problem ? html`<p class="error" role="alert">${problem}</p>` : rowsTable(site.id, columns, rows, offset)}
     <div class="pager">
       ${offset > 0 ? html`<a href="?${params(Math.max(0, offset - PAGE_ROWS))}">Previous page</a>` : ''}
       ${rows.length === PAGE_ROWS ? html`<a href="?${params(offset + PAGE_ROWS)}">Next page</a>` : ''}
@@ -94,13 +95,16 @@ async function readBrowserPage(
   }
 }
 
-function rowsTable(columns: string[], rows: Record<string, string>[], offset: number): Html {
+/** The page's rows; a row's id links to its product page (its rows in every stage and its checks). */
+function rowsTable(siteId: string, columns: string[], rows: Record<string, string>[], offset: number): Html {
   if (rows.length === 0) return html`<p class="muted">No products${offset > 0 ? ' on this page' : ''}.</p>`
   const head = columns.map((column) => html`<th scope="col">${column}</th>`)
   const body = rows.map(
     (row) =>
       html`<tr>
-        ${columns.map((column) => html`<td>${row[column] ?? ''}</td>`)}
+        ${columns.map((column) =>
+          column === 'id' && row.id ? html`<td><a href="${productHref(siteId, row.id)}">${row.id}</a></td>` : html`<td>${row[column] ?? ''}</td>`,
+        )}
       </tr>`,
   )
   return html`<p class="muted">Rows ${offset + 1} to ${offset + rows.length}</p>

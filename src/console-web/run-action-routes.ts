@@ -1,10 +1,11 @@
 import type { FastifyPluginAsync } from 'fastify'
-import { getRun, requestRun } from '../jobs/run-requests.js'
+import { requestRun } from '../jobs/run-requests.js'
 import { accountLimits } from '../accounts/object-limits.js'
+import { siteRunStatus } from '../sites/site-overview.js'
 import { updateSite } from '../sites/sites.js'
-import { AppError, BadRequestError } from '../errors.js'
+import { BadRequestError } from '../errors.js'
 import type { ConsoleDeps } from './deps.js'
-import { accountOfSession } from './pages.js'
+import { accountOfSession, requirePlatformCredential } from './pages.js'
 
 /** What a person does on a site page: start a run and watch it, pause and resume the site's exports. */
 export const runActionRoutes: FastifyPluginAsync<ConsoleDeps> = async (app, deps) => {
@@ -18,25 +19,25 @@ export const runActionRoutes: FastifyPluginAsync<ConsoleDeps> = async (app, deps
     return reply.redirect(`/console/sites/${encodeURIComponent(siteId)}?run=${queued.pid}`, 303)
   })
 
-  // Polled once a second by the site page while a run it started is under way.
+  // Polled once a second by the site page while a run it started is under way; `status` as the
+  // console shows it (success with warnings), `ended` once the run has.
   app.get('/console/sites/:siteId/runs/:pid/status', { schema: { hide: true } }, async (request) => {
     const accountId = accountOfSession(request)
     const { siteId, pid } = request.params as { siteId: string; pid: string }
-    const { run } = await getRun(db, accountId, siteId, pid)
+    const { run, shownStatus } = await siteRunStatus(db, accountId, siteId, pid)
     const end = run.finished_at ?? clock()
     const seconds = run.started_at ? Math.max(0, (end.getTime() - run.started_at.getTime()) / 1000) : 0
     const phase =
       run.status === 'queued' ? 'waiting for a run slot' : run.status === 'running' ? `running for ${seconds.toFixed(0)} s` : `took ${seconds.toFixed(1)} s`
-    return { pid: run.pid, status: run.status, action: run.action, message: run.message, elapsed: phase }
+    const ended = run.status === 'success' || run.status === 'failed'
+    return { pid: run.pid, status: shownStatus, ended, action: run.action, message: run.message, elapsed: phase }
   })
 
   app.post('/console/sites/:siteId/status', { schema: { hide: true } }, async (request, reply) => {
     const accountId = accountOfSession(request)
     const { siteId } = request.params as { siteId: string }
     // As through the API: changing a site takes the platform credential (PUT /sites accepts no bearer token).
-    if (!request.consoleSession?.credentialId.startsWith('platform:')) {
-      throw new AppError(403, 'Pausing or resuming a site takes a sign-in with the platform credential (X-Auth-Token), as PUT /sites does', 'forbidden')
-    }
+    requirePlatformCredential(request, 'Pausing or resuming a site', 'PUT /sites')
     const { status } = request.body as { status?: string }
     if (status !== 'active' && status !== 'paused_upload') throw new BadRequestError('status: must be active or paused_upload')
     const site = await updateSite(db, accountId, siteId, { status }, accountLimits(config))

@@ -10,6 +10,7 @@ import { page } from './layout.js'
 import { accountOfSession, queryInt, queryText, sendPage } from './pages.js'
 import { sitePage, type ErrorFilter } from './site-page-views.js'
 import { productBrowser } from './product-browser.js'
+import { heldChannelOf } from './hold-banner-views.js'
 
 const RUNS_PER_PAGE = 20
 const CHART_POINTS = 50
@@ -39,6 +40,8 @@ export const sitePageRoutes: FastifyPluginAsync<ConsoleDeps> = async (app, deps)
         checks: await checksOfChannel(db, details.channel),
       })),
     )
+    const held = channels.flatMap(({ channel }) => heldChannelOf(site, channel) ?? [])
+    const released = channels.find(({ channel }) => channel.id === queryText(query.released, 20))?.channel
     const shownErrors = errors.errors.filter(
       (error) => (!filter.type || error.type === filter.type) && (!filter.classification || error.classification === filter.classification),
     )
@@ -55,6 +58,8 @@ export const sitePageRoutes: FastifyPluginAsync<ConsoleDeps> = async (app, deps)
       sources: sources.sources,
       channels: histories,
       moreChannels: channels.length - shown.length,
+      held,
+      released,
       // Only a run of this site is watched live: the pid must be one of its runs' UUIDs.
       livePid: recent.some((run) => run.pid === queryText(query.run, 64)) ? queryText(query.run, 64) : '',
     })

@@ -1,7 +1,8 @@
 import type { ConsoleSession } from '../accounts/console-sessions.js'
 import type { DataSource, ImportHistory, Site, SiteError } from '../db/schema.js'
 import { html, jsonAttribute, type Html } from './html.js'
-import { badge, csrfField, dataTable, duration, when } from './layout.js'
+import { badge, badgeClass, csrfField, dataTable, duration, when } from './layout.js'
+import { holdBanners, releasedNotice, type HeldChannel } from './hold-banner-views.js'
 import { channelsSection, sourcesSection, type ShownChannel } from './site-sources-views.js'
 
 export interface ErrorFilter {
@@ -16,6 +17,8 @@ export interface SiteRun {
   target_id: string | null
   trigger: string
   status: string
+  /** The status as the console shows it: success with warnings when its exports left products out or were held. */
+  shown_status: string
   message: string
   attempt: number
   created_at: Date
@@ -41,22 +44,31 @@ export interface SitePageData {
   channels: ShownChannel[]
   /** Channels of the site beyond those shown. */
   moreChannels: number
+  /** The site's held channels (their banners), and the channel a release just published. */
+  held: HeldChannel[]
+  released: { id: string; name: string } | undefined
   livePid: string
 }
 
 export function sitePage(data: SitePageData): Html {
   const { site } = data
-  return html`<p>
+  return html`<p data-live-section="site-status">
       ${badge(site.status)} ${badge(site.processing_status)} <span class="muted">site #${site.id} · project #${site.project_id}</span> ·
       <a href="/console/sites/${site.id}/products">Browse products</a>
     </p>
-    ${data.livePid ? liveRun(site.id, data.livePid) : ''} ${actions(data)} ${charts(data)} ${runsSection(data)} ${errorsSection(data)}
+    ${releasedNotice(data.released)} ${holdBanners(data.held, data.held.length, data.session, `/console/sites/${site.id}`)}
+    ${data.livePid ? liveRun(site.id, data.livePid, data.recentRuns) : ''} ${actions(data)} ${charts(data)} ${runsSection(data)} ${errorsSection(data)}
     ${sourcesSection(data.sources)} ${channelsSection(data.channels, data.moreChannels)}`
 }
 
-function liveRun(siteId: string, pid: string): Html {
-  return html`<div class="live" role="status" aria-live="polite" data-poll="/console/sites/${siteId}/runs/${pid}/status">
-    Run <code>${pid}</code>: <strong data-field="status">queued</strong> · <span data-field="elapsed"></span> · <span data-field="message"></span>
+/** The watched run's status box; a run that had ended when the page was made needs no refresh of the page's sections (console.js). */
+function liveRun(siteId: string, pid: string, runs: SiteRun[]): Html {
+  const run = runs.find((candidate) => candidate.pid === pid)
+  const status = run?.shown_status ?? 'queued'
+  const ended = run?.status === 'success' || run?.status === 'failed'
+  return html`<div class="live" role="status" aria-live="polite" data-poll="/console/sites/${siteId}/runs/${pid}/status" ${ended ? html`data-shown-ended` : ''}>
+    Run <code>${pid}</code>: <strong data-field="status" class="badge ${badgeClass(status)}">${status}</strong> · <span data-field="elapsed"></span> ·
+    <span data-field="message"></span>
     <a data-field="refresh" href="/console/sites/${siteId}?pid=${pid}" hidden>Show its results</a>
   </div>`
 }
@@ -101,7 +113,7 @@ function charts({ imports, recentRuns }: SitePageData): Html {
     datasets: [{ label: 'seconds', data: ended.map((run) => (run.finished_at!.getTime() - run.started_at!.getTime()) / 1000), backgroundColor: '#7fb0e6' }],
     unit: 'seconds',
   }
-  return html`<section aria-labelledby="charts-heading">
+  return html`<section aria-labelledby="charts-heading" data-live-section="charts">
     <h2 id="charts-heading">History</h2>
     <div class="charts">
       <figure>
@@ -133,7 +145,7 @@ function runsSection({ site, runs, runsOffset, runsPerPage }: SitePageData): Htm
       html`<tr>
         <td><a href="/console/sites/${site.id}?pid=${run.pid}#errors-heading">${run.pid.slice(0, 8)}</a></td>
         <td>${run.action}${run.target_id ? ` #${run.target_id}` : ''}</td>
-        <td>${badge(run.status)}</td>
+        <td>${badge(run.shown_status)}</td>
         <td>${when(run.created_at)}</td>
         <td>${duration(run.started_at, run.finished_at)}</td>
         <td>${runCounts(run)}</td>
@@ -145,7 +157,7 @@ function runsSection({ site, runs, runsOffset, runsPerPage }: SitePageData): Htm
     ${runsOffset > 0 ? html`<a href="/console/sites/${site.id}?runs_offset=${Math.max(0, runsOffset - runsPerPage)}">Newer runs</a>` : ''}
     ${runs.length === runsPerPage ? html`<a href="/console/sites/${site.id}?runs_offset=${runsOffset + runsPerPage}">Older runs</a>` : ''}
   </div>`
-  return html`<section aria-labelledby="runs-heading">
+  return html`<section aria-labelledby="runs-heading" data-live-section="runs">
     <h2 id="runs-heading">Runs</h2>
     ${
       runs.length === 0
@@ -169,7 +181,7 @@ function errorsSection({ site, errors, errorFilter }: SitePageData): Html {
         <td>${when(error.created_at)}</td>
       </tr>`,
   )
-  return html`<section aria-labelledby="errors-heading">
+  return html`<section aria-labelledby="errors-heading" data-live-section="errors">
     <h2 id="errors-heading">Site errors ${errorFilter.pid ? html`of run <code>${errorFilter.pid.slice(0, 8)}</code>` : 'of the latest run'}</h2>
     <form class="filters" method="get" action="/console/sites/${site.id}#errors-heading">
       <div><label for="pid">Run (pid)</label><input id="pid" name="pid" value="${errorFilter.pid}" size="38" /></div>

@@ -41,8 +41,9 @@ export function channelsSection(channels: ShownChannel[], more: number): Html {
   const items = channels.map(({ details, history, checks }) => {
     const feed = details.destinations.find((destination) => destination.kind === 'feed' && destination.token)
     const links = feed ? details.files.map((file) => html`<li><a href="${feedUrl('', feed.token ?? '', file.filename)}">${file.filename}</a></li>`) : []
-    const last = history[0]
-    const points = [...history].reverse()
+    // A held export published nothing: the chart and the last export are the published ones'.
+    const published = history.filter((entry) => entry.process_status === 'success')
+    const points = [...published].reverse()
     const chart = {
       type: 'bar',
       labels: points.map((entry) => entry.export_time.toISOString().slice(5, 16).replace('T', ' ')),
@@ -56,9 +57,9 @@ export function channelsSection(channels: ShownChannel[], more: number): Html {
       <h3 id="channel-${details.channel.id}">
         ${details.channel.name}
         <span class="muted">#${details.channel.id} · ${details.channel.format} · ${details.channel.export_name}</span>
-        ${badge(details.channel.active ? 'active' : 'inactive')}
+        ${badge(details.channel.active ? 'active' : 'inactive')} ${badge(details.exportStatus === 'not_exported' ? 'not exported' : details.exportStatus)}
       </h3>
-      ${lastExport(last)} ${channelChecksLine(checks)}
+      ${lastExport(published[0])} ${heldExport(history[0])} ${channelChecksLine(checks)}
       ${
         links.length > 0
           ? html`<p>Feed files:</p>
@@ -71,7 +72,7 @@ export function channelsSection(channels: ShownChannel[], more: number): Html {
       <p><a href="/console/sites/${details.channel.site_id}/products?stage=channel&amp;channel=${details.channel.id}">Browse this channel's products</a></p>
     </article>`
   })
-  return html`<section aria-labelledby="channels-heading">
+  return html`<section aria-labelledby="channels-heading" data-live-section="channels">
     <h2 id="channels-heading">Channels</h2>
     ${channels.length === 0 ? html`<p class="muted">No channels.</p>` : items}
     ${more > 0 ? html`<p class="muted">And ${more} more channels: the platform interface lists them all (GET /sites/{siteId}/channels).</p>` : ''}
@@ -84,6 +85,15 @@ function lastExport(last: ChannelExport | undefined): Html {
     `${last.product_count_new} new, ${last.product_count_modified} modified, ` +
     `${last.product_count_deleted} deleted, ${last.product_count_unchanged} unchanged`
   return html`<p>Last export ${when(last.export_time)}: ${last.product_count_now} products — ${counts}.</p>`
+}
+
+/** The latest export when a safety stop held it: what it would have published. */
+function heldExport(latest: ChannelExport | undefined): Html {
+  if (latest?.process_status !== 'held') return html``
+  return html`<p>
+    Held export ${when(latest.export_time)}: ${latest.product_count_now} products (${latest.product_count_deleted} deleted, ${latest.product_count_skipped} left
+    out), not published.
+  </p>`
 }
 
 function historyChart(name: string, chart: unknown): Html {

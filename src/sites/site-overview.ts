@@ -1,7 +1,27 @@
-import { sql } from 'kysely'
+import { sql, type RawBuilder } from 'kysely'
 import type { DbHandle } from '../db/database.js'
-import type { Run } from '../db/schema.js'
+import { isUuid } from '../db/ids.js'
+import type { Run, RunStatus, Site } from '../db/schema.js'
+import { NotFoundError } from '../errors.js'
 import { getSite } from './sites.js'
+
+/**
+ * A run's status as the console shows it: `success with warnings` for a successful run whose exports
+ * left products out or were held by a safety stop (issue 31), else the run's own status.
+ */
+export type ShownRunStatus = RunStatus | 'success with warnings'
+
+/**
+ * The shown status of the run `status`, `pid` name, in SQL: its exports are the channel_export rows of
+ * its pid in the account; a held one has process_status `held`, one that left products out a count of
+ * skipped products.
+ */
+function shownStatus(status: RawBuilder<unknown>, pid: RawBuilder<unknown>, accountId: RawBuilder<unknown> | string): RawBuilder<ShownRunStatus> {
+  return sql<ShownRunStatus>`CASE WHEN ${status} = 'success' AND EXISTS (
+      SELECT 1 FROM channel_export x WHERE x.account_id = ${accountId} AND x.pid = ${pid}
+        AND (x.process_status = 'held' OR x.product_count_skipped > 0)
+    ) THEN 'success with warnings' ELSE ${status} END`
+}
 
 /** One site as the console's overview shows it. */
 export interface SiteSummary {
@@ -11,7 +31,7 @@ export interface SiteSummary {
   title: string
   status: string
   processingStatus: string
-  lastRun: Pick<Run, 'pid' | 'action' | 'status' | 'created_at' | 'started_at' | 'finished_at' | 'message'> | null
+  lastRun: (Pick<Run, 'pid' | 'action' | 'status' | 'created_at' | 'started_at' | 'finished_at' | 'message'> & { shownStatus: ShownRunStatus }) | null
   /** Products of the latest import (the import stage's count then). */
   productCount: number | null
   /** Site errors of the latest run, by classification. */
@@ -24,6 +44,7 @@ export async function siteSummaries(db: DbHandle, accountId: string): Promise<Si
   const { rows } = await sql<Record<string, unknown>>`
     SELECT s.id, s.project_id, p.name AS project_name, s.title, s.status, s.processing_status,
       r.pid, r.action, r.status AS run_status, r.created_at, r.started_at, r.finished_at, r.message,
+      ${shownStatus(sql.ref('r.status'), sql.ref('r.pid'), sql.ref('s.account_id'))} AS shown_status,
       h.product_count,
       coalesce(e.low, 0) AS low, coalesce(e.medium, 0) AS medium, coalesce(e.high, 0) AS high
     FROM site s
@@ -58,6 +79,7 @@ export async function siteSummaries(db: DbHandle, accountId: string): Promise<Si
           started_at: row.started_at as Date | null,
           finished_at: row.finished_at as Date | null,
           message: String(row.message ?? ''),
+          shownStatus: row.shown_status as ShownRunStatus,
         }
       : null,
     productCount: row.product_count === null || row.product_count === undefined ? null : Number(row.product_count),
@@ -70,12 +92,40 @@ export interface RunPage {
   offset: number
 }
 
-/** A site's runs, newest first, each with the number of its site errors and its product counts. */
+/** A site's runs, newest first, each with its shown status, the number of its site errors and its product counts. */
 export async function listSiteRuns(db: DbHandle, accountId: string, siteSegment: string, page: RunPage) {
   const site = await getSite(db, accountId, siteSegment)
   const runs = await db
     .selectFrom('run')
-    .select(['pid', 'action', 'target_id', 'trigger', 'status', 'message', 'attempt', 'created_at', 'started_at', 'finished_at'])
+    // What its exports did, read once: the rows they published (a held export published nothing; its
+    // release, under the same pid, did) and whether one left products out or was held.
+    .leftJoinLateral(
+      (eb) =>
+        eb
+          .selectFrom('channel_export as x')
+          .select([
+            sql<string | null>`sum(x.product_count_now) FILTER (WHERE x.process_status = 'success')`.as('exported'),
+            sql<boolean>`coalesce(bool_or(x.process_status = 'held' OR x.product_count_skipped > 0), false)`.as('warned'),
+          ])
+          .whereRef('x.pid', '=', 'run.pid')
+          .where('x.account_id', '=', accountId)
+          .as('x'),
+      (join) => join.onTrue(),
+    )
+    .select([
+      'run.pid',
+      'run.action',
+      'run.target_id',
+      'run.trigger',
+      'run.status',
+      'run.message',
+      'run.attempt',
+      'run.created_at',
+      'run.started_at',
+      'run.finished_at',
+      'x.exported',
+    ])
+    .select(sql<ShownRunStatus>`CASE WHEN run.status = 'success' AND x.warned THEN 'success with warnings' ELSE run.status END`.as('shown_status'))
     .select((eb) =>
       eb
         .selectFrom('site_error')
@@ -84,7 +134,7 @@ export async function listSiteRuns(db: DbHandle, accountId: string, siteSegment:
         .where('site_error.account_id', '=', accountId)
         .as('error_count'),
     )
-    // What the run did: the products its import left in the stage, and the rows its exports wrote.
+    // What its import did: the products it left in the stage.
     .select((eb) =>
       eb
         .selectFrom('import_history')
@@ -94,19 +144,34 @@ export async function listSiteRuns(db: DbHandle, accountId: string, siteSegment:
         .limit(1)
         .as('imported'),
     )
-    .select((eb) =>
-      eb
-        .selectFrom('channel_export')
-        .select((inner) => inner.fn.sum<string>('product_count_now').as('n'))
-        .whereRef('channel_export.pid', '=', 'run.pid')
-        .where('channel_export.account_id', '=', accountId)
-        .as('exported'),
-    )
-    .where('account_id', '=', accountId)
-    .where('site_id', '=', site.id)
-    .orderBy('created_at', 'desc')
+    .where('run.account_id', '=', accountId)
+    .where('run.site_id', '=', site.id)
+    .orderBy('run.created_at', 'desc')
     .limit(page.limit)
     .offset(page.offset)
     .execute()
   return { site, runs }
+}
+
+/** One run of the site, as the console's live status shows it; another account's or site's run is not found. */
+export async function siteRunStatus(
+  db: DbHandle,
+  accountId: string,
+  siteSegment: string,
+  pid: string,
+): Promise<{ site: Site; run: Run; shownStatus: ShownRunStatus }> {
+  const site = await getSite(db, accountId, siteSegment)
+  const found = isUuid(pid)
+    ? await db
+        .selectFrom('run')
+        .selectAll()
+        .select(shownStatus(sql.ref('run.status'), sql.ref('run.pid'), accountId).as('shown_status'))
+        .where('account_id', '=', accountId)
+        .where('site_id', '=', site.id)
+        .where('pid', '=', pid)
+        .executeTakeFirst()
+    : undefined
+  if (!found) throw new NotFoundError(`Process ${pid.slice(0, 64)} of site ${site.id} not found`)
+  const { shown_status: shown, ...run } = found
+  return { site, run, shownStatus: shown }
 }

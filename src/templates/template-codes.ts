@@ -134,7 +134,7 @@ function describeRewrite(name: string, rule: ValueRule, rewrite: RewriteKind): {
       }
     case 'spelling':
       return {
-        message: `${name} was written in another spelling: the file carries the channel's`,
+        message: `${name} was written in another spelling than the channel's: the file carries the channel's own`,
         hint: `The file carries ${spellingOf(rule)}; send it so to skip the rewrite.`,
       }
   }

@@ -124,6 +124,11 @@ describe('the console in a browser', () => {
     await page.locator('[data-ended]').waitFor({ timeout: 60_000 })
     expect(await live.getAttribute('data-ended')).toBe('success')
     expect(await live.locator('[data-field=status]').innerText()).toBe('success')
+    // The runs table and the charts are fetched again and swapped in: the run's row says it ended.
+    await page.locator('[data-refreshed]').waitFor()
+    const newest = page.locator('section[aria-labelledby=runs-heading] tbody tr').first()
+    expect(await newest.innerText()).toContain(url.slice(url.indexOf('run=') + 4, url.indexOf('run=') + 12))
+    expect(await newest.locator('.badge').innerText()).toBe('success')
     expect(page.url()).toBe(url)
     await screenshot(page, 'site')
     await page.close()

@@ -1,0 +1,109 @@
+import { sql } from 'kysely'
+import type { DbHandle } from '../db/database.js'
+import type { Channel, Site } from '../db/schema.js'
+import { getSite } from '../sites/sites.js'
+import { hasUnstorableCharacter, MAX_PRODUCT_ID_BYTES } from './row-rules.js'
+
+// One product of a site in each of its stages (the console's product page): its row in the import
+// stage, which the platform interface also calls the intermediate stage, and its row in each channel's
+// stage, with whether the channel's feed has it. The site is the account's (getSite); the rows are
+// reached through it by key.
+
+/** A stage row's attributes, with the stage's columns in their order. */
+export interface ProductRow {
+  data: Record<string, string>
+  columns: string[]
+}
+
+export interface ChannelProductRow {
+  channel: Channel
+  /** Null: the channel's stage has no row of the product (its filter leaves it out, or no export took it up yet). */
+  row: (ProductRow & { inFeed: boolean; line: string | null }) | null
+}
+
+export interface ProductStageRows {
+  site: Site
+  productId: string
+  importRow: ProductRow | null
+  /** At most the asked number of channels, those with a row of the product first. */
+  channels: ChannelProductRow[]
+  /** The site's other channels. */
+  moreChannels: number
+}
+
+/** The characters of a row's feed line read at most: a line is as long as its values. */
+export const LINE_SHOWN = 4000
+
+/** Whether `productId` can name a stored row: Postgres text holds no NUL, and ids are at most 1,000 bytes. */
+function storable(productId: string): boolean {
+  return productId !== '' && !hasUnstorableCharacter(productId) && Buffer.byteLength(productId) <= MAX_PRODUCT_ID_BYTES
+}
+
+export async function productStageRows(
+  db: DbHandle,
+  accountId: string,
+  siteSegment: string,
+  productId: string,
+  channelLimit: number,
+): Promise<ProductStageRows> {
+  const site = await getSite(db, accountId, siteSegment)
+  const count = await db
+    .selectFrom('channel')
+    .select((eb) => eb.fn.countAll<string>().as('n'))
+    .where('account_id', '=', accountId)
+    .where('site_id', '=', site.id)
+    .executeTakeFirst()
+  const channelCount = Number(count?.n ?? 0)
+  if (!storable(productId)) return { site, productId, importRow: null, channels: [], moreChannels: channelCount }
+  const [importRow, channels] = await Promise.all([importStageRow(db, site, productId), channelRows(db, site, productId, channelLimit)])
+  return { site, productId, importRow, channels, moreChannels: channelCount - channels.length }
+}
+
+async function importStageRow(db: DbHandle, site: Site, productId: string): Promise<ProductRow | null> {
+  const row = await db
+    .selectFrom('stage_product as p')
+    .leftJoin('site_stage as st', (join) =>
+      join.onRef('st.site_id', '=', 'p.site_id').onRef('st.stage', '=', 'p.stage').onRef('st.stage_id', '=', 'p.stage_id'),
+    )
+    .select(['p.data', 'st.columns'])
+    .where('p.account_id', '=', site.account_id)
+    .where('p.site_id', '=', site.id)
+    .where('p.stage', '=', 'import')
+    .where('p.stage_id', '=', '0')
+    .where('p.product_id', '=', productId)
+    .executeTakeFirst()
+  return row ? { data: row.data ?? {}, columns: row.columns ?? [] } : null
+}
+
+/** The site's channels with the product's row in each, those that have one first, then by id. */
+async function channelRows(db: DbHandle, site: Site, productId: string, limit: number): Promise<ChannelProductRow[]> {
+  const rows = await db
+    .selectFrom('channel as c')
+    .leftJoin('site_stage as st', (join) => join.onRef('st.site_id', '=', 'c.site_id').on('st.stage', '=', 'channel').onRef('st.stage_id', '=', 'c.id'))
+    .leftJoin('stage_product as p', (join) =>
+      join.onRef('p.site_id', '=', 'c.site_id').on('p.stage', '=', 'channel').onRef('p.stage_id', '=', 'c.id').on('p.product_id', '=', productId),
+    )
+    // A clean row of a channel without a mapping keeps no data: it is the import stage row's (exported-data.ts).
+    .leftJoin('stage_product as i', (join) =>
+      join
+        .on('p.data', 'is', null)
+        .onRef('i.site_id', '=', 'c.site_id')
+        .on('i.stage', '=', 'import')
+        .on('i.stage_id', '=', '0')
+        .on('i.product_id', '=', productId),
+    )
+    .selectAll('c')
+    .select(['st.columns as stage_columns', 'p.product_id as row_id', 'p.data as own_data', 'i.data as import_data'])
+    .select((eb) => eb('p.line', 'is not', null).as('in_feed'))
+    .select(sql<string | null>`left(p.line, ${LINE_SHOWN})`.as('line'))
+    .where('c.account_id', '=', site.account_id)
+    .where('c.site_id', '=', site.id)
+    .orderBy((eb) => eb('p.product_id', 'is', null))
+    .orderBy('c.id')
+    .limit(limit)
+    .execute()
+  return rows.map(({ stage_columns, row_id, own_data, import_data, in_feed, line, ...channel }) => ({
+    channel,
+    row: row_id === null ? null : { data: own_data ?? import_data ?? {}, columns: stage_columns ?? [], inFeed: Boolean(in_feed), line },
+  }))
+}
