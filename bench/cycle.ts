@@ -14,7 +14,18 @@ import pg from 'pg'
 import { from as copyFrom } from 'pg-copy-streams'
 import { cleanupAsHourly, siteTableSizes, sizeLines, stageShareLines } from './disk-sizes.js'
 import { productRow, writeNdjson } from './product-rows.js'
-import { bareCopyToCsv, benchDatabase, createBenchSite, machineLine, ROWS_PER_UPLOAD, sampleRss, startServerProcess, writeResult } from './support.js'
+import { sql } from 'kysely'
+import {
+  bareCopyToCsv,
+  benchDatabase,
+  createBenchSite,
+  machineLine,
+  ROWS_PER_UPLOAD,
+  sampleRss,
+  startServerProcess,
+  writeResult,
+  type ImportTiming,
+} from './support.js'
 
 const rowsArg = process.argv.indexOf('--rows')
 const ROWS = Number(rowsArg > 0 ? process.argv[rowsArg + 1] : (process.env.BENCH_ROWS ?? 1_000_000))
@@ -188,15 +199,37 @@ const googleMapping = [
   { column: 'product_type', source: 'category' },
   { column: 'google_product_category', value: '1604' },
 ]
+async function channelIdNamed(name: string): Promise<string> {
+  const row = await database.db.selectFrom('channel').select('id').where('name', '=', name).executeTakeFirstOrThrow()
+  return row.id
+}
 async function createTsvChannel(name: string, extra: Record<string, string>): Promise<string> {
   const body = { name, format: 'tsv', mapping: googleMapping, filenames: [{ type: null, filename: `${name}.tsv` }], ...extra }
   const created = (await site.call('POST', `/platform/v2/sites/${site.siteId}/channels`, site.platform, JSON.stringify(body))) as { Channels: { id: string }[] }
   return created.Channels[0]?.id ?? ''
 }
-const plainId = await createTsvChannel('plain', { export_name: 'generic' })
-const googleId = await createTsvChannel('google', { export_name: 'google_shopping', currency: 'EUR' })
-const plainFull = await site.runAction('channel', plainId)
-const googleFull = await site.runAction('channel', googleId)
+// Each full export twice, A and B in turns, each on a table vacuumed and analysed first: the export
+// that comes second must not pay for the autovacuum the first one's rows set off (on 2 cores it took a
+// core from B, which then measured 1.39× where its statement alone was 1.27×). The faster of each pair counts.
+async function settledFullExport(name: string, extra: Record<string, string>): Promise<ImportTiming> {
+  const id = await createTsvChannel(name, extra)
+  await sql`VACUUM (ANALYZE) stage_product`.execute(database.db)
+  return site.runAction('channel', id)
+}
+const fullExports: Record<'plain' | 'google', ImportTiming[]> = { plain: [], google: [] }
+for (const round of [1, 2]) {
+  fullExports.plain.push(await settledFullExport(`plain-${round}`, { export_name: 'generic' }))
+  fullExports.google.push(await settledFullExport(`google-${round}`, { export_name: 'google_shopping', currency: 'EUR' }))
+}
+const fastest = (timings: ImportTiming[]) => timings.reduce((best, t) => (t.seconds < best.seconds ? t : best))
+const plainFull = fastest(fullExports.plain)
+const googleFull = fastest(fullExports.google)
+console.log(
+  `full exports: without validation ${fullExports.plain.map((t) => f(t.seconds)).join(', ')} s, with ${fullExports.google.map((t) => f(t.seconds)).join(', ')} s`,
+)
+// The small update goes through the first pair.
+const plainId = await channelIdNamed('plain-1')
+const googleId = await channelIdNamed('google-1')
 console.log(`full export: without validation ${plainFull.seconds.toFixed(1)} s, with ${googleFull.seconds.toFixed(1)} s`)
 
 // Its small update: another 1%, uploaded and imported once, then exported by A and by B.
@@ -278,11 +311,11 @@ const lines = [
   '',
   '### Google Shopping channel (issue 24)',
   '',
-  'Two TSV channels of the same 15 Google attributes mapped from the rows: A `generic` (nothing checked), B `google_shopping` (Merchant Center rules in the export, currency EUR). After the measures above; another 1% for the small update.',
+  'Two TSV channels of the same 15 Google attributes mapped from the rows: A `generic` (nothing checked), B `google_shopping` (Merchant Center rules in the export, currency EUR; availability "in stock" and bare prices rewritten on every row, issue 31). After the measures above; another 1% for the small update.',
   '',
   '| measure | seconds |',
   '|---|---:|',
-  `| full export, A without validation / B with | ${f(plainFull.seconds, 1)} / ${f(googleFull.seconds, 1)} |`,
+  `| full export, A without validation / B with (the faster of two, each on a vacuumed table) | ${f(plainFull.seconds, 1)} / ${f(googleFull.seconds, 1)} |`,
   `| small-update cycle without validation: upload of 1% + import + export A | ${f(plainCycle)} (${f(googleUpload)} + ${f(googleImport.seconds)} + ${f(plainSmall.seconds)}) |`,
   `| small-update cycle with validation: upload of 1% + import + export B | ${f(googleCycle)} (${f(googleUpload)} + ${f(googleImport.seconds)} + ${f(googleSmall.seconds)}) |`,
   `| B's last export: products checked / exported / left out | ${summary?.products_checked} / ${summary?.products_exported} / ${summary?.products_left_out} |`,

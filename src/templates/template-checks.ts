@@ -1,6 +1,6 @@
 import type { SqlQuoter } from '../feeds/feed-sql.js'
 import { isRewriting, spellingOf, type RewritingRule, type Spelling } from './spelling-sql.js'
-import { checkCodes, type CheckCode, type CodeWord } from './template-codes.js'
+import { checkCodes, type CheckCode, type CodeWord, type RewriteKind } from './template-codes.js'
 import type { ChannelTemplate, Condition, GroupRule } from './template-types.js'
 import { blankSql, validSql, type CheckContext, type ParsedKind } from './value-rule-sql.js'
 
@@ -155,11 +155,8 @@ function attributeBitsSql(context: CheckContext, codes: CheckCode[], attribute: 
   const v = context.value(attribute)
   const missingBits = missing ? missingSql(context, missing) : '0'
   if (v === `''`) return missingBits
-  // A blank value is no spelling of any valid value: its rewrites need not ask whether it is blank.
-  const rewrites = own.flatMap((code) =>
-    code.check.kind === 'rewrite' ? [`CASE WHEN ${rewriteSql(context, code, attribute)} THEN ${bitOf(code)} ELSE 0 END`] : [],
-  )
-  if (rewrites.length > 0) return rewrites.join(' + ')
+  const rewrites = own.filter((code) => code.check.kind === 'rewrite')
+  if (rewrites.length > 0) return rewriteBitsSql(context, rewrites, attribute)
   const present = own.flatMap((code) =>
     code.check.kind === 'rule' ? [`CASE WHEN ${validSql(context, code.check.rule, attribute)} THEN 0 ELSE ${bitOf(code)} END`] : [],
   )
@@ -173,24 +170,26 @@ function missingSql(context: CheckContext, missing: CheckCode): string {
   return unless ? `CASE WHEN ${holdsSql(context, unless)} THEN 0 ELSE ${bitOf(missing)} END` : bitOf(missing)
 }
 
-/** SQL: the non-blank value of the code's attribute is written in the file rewritten, in this code's way. */
-function rewriteSql(context: CheckContext, code: CheckCode, attribute: string): string {
-  if (code.check.kind !== 'rewrite') return 'false'
+/**
+ * SQL: the bit of the way the attribute's value was rewritten into the channel's spelling, or 0.
+ * A blank value is no spelling of a valid one (its written form is NULL): no need to ask whether it
+ * is blank. Whether a price or amount as sent named a currency is asked only of one rewritten.
+ */
+function rewriteBitsSql(context: CheckContext, rewrites: CheckCode[], attribute: string): string {
   const v = context.value(attribute)
-  // NULL (no spelling of a valid value, or blank) is no rewrite.
-  const differs = `${context.parsed(attribute, 'canonical')} <> ${v}`
-  // Whether the value as sent names a currency: asked only of a value that was rewritten.
-  const named = `${v} ~ '[A-Za-z€£]'`
-  switch (code.check.rewrite) {
-    case 'spelling':
-      // A price given the channel's currency is currency_added's, an amount that loses its own currency_removed's.
-      if (code.check.rule.kind === 'price') return `${differs} AND ${named}`
-      return code.check.rule.kind === 'amount' ? `${differs} AND NOT ${named}` : differs
-    case 'currency_added':
-      return `${differs} AND NOT ${named}`
-    case 'currency_removed':
-      return `${differs} AND ${named}`
+  const bit = (kind: RewriteKind) => {
+    const code = rewrites.find((c) => c.check.kind === 'rewrite' && c.check.rewrite === kind)
+    return code ? bitOf(code) : '0'
   }
+  const named = `${v} ~ '[A-Za-z€£]'`
+  const rule = rewrites[0]?.check.kind === 'rewrite' ? rewrites[0].check.rule.kind : undefined
+  const which =
+    rule === 'price'
+      ? `CASE WHEN ${named} THEN ${bit('spelling')} ELSE ${bit('currency_added')} END`
+      : rule === 'amount'
+        ? `CASE WHEN ${named} THEN ${bit('currency_removed')} ELSE ${bit('spelling')} END`
+        : bit('spelling')
+  return `CASE WHEN ${context.parsed(attribute, 'canonical')} <> ${v} THEN ${which} ELSE 0 END`
 }
 
 /** SQL: the attribute of `condition` holds one of its values, as the file writes it (a spelling of one). */
