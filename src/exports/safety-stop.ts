@@ -41,7 +41,7 @@ export function safetyStop(channel: Channel, figures: ExportFigures): Pick<Chann
     return held(
       'drop',
       maxDrop,
-      `${name} held: its file would hold ${products} products instead of the ${productsPrevious} delivered, ` +
+      `${name} held: its file would hold ${plural(products, 'product')} instead of the ${productsPrevious} delivered, ` +
         `a drop of ${percent(drop)} (safety_max_drop ${percent(maxDrop)}); the last delivered file keeps serving`,
     )
   }
@@ -50,11 +50,15 @@ export function safetyStop(channel: Channel, figures: ExportFigures): Pick<Chann
     return held(
       'left_out',
       maxLeftOut,
-      `${name} held: its template would leave out ${leftOut} of the ${checked} products it checked, ` +
+      `${name} held: its template would leave out ${leftOut} of the ${plural(checked, 'product')} it checked, ` +
         `${percent(leftOut / checked)} (safety_max_left_out ${percent(maxLeftOut)}); the last delivered file keeps serving`,
     )
   }
   return undefined
+}
+
+function plural(count: number, noun: string): string {
+  return `${count} ${noun}${count === 1 ? '' : 's'}`
 }
 
 function percent(share: number): string {

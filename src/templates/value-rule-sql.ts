@@ -105,9 +105,10 @@ function gtinSql(n: string): string {
  * are the price rules' to report. Both are read as the file writes them ("12.50 EUR").
  */
 function notAboveSql(context: CheckContext, sale: string, price: string): string {
+  // Written as "<amount> <code>": the code is the last three characters.
   const canonical = (attribute: string) => context.parsed(attribute, 'canonical')
-  const unit = (attribute: string) => `split_part(${canonical(attribute)}, ' ', 2)`
-  const amount = (attribute: string) => `split_part(${canonical(attribute)}, ' ', 1)::numeric`
+  const unit = (attribute: string) => `right(${canonical(attribute)}, 3)`
+  const amount = (attribute: string) => `left(${canonical(attribute)}, -4)::numeric`
   const valid = `${canonical(sale)} IS NOT NULL AND ${canonical(price)} IS NOT NULL AND ${unit(sale)} = ${unit(price)}`
   return `CASE WHEN ${valid} THEN ${amount(sale)} <= ${amount(price)} ELSE true END`
 }
