@@ -5,6 +5,7 @@ import { BadRequestError } from '../errors.js'
 import { OutboundRefusedError, type OutboundGuard } from '../net/outbound-guard.js'
 import { checkText, excerpt } from '../input/text-input.js'
 import { ChannelSettingError, checkFilenames, checkMapping, type FilenameIds } from './channel-rules.js'
+import { readSafety, readShare, type SafetyInput } from './channel-safety-input.js'
 
 // What a client may send to configure a channel (docs/design.md 5.8): every field is checked here, so
 // that an export never meets a configuration it cannot carry out for a reason the client could
@@ -23,7 +24,7 @@ export interface DestinationInput {
   url?: string | null
 }
 
-export interface ChannelInput {
+export interface ChannelInput extends SafetyInput {
   name?: string | null
   export_name?: string | null
   active?: boolean | null
@@ -36,9 +37,6 @@ export interface ChannelInput {
   currency?: string | null
   /** A number, a number as text, "" (none) or null (not given); anything else is a 400 naming the field. */
   readiness_threshold?: unknown
-  safety_max_drop?: unknown
-  safety_max_left_out?: unknown
-  safety_min_products?: unknown
 }
 
 export interface ChannelConfig {
@@ -60,11 +58,6 @@ export interface ChannelConfig {
   safetyMaxLeftOut: number | null
   safetyMinProducts: number | null
 }
-
-/** The safety stops of a channel created without them (issue 31). */
-export const SAFETY_DEFAULTS = { safetyMaxDrop: 0.5, safetyMaxLeftOut: 0.5, safetyMinProducts: 100 }
-/** The largest safety_min_products: more products than a catalog can hold. */
-const MAX_MIN_PRODUCTS = 1_000_000_000
 
 const VALIDATION_MODES: readonly ValidationMode[] = ['exclude', 'warn_only']
 
@@ -106,44 +99,6 @@ export function readChannelInput(input: ChannelInput, current?: ChannelConfig): 
     ...readValidation(input, current),
     ...readSafety(input, current),
   }
-}
-
-/** The safety stops; a field not given keeps its current value (a new channel's: SAFETY_DEFAULTS), "" turns it off. */
-function readSafety(input: ChannelInput, current: ChannelConfig | undefined): Pick<ChannelConfig, 'safetyMaxDrop' | 'safetyMaxLeftOut' | 'safetyMinProducts'> {
-  const was = current ?? SAFETY_DEFAULTS
-  const drop = 'a share of the delivered feed from 0 to 1: an export whose file would drop more is held; "" turns it off'
-  const leftOut = 'a share from 0 to 1: an export whose template would leave out more of the products it checked is held; "" turns it off'
-  return {
-    safetyMaxDrop: readShare(input.safety_max_drop, was.safetyMaxDrop, 'safety_max_drop', drop),
-    safetyMaxLeftOut: readShare(input.safety_max_left_out, was.safetyMaxLeftOut, 'safety_max_left_out', leftOut),
-    safetyMinProducts: readCount(input.safety_min_products, was.safetyMinProducts),
-  }
-}
-
-/** A number, or a decimal number as text ("0.9"): not a boolean, hex or an exponent Number() would also read. */
-function isDecimal(value: unknown): value is number | string {
-  return typeof value === 'number' || (typeof value === 'string' && /^\s*(\d+(\.\d*)?|\.\d+)\s*$/.test(value))
-}
-
-/** A share from 0 to 1; null (not given) keeps `kept`, "" is none. */
-function readShare(value: unknown, kept: number | null, field: string, meaning: string): number | null {
-  if (value === undefined || value === null) return kept
-  if (value === '') return null
-  const share = Number(value)
-  if (!isDecimal(value) || !Number.isFinite(share) || share < 0 || share > 1) throw new BadRequestError(`${field}: must be ${meaning}`)
-  return share
-}
-
-function readCount(value: unknown, kept: number | null): number | null {
-  if (value === undefined || value === null) return kept
-  if (value === '') return null
-  const count = Number(value)
-  if (!isDecimal(value) || !Number.isInteger(count) || count < 0 || count > MAX_MIN_PRODUCTS) {
-    throw new BadRequestError(
-      `safety_min_products: must be a whole number of products from 0 to ${MAX_MIN_PRODUCTS}: neither stop applies to a smaller baseline; "" turns it off`,
-    )
-  }
-  return count
 }
 
 /** How the channel applies its template; a field not given keeps its current value. */

@@ -1,4 +1,4 @@
-import type { SqlQuoter } from '../feeds/feed-sql.js'
+import type { SqlQuoter } from '../feeds/sql-quoter.js'
 import { ISO_4217_CODES } from './iso-4217.js'
 import type { ValueRule } from './template-types.js'
 

@@ -1,4 +1,4 @@
-import type { SqlQuoter } from '../feeds/feed-sql.js'
+import type { SqlQuoter } from '../feeds/sql-quoter.js'
 import { isRewriting, spellingOf, type RewritingRule, type Spelling } from './spelling-sql.js'
 import { checkCodes, type CheckCode, type CodeWord, type RewriteKind } from './template-codes.js'
 import type { ChannelTemplate, Condition, GroupRule } from './template-types.js'

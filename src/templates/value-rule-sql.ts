@@ -1,4 +1,4 @@
-import type { SqlQuoter } from '../feeds/feed-sql.js'
+import type { SqlQuoter } from '../feeds/sql-quoter.js'
 import type { ValueRule } from './template-types.js'
 
 // The SQL of one value rule of a template (template-types.ts): true when a non-blank value follows

@@ -1,0 +1,5 @@
+/** What a client needs to quote SQL: pg's own escaping, so raw configuration text never reaches SQL unquoted. */
+export interface SqlQuoter {
+  escapeLiteral(text: string): string
+  escapeIdentifier(text: string): string
+}
