@@ -57,23 +57,20 @@ export interface ExportData {
   links: Links
 }
 
-/** An export a safety stop held: what it would have published against what the channel delivers, and why. */
-export interface ExportHeldData {
+/** An export a safety stop held: what it would have published against what the channel delivers, and why (the hold's own fields). */
+export interface ExportHeldData extends HoldFigures {
   pid: string
   site_id: string
   channel_id: string
   export_id: string
-  reason: ChannelHold['reason']
-  message: string
-  products: number
-  products_previous: number | null
-  products_checked: number
-  products_left_out: number
-  threshold: number
-  min_products: number
   checks: ChecksData
   links: Links
 }
+
+type HoldFigures = Pick<
+  ChannelHold,
+  'reason' | 'message' | 'products' | 'products_previous' | 'products_checked' | 'products_left_out' | 'threshold' | 'min_products'
+>
 
 export interface ChecksData {
   template: string

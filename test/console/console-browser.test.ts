@@ -1,9 +1,8 @@
-import fs from 'node:fs/promises'
-import type { Browser, Page } from 'playwright-core'
+import type { Browser } from 'playwright-core'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { importFixture, type ImportFixture } from '../helpers/factories.js'
 import { HIGH_LIMITS, useTestApp, type TestAccount } from '../helpers/test-app.js'
-import { launchBrowser } from './browser.js'
+import { launchBrowser, screenshot, signedInPage } from './browser.js'
 import { eventually } from '../helpers/eventually.js'
 import { recordUpload, startReceiver, type Receiver } from '../webhooks/receiver.js'
 import { listenOnFreePort } from '../helpers/listen.js'
@@ -62,20 +61,7 @@ afterAll(async () => {
   for (const receiver of receivers) await receiver.close()
 })
 
-async function signedIn(account: TestAccount, credential = account.xAuthToken): Promise<Page> {
-  const page = await browser.newPage({ viewport: { width: 1280, height: 900 } })
-  await page.goto(`${base}/console`)
-  await page.getByLabel('Credential').fill(credential)
-  await page.getByRole('button', { name: 'Sign in' }).click()
-  await page.waitForURL(`${base}/console`)
-  return page
-}
-
-async function screenshot(page: Page, name: string): Promise<void> {
-  if (process.env.CONSOLE_SCREENSHOTS !== '1') return
-  await fs.mkdir('docs/screenshots', { recursive: true })
-  await page.screenshot({ path: `docs/screenshots/${name}.png`, fullPage: true })
-}
+const signedIn = (account: TestAccount, credential = account.xAuthToken) => signedInPage(browser, base, credential)
 
 describe('the console in a browser', () => {
   it('signs in with the X-Auth-Token value, lists the sites and opens one', async () => {

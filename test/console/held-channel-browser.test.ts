@@ -1,4 +1,3 @@
-import fs from 'node:fs/promises'
 import type { Browser, Page } from 'playwright-core'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { createChannel, readChannel } from '../helpers/clients.js'
@@ -7,7 +6,7 @@ import { listenOnFreePort } from '../helpers/listen.js'
 import { HIGH_LIMITS, useTestApp } from '../helpers/test-app.js'
 import { inTransaction } from '../../src/db/transaction.js'
 import { goodProduct } from '../templates/template-fixture.js'
-import { launchBrowser } from './browser.js'
+import { launchBrowser, screenshot, signedInPage } from './browser.js'
 import { heldSite, productIds, servedRows, type HeldSite } from './held-site.js'
 
 // Safety stops in the console, in a real headless Chromium (issue 31): a site whose two channels
@@ -49,20 +48,7 @@ afterAll(async () => {
   await t.app.close()
 })
 
-async function signedIn(): Promise<Page> {
-  const page = await browser.newPage({ viewport: { width: 1280, height: 900 } })
-  await page.goto(`${base}/console`)
-  await page.getByLabel('Credential').fill(f.account.xAuthToken)
-  await page.getByRole('button', { name: 'Sign in' }).click()
-  await page.waitForURL(`${base}/console`)
-  return page
-}
-
-async function screenshot(page: Page, name: string): Promise<void> {
-  if (process.env.CONSOLE_SCREENSHOTS !== '1') return
-  await fs.mkdir('docs/screenshots', { recursive: true })
-  await page.screenshot({ path: `docs/screenshots/${name}.png`, fullPage: true })
-}
+const signedIn = () => signedInPage(browser, base, f.account.xAuthToken)
 
 /** The status cell of the newest run in the runs table. */
 const RUN_STATUS_CELL = 'section[aria-labelledby=runs-heading] tbody tr:first-child td:nth-child(3)'

@@ -1,20 +1,11 @@
-import { catalog, type Item } from './catalog-items.js'
-import { as, failing, fixed, group, product, rewritten, wrongCheckDigit, type CorpusProduct, type Part } from './corpus-kit.js'
+import { flawedProducts, kept, out, type Flaw } from './flaws.js'
+import { as, failing, fixed, group, rewritten, wrongCheckDigit, type CorpusProduct } from './corpus-kit.js'
 import { googleExact } from './google-profiles.js'
 
 // The dirty part of the Google Shopping corpus: what real exports get wrong, each product a good
 // one with the flaw its source is known for. An error leaves it out (and lists it in the skipped
 // file with that code); a warning keeps it.
 
-interface Flaw {
-  id: string
-  source: string
-  parts: (item: Item) => Part[]
-  leftOut: boolean
-}
-
-const out = (id: string, source: string, parts: (item: Item) => Part[]): Flaw => ({ id, source, parts, leftOut: true })
-const kept = (id: string, source: string, parts: (item: Item) => Part[]): Flaw => ({ id, source, parts, leftOut: false })
 const price = (value: string) => () => [failing('price', value, 'price_invalid_price')]
 const availability = (value: string) => () => [failing('availability', value, 'availability_invalid_value')]
 const noIdentifiers = [as('gtin', ''), as('mpn', '')]
@@ -211,10 +202,5 @@ const BLANKS: Flaw[] = [
 ]
 
 export function googleDirtyProducts(): CorpusProduct[] {
-  const flaws = [...FLAWS, ...SPELLED, ...BLANKS]
-  const items = catalog(999, flaws.length, 5000)
-  return flaws.map((flaw, i) => {
-    const item = items[i] as Item
-    return product(flaw.id, flaw.source, [...googleExact(item), ...flaw.parts(item)], flaw.leftOut)
-  })
+  return flawedProducts([...FLAWS, ...SPELLED, ...BLANKS], 999, (item) => googleExact(item))
 }

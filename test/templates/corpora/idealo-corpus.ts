@@ -1,20 +1,11 @@
-import { catalog, type Item } from './catalog-items.js'
-import { as, failing, group, product, rewritten, type CorpusProduct, type Part } from './corpus-kit.js'
+import { flawedProducts, kept, out, type Flaw } from './flaws.js'
+import { as, failing, group, rewritten, type CorpusProduct } from './corpus-kit.js'
 import { idealoCleanProducts, idealoExact } from './idealo-profiles.js'
 
 // The idealo corpus: the clean offers of idealo-profiles.ts and what real exports get wrong. idealo
 // needs sku, title, price (a bare amount in EUR), url and deliveryTime: an error leaves the offer out.
 // Everything else, identifiers and costs included, is a warning.
 
-interface Flaw {
-  id: string
-  source: string
-  parts: (item: Item) => Part[]
-  leftOut: boolean
-}
-
-const out = (id: string, source: string, parts: (item: Item) => Part[]): Flaw => ({ id, source, parts, leftOut: true })
-const kept = (id: string, source: string, parts: (item: Item) => Part[]): Flaw => ({ id, source, parts, leftOut: false })
 const amount = (attribute: string, value: string) => () => [failing(attribute, value, `${attribute}_invalid_number`)]
 const missing = (attribute: string) => () => [failing(attribute, '', `${attribute}_missing`)]
 const DELIVERY = ['deliveryCosts_dhl', 'deliveryCosts_dpd', 'deliveryCosts_ups', 'deliveryCosts_deutsche_post']
@@ -92,11 +83,6 @@ const FLAWS: Flaw[] = [
 ]
 
 export function idealoCorpus(): CorpusProduct[] {
-  const items = catalog(399, FLAWS.length, 5000)
-  const dirty = FLAWS.map((flaw, i) => {
-    const item = items[i] as Item
-    // The sku is the product id (as every shop here sends it), but for the product without one.
-    return product(flaw.id, flaw.source, [...idealoExact(item, flaw.id), ...flaw.parts(item)], flaw.leftOut)
-  })
-  return [...idealoCleanProducts(), ...dirty]
+  // The sku is the product id (as every shop here sends it), but for the product without one.
+  return [...idealoCleanProducts(), ...flawedProducts(FLAWS, 399, (item, flaw) => idealoExact(item, flaw.id))]
 }

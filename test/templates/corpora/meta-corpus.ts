@@ -1,20 +1,11 @@
-import { catalog, type Item } from './catalog-items.js'
-import { as, failing, fixed, group, product, rewritten, wrongCheckDigit, type CorpusProduct, type Part } from './corpus-kit.js'
+import { flawedProducts, kept, out, type Flaw } from './flaws.js'
+import { as, failing, fixed, group, rewritten, wrongCheckDigit, type CorpusProduct } from './corpus-kit.js'
 import { metaCleanProducts, metaExact } from './meta-profiles.js'
 
 // The Meta catalog corpus: the clean products of meta-profiles.ts and what real exports get wrong.
 // Meta requires availability, condition and price in its spellings, a link and an image, and one
 // of brand, gtin and mpn: an error leaves the item out; the rest are warnings.
 
-interface Flaw {
-  id: string
-  source: string
-  parts: (item: Item) => Part[]
-  leftOut: boolean
-}
-
-const out = (id: string, source: string, parts: (item: Item) => Part[]): Flaw => ({ id, source, parts, leftOut: true })
-const kept = (id: string, source: string, parts: (item: Item) => Part[]): Flaw => ({ id, source, parts, leftOut: false })
 const invalid = (attribute: string, value: string | boolean) => () => [failing(attribute, value, `${attribute}_invalid_value`)]
 const price = (value: string) => () => [failing('price', value, 'price_invalid_price')]
 
@@ -95,10 +86,5 @@ const FLAWS: Flaw[] = [
 ]
 
 export function metaCorpus(): CorpusProduct[] {
-  const items = catalog(299, FLAWS.length, 5000)
-  const dirty = FLAWS.map((flaw, i) => {
-    const item = items[i] as Item
-    return product(flaw.id, flaw.source, [...metaExact(item), ...flaw.parts(item)], flaw.leftOut)
-  })
-  return [...metaCleanProducts(), ...dirty]
+  return [...metaCleanProducts(), ...flawedProducts(FLAWS, 299, (item) => metaExact(item))]
 }
