@@ -1,6 +1,7 @@
 import { sql } from 'kysely'
 import type { DbHandle } from '../db/database.js'
 import type { ChannelHold, RunAction, RunStatus, StreamStatus } from '../db/schema.js'
+import { ofChannelRow } from '../db/stage-keys.js'
 
 // What the operator's view of the console reads: every account at once, the only queries of the
 // console that cross accounts (the guard lets only an operator session reach them). Each list is
@@ -212,7 +213,7 @@ export async function channelsNeedingAttention(db: DbHandle, limit: number): Pro
     FROM channel c
     JOIN site s ON s.id = c.site_id AND s.account_id = c.account_id
     JOIN account a ON a.id = c.account_id
-    LEFT JOIN site_stage st ON st.account_id = c.account_id AND st.site_id = c.site_id AND st.stage = 'channel' AND st.stage_id = c.id
+    LEFT JOIN site_stage st ON st.account_id = c.account_id AND ${ofChannelRow('st', 'c')}
     CROSS JOIN LATERAL (
       SELECT CASE WHEN (st.checks ->> 'checked')::numeric > 0
         THEN ((st.checks ->> 'checked')::numeric - (st.checks ->> 'withErrors')::numeric) / (st.checks ->> 'checked')::numeric END AS readiness

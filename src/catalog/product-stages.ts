@@ -3,6 +3,7 @@ import type { DbHandle } from '../db/database.js'
 import type { Channel, Site } from '../db/schema.js'
 import { getSite } from '../sites/sites.js'
 import { hasUnstorableCharacter, MAX_PRODUCT_ID_BYTES } from './row-rules.js'
+import { IMPORT_STAGE, inStage, ofChannelRow } from '../db/stage-keys.js'
 
 // One product of a site in each of its stages (the console's product page): its row in the import
 // stage, which the platform interface also calls the intermediate stage, and its row in each channel's
@@ -67,9 +68,7 @@ async function importStageRow(db: DbHandle, site: Site, productId: string): Prom
     )
     .select(['p.data', 'st.columns'])
     .where('p.account_id', '=', site.account_id)
-    .where('p.site_id', '=', site.id)
-    .where('p.stage', '=', 'import')
-    .where('p.stage_id', '=', '0')
+    .where(inStage('p', site.id, IMPORT_STAGE))
     .where('p.product_id', '=', productId)
     .executeTakeFirst()
   return row ? { data: row.data ?? {}, columns: row.columns ?? [] } : null
@@ -79,17 +78,13 @@ async function importStageRow(db: DbHandle, site: Site, productId: string): Prom
 async function channelRows(db: DbHandle, site: Site, productId: string, limit: number): Promise<ChannelProductRow[]> {
   const rows = await db
     .selectFrom('channel as c')
-    .leftJoin('site_stage as st', (join) => join.onRef('st.site_id', '=', 'c.site_id').on('st.stage', '=', 'channel').onRef('st.stage_id', '=', 'c.id'))
-    .leftJoin('stage_product as p', (join) =>
-      join.onRef('p.site_id', '=', 'c.site_id').on('p.stage', '=', 'channel').onRef('p.stage_id', '=', 'c.id').on('p.product_id', '=', productId),
-    )
+    .leftJoin('site_stage as st', (join) => join.on(ofChannelRow('st', 'c')))
+    .leftJoin('stage_product as p', (join) => join.on(ofChannelRow('p', 'c')).on('p.product_id', '=', productId))
     // A clean row of a channel without a mapping keeps no data: it is the import stage row's (exported-data.ts).
     .leftJoin('stage_product as i', (join) =>
       join
         .on('p.data', 'is', null)
-        .onRef('i.site_id', '=', 'c.site_id')
-        .on('i.stage', '=', 'import')
-        .on('i.stage_id', '=', '0')
+        .on(inStage('i', site.id, IMPORT_STAGE))
         .on('i.product_id', '=', productId),
     )
     .selectAll('c')

@@ -7,6 +7,7 @@ import { isId } from '../db/ids.js'
 import { getSite } from '../sites/sites.js'
 import { filterToSql, parseFilter } from './filter.js'
 import { readPageRows } from './stage-page.js'
+import { channelStage, IMPORT_STAGE, inStage, sameImportRow, type StageKey } from '../db/stage-keys.js'
 
 /** Columns whose names start with this are hidden unless the reader asks for them (docs/design.md 5.4). */
 export const HIDDEN_PREFIX = '___'
@@ -29,8 +30,7 @@ export interface StageQuery {
 
 interface ResolvedStage {
   siteId: string
-  stage: string
-  stageId: string
+  key: StageKey
   columns: string[]
   rowCount: number
 }
@@ -41,14 +41,12 @@ const CHANNEL_STAGE_NAMES = new Set(['channel', 'channel_preview', 'export', 'ex
 async function resolveStage(db: DbHandle, accountId: string, siteSegment: string, ref: StageRef): Promise<ResolvedStage> {
   const site = await getSite(db, accountId, siteSegment)
   const name = ref.name.toLowerCase()
-  let stage: string
-  let stageId: string
+  let key: StageKey
   // The PHP client also names `*_preview` stages and `export`: a preview here is the stage itself
   // (every read is paged), and an export's data is its channel's stage.
   if (IMPORT_STAGE_NAMES.has(name)) {
     if (ref.id !== undefined && ref.id !== '' && ref.id !== '0') throw new NotFoundError(`The import stage has no id ${ref.id}; leave it out or use 0`)
-    stage = 'import'
-    stageId = '0'
+    key = IMPORT_STAGE
   } else if (CHANNEL_STAGE_NAMES.has(name)) {
     const channel =
       ref.id !== undefined && isId(ref.id)
@@ -61,8 +59,7 @@ async function resolveStage(db: DbHandle, accountId: string, siteSegment: string
             .executeTakeFirst()
         : undefined
     if (!channel) throw new NotFoundError(`Channel ${ref.id ?? '(none given)'} of site ${site.id} not found`)
-    stage = 'channel'
-    stageId = channel.id
+    key = channelStage(channel.id)
   } else {
     throw new NotFoundError(`Unknown stage "${ref.name}": use import (or intermediate) or channel`)
   }
@@ -70,11 +67,9 @@ async function resolveStage(db: DbHandle, accountId: string, siteSegment: string
     .selectFrom('site_stage')
     .select(['columns', 'row_count'])
     .where('account_id', '=', accountId)
-    .where('site_id', '=', site.id)
-    .where('stage', '=', stage)
-    .where('stage_id', '=', stageId)
+    .where(inStage('site_stage', site.id, key))
     .executeTakeFirst()
-  return { siteId: site.id, stage, stageId, columns: saved?.columns ?? [], rowCount: Number(saved?.row_count ?? 0) }
+  return { siteId: site.id, key, columns: saved?.columns ?? [], rowCount: Number(saved?.row_count ?? 0) }
 }
 
 function visibleColumns(columns: string[], hidden: boolean): string[] {
@@ -110,7 +105,7 @@ export async function readStagePage(db: Db, accountId: string, siteSegment: stri
   const condition = query.filter !== undefined && query.filter.trim() !== '' ? parseFilter(query.filter, query.hidden ? stage.columns : visible) : undefined
   // A clean row of a channel without a mapping refers to the import stage's row of the same id for
   // its data (src/imports/exported-data.ts): looked up by key, for the page's rows only.
-  const refers = stage.stage === 'channel'
+  const refers = stage.key.stage === 'channel'
   const rowData = refers ? sql`coalesce(c.data, i.data)` : sql`c.data`
   // Only the asked fields leave Postgres: a row of a few MB read for its id costs a few bytes.
   const data = query.fields.length > 0 ? jsonbObject(query.fields.map((field) => [sql`${field}::text`, sql`${rowData} -> ${field}`])) : rowData
@@ -123,20 +118,15 @@ export async function readStagePage(db: Db, accountId: string, siteSegment: stri
             .selectFrom('stage_product as i')
             .select('i.data')
             .where(sql<boolean>`${sql.raw(refers ? 'true' : 'false')} AND c.data IS NULL`)
-            .where('i.site_id', '=', stage.siteId)
-            .where('i.stage', '=', 'import')
-            .where('i.stage_id', '=', '0')
-            .whereRef('i.product_id', '=', 'c.product_id')
+            .where(sameImportRow('i', 'c', stage.siteId))
             .limit(1)
             .as('i'),
         (join) => join.onTrue(),
       )
       .select(['c.product_id', data.as('data')])
-      .where('c.site_id', '=', stage.siteId)
-      .where('c.stage', '=', stage.stage)
-      .where('c.stage_id', '=', stage.stageId)
+      .where(inStage('c', stage.siteId, stage.key))
     // A channel's data is its feed's: rows its template's checks left out have no line (diagnostics list them).
-    if (stage.stage === 'channel') rows = rows.where('c.line', 'is not', null)
+    if (stage.key.stage === 'channel') rows = rows.where('c.line', 'is not', null)
     if (condition) rows = rows.where(filterToSql(condition, (column) => sql<string>`coalesce(${rowData} ->> ${column}, '')`))
     rows = after === undefined ? rows.offset(query.offset) : rows.where('c.product_id', '>', after)
     return rows.orderBy('c.product_id').limit(limit)

@@ -7,6 +7,7 @@ import { GENERIC_TEMPLATE, templateNamed } from '../templates/template-catalog.j
 import { attributeColumns } from '../templates/template-checks.js'
 import { checkCodes, MAX_QUOTED_VALUE, type CheckCode } from '../templates/template-codes.js'
 import { getChannel } from './channels.js'
+import { channelStage, inStage, sameImportRow } from '../db/stage-keys.js'
 
 // What a channel's last export found checking its products against the channel's template, read
 // back: each failed check of each product (paged, filtered), and the counts. The checks are the
@@ -60,9 +61,7 @@ export async function checksOfChannel(db: DbHandle, channel: Channel): Promise<C
     .selectFrom('site_stage')
     .select(['checks', 'columns', 'row_count'])
     .where('account_id', '=', accountId)
-    .where('site_id', '=', channel.site_id)
-    .where('stage', '=', 'channel')
-    .where('stage_id', '=', channel.id)
+    .where(inStage('site_stage', channel.site_id, channelStage(channel.id)))
     .executeTakeFirst()
   const last = await db
     .selectFrom('channel_export')
@@ -139,10 +138,10 @@ export async function channelDiagnostics(
   const rows = await sql<{ product_id: string; code: number; value: string | null }>`
     SELECT o.product_id, b.code, left(CASE b.code ${sql.join(valueCases, sql` `)} END, ${MAX_QUOTED_VALUE}) AS value
     FROM stage_product o
-      LEFT JOIN stage_product i ON o.data IS NULL AND i.site_id = o.site_id AND i.stage = 'import' AND i.stage_id = 0 AND i.product_id = o.product_id
+      LEFT JOIN stage_product i ON o.data IS NULL AND ${sameImportRow('i', 'o', checks.siteId)}
       CROSS JOIN LATERAL unnest(${selected.map((c) => position.get(c) ?? -1)}::int[], ${selected.map((c) => c.bit)}::int[],
         ${selected.map((c) => c.word === 'notes')}::boolean[]) AS b(code, bit, in_notes)
-    WHERE o.site_id = ${checks.siteId} AND o.stage = 'channel' AND o.stage_id = ${checks.channelId}
+    WHERE ${inStage('o', checks.siteId, channelStage(checks.channelId))}
       AND (o.issues & ${masks.issues}::bigint <> 0 OR o.notes & ${masks.notes}::bigint <> 0)
       AND CASE WHEN b.in_notes THEN o.notes ELSE o.issues END & (1::bigint << b.bit) <> 0 AND ${byId}
     ORDER BY o.product_id, b.code
@@ -169,6 +168,6 @@ function masksOf(codes: CheckCode[]): { issues: string; notes: string } {
 async function countOfProduct(db: DbHandle, checks: ChannelChecks, productId: string, masks: { issues: string; notes: string }): Promise<number> {
   const { rows } = await sql<{ n: number }>`SELECT coalesce(bit_count((issues & ${masks.issues}::bigint)::bit(64)), 0)::int
       + coalesce(bit_count((notes & ${masks.notes}::bigint)::bit(64)), 0)::int AS n FROM stage_product
-    WHERE site_id = ${checks.siteId} AND stage = 'channel' AND stage_id = ${checks.channelId} AND product_id = ${productId}`.execute(db)
+    WHERE ${inStage('stage_product', checks.siteId, channelStage(checks.channelId))} AND product_id = ${productId}`.execute(db)
   return Number(rows[0]?.n ?? 0)
 }

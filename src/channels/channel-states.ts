@@ -2,6 +2,7 @@ import { sql } from 'kysely'
 import type { DbHandle } from '../db/database.js'
 import type { ChannelHold, CheckTotals } from '../db/schema.js'
 import type { ExportStatus } from './channels.js'
+import { ofChannelRow } from '../db/stage-keys.js'
 
 // Where the channels of an account stand, for the console's overview (issue 31): held by a safety
 // stop, below their readiness threshold, or fine. One statement for the account's channels (bounded),
@@ -50,7 +51,7 @@ export async function channelStatesOfAccount(db: DbHandle, accountId: string, li
       EXISTS (SELECT 1 FROM feed_file f WHERE f.channel_id = c.id) AS has_files
     FROM channel c
     JOIN site s ON s.id = c.site_id AND s.account_id = c.account_id
-    LEFT JOIN site_stage st ON st.account_id = c.account_id AND st.site_id = c.site_id AND st.stage = 'channel' AND st.stage_id = c.id
+    LEFT JOIN site_stage st ON st.account_id = c.account_id AND ${ofChannelRow('st', 'c')}
     CROSS JOIN LATERAL (SELECT ${READINESS} AS readiness) r
     WHERE c.account_id = ${accountId}
     ORDER BY c.hold IS NULL, coalesce(r.readiness < c.readiness_threshold, false) DESC, s.title, s.id, c.id

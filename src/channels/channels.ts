@@ -10,6 +10,7 @@ import type { OutboundGuard } from '../net/outbound-guard.js'
 import { isId } from '../db/ids.js'
 import { getSite } from '../sites/sites.js'
 import { checkSavedFilenames, guardDestinations, readChannelInput, type ChannelConfig, type ChannelInput } from './channel-input.js'
+import { channelStage, IMPORT_STAGE, inStage } from '../db/stage-keys.js'
 
 /** Where the channel's exports stand: a safety stop holds the last one, or what the last published one wrote serves, or none has. */
 export type ExportStatus = 'not_exported' | 'published' | 'held'
@@ -98,7 +99,11 @@ export async function channelHistory(
  */
 async function checkFilter(db: DbHandle, siteId: string, filter: string): Promise<void> {
   if (filter.trim() === '') return
-  const stage = await db.selectFrom('site_stage').select('columns').where('site_id', '=', siteId).where('stage', '=', 'import').executeTakeFirst()
+  const stage = await db
+    .selectFrom('site_stage')
+    .select('columns')
+    .where(inStage('site_stage', siteId, IMPORT_STAGE))
+    .executeTakeFirst()
   parseFilter(filter, stage && stage.columns.length > 0 ? stage.columns : ANY_COLUMN)
 }
 
@@ -227,8 +232,14 @@ export async function deleteChannel(
       const trx = tx.db
       const current = await getChannel(trx, accountId, siteSegment, channelId)
       const { site_id: siteId, id } = current.channel
-      await trx.deleteFrom('stage_product').where('site_id', '=', siteId).where('stage', '=', 'channel').where('stage_id', '=', id).execute()
-      await trx.deleteFrom('site_stage').where('site_id', '=', siteId).where('stage', '=', 'channel').where('stage_id', '=', id).execute()
+      await trx
+        .deleteFrom('stage_product')
+        .where(inStage('stage_product', siteId, channelStage(id)))
+        .execute()
+      await trx
+        .deleteFrom('site_stage')
+        .where(inStage('site_stage', siteId, channelStage(id)))
+        .execute()
       await trx.deleteFrom('channel').where('account_id', '=', accountId).where('id', '=', current.channel.id).execute()
       const keys = current.files.map((file) => file.storage_key)
       tx.onCommit(() => storage.remove(keys))

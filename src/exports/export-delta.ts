@@ -4,6 +4,7 @@ import type { Tx } from '../db/transaction.js'
 import { totalsOf } from './check-totals.js'
 import type { ExportPlan } from './export-plan.js'
 import { skippedLinesSql } from './skipped-file.js'
+import { channelStage, inStage } from '../db/stage-keys.js'
 
 // The rows of an export against the previous export's. A first export stores them as they come.
 // A later one classifies, into the temporary table export_rows, only the rows the import changed
@@ -39,10 +40,11 @@ export interface StageTotals {
 /** A first export: nothing to compare with, so the rows and their lines go straight into the channel stage. */
 export async function storeFirstExport(tx: Tx, plan: ExportPlan): Promise<StageTotals & { checks: CheckTotals }> {
   const { site, channel } = plan
+  const key = channelStage(channel.id)
   const { rows } = await sql<{ issues: string | null; notes: string | null; in_feed: boolean; n: string; bytes: string | null }>`
     WITH stored AS (
       INSERT INTO stage_product (site_id, stage, stage_id, product_id, account_id, data, line, issues, notes)
-      SELECT ${site.id}, 'channel', ${channel.id}, r.product_id, ${site.account_id}, ${plan.storedData('r.data', 'r.issues')},
+      SELECT ${site.id}, ${key.stage}, ${key.stageId}, r.product_id, ${site.account_id}, ${plan.storedData('r.data', 'r.issues')},
         CASE WHEN ${plan.leftOut('r.issues')} THEN NULL ELSE ${plan.line({ data: 'r.data', row: 'r' })} END, r.issues, r.notes
       FROM (${plan.rows} OFFSET 0) AS r
       RETURNING octet_length(line) AS bytes, issues, notes
@@ -179,13 +181,15 @@ export async function deltaCounts(tx: Tx, previous: number): Promise<ExportCount
  */
 export async function replaceStage(tx: Tx, plan: ExportPlan, counts: StageChanges, how: { rewrite: boolean; fewRows: boolean }): Promise<void> {
   const { site, channel } = plan
-  const ofChannel = sql`o.site_id = ${site.id} AND o.stage = 'channel' AND o.stage_id = ${channel.id}`
+  const key = channelStage(channel.id)
+  const ofChannel = inStage('o', site.id, key)
   // By key, as in build-stage.ts: an index lookup each, whatever the planner believes of the stage.
   const rowsOf = (kind: string) => (how.fewRows ? sql`o.product_id = ANY(ARRAY(SELECT product_id FROM export_rows WHERE kind = ${kind}))` : sql`true`)
   // A row's line in the stage: its line while it is in the feed; export_rows has the old line of a row that left it.
   const stageLine = sql`CASE WHEN n.feed IN ('new', 'modified', 'unchanged') THEN n.line END`
   const insert = (kinds: string[]) => sql`INSERT INTO stage_product (site_id, stage, stage_id, product_id, account_id, data, line, issues, notes)
-      SELECT ${site.id}, 'channel', ${channel.id}, n.product_id, ${site.account_id}, ${plan.storedData('n.data', 'n.issues')}, ${stageLine}, n.issues, n.notes
+      SELECT ${site.id}, ${key.stage}, ${key.stageId}, n.product_id, ${site.account_id}, ${plan.storedData('n.data', 'n.issues')}, ${stageLine},
+        n.issues, n.notes
       FROM export_rows n WHERE n.kind = ANY(${kinds})`
   if (how.rewrite) {
     await sql`DELETE FROM stage_product o WHERE ${ofChannel}`.execute(tx.db)
@@ -214,7 +218,7 @@ export async function replaceStage(tx: Tx, plan: ExportPlan, counts: StageChange
 /** The bytes of the channel stage's lines, a newline each, read whole (after a full comparison). */
 export async function stageLineBytes(tx: Tx, plan: ExportPlan): Promise<number> {
   const { rows } = await sql<{ bytes: string }>`SELECT coalesce(sum(octet_length(line) + 1), 0) AS bytes FROM stage_product
-    WHERE site_id = ${plan.site.id} AND stage = 'channel' AND stage_id = ${plan.channel.id}`.execute(tx.db)
+    WHERE ${inStage('stage_product', plan.site.id, channelStage(plan.channel.id))}`.execute(tx.db)
   return Number(rows[0]?.bytes ?? 0)
 }
 

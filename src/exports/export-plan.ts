@@ -15,6 +15,7 @@ import { exportSettings } from './export-failures.js'
 import { changesOnlyRecipe } from '../imports/build-stage.js'
 import { importStageOf } from './export-store.js'
 import { checkedRows, rowObject, writtenColumn } from './export-rows.js'
+import { channelStage, IMPORT_STAGE, inStage, sameImportRow } from '../db/stage-keys.js'
 
 // The first step of a channel's export, before its transaction: the channel's settings and filter
 // checked and turned into the SQL every later step uses.
@@ -103,7 +104,7 @@ export async function planExport(
   const template = templateNamed(channel.template) ?? GENERIC_TEMPLATE
   const checks = template.attributes.length === 0 ? undefined : compileChecks(quoter, template, columns, { currency: channel.currency })
   const rowsWhere = (also: RawBuilder<unknown>) => {
-    const where = sql`site_id = ${site.id} AND stage = 'import' AND stage_id = 0 AND ${condition} AND ${also}`
+    const where = sql`${inStage('stage_product', site.id, IMPORT_STAGE)} AND ${condition} AND ${also}`
     if (!checks) return sql`SELECT product_id, ${object} AS data, NULL::bigint AS issues, NULL::bigint AS notes FROM stage_product WHERE ${where}`
     return checkedRows({ channel, mapping, columns, checks, where })
   }
@@ -178,11 +179,11 @@ async function websiteOf(db: Db, rows: RawBuilder<unknown>, columns: string[]): 
 /** ExportPlan.channelRows of this channel: the rows its stage keeps, with the data referring rows read from the import stage. */
 function channelRowsOf(site: Site, channel: Channel): ExportPlan['channelRows'] {
   return (also, refers) => {
-    const ofChannel = sql`c.site_id = ${site.id} AND c.stage = 'channel' AND c.stage_id = ${channel.id} AND ${also}`
+    const ofChannel = sql`${inStage('c', site.id, channelStage(channel.id))} AND ${also}`
     if (!refers) return sql`SELECT c.product_id, c.data, c.line, c.issues, c.notes FROM stage_product c WHERE ${ofChannel}`
     return sql`SELECT c.product_id, coalesce(c.data, i.data) AS data, c.line, c.issues, c.notes
       FROM stage_product c LEFT JOIN stage_product i
-        ON c.data IS NULL AND i.site_id = ${site.id} AND i.stage = 'import' AND i.stage_id = 0 AND i.product_id = c.product_id
+        ON c.data IS NULL AND ${sameImportRow('i', 'c', site.id)}
       WHERE ${ofChannel}`
   }
 }

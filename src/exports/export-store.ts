@@ -3,6 +3,7 @@ import { lockKeysForTransaction, type LockedTransaction } from '../db/advisory-l
 import type { CheckTotals } from '../db/schema.js'
 import type { DbHandle } from '../db/database.js'
 import type { Channel, ChannelHold, Run, Site } from '../db/schema.js'
+import { channelStage, IMPORT_STAGE, inStage } from '../db/stage-keys.js'
 
 // Data access of the exports: the channels a run exports, the channel stage's bookkeeping, the
 // feed_file rows that name a channel's current files, and the history of a failed export.
@@ -36,9 +37,7 @@ export async function importStageOf(db: DbHandle, siteId: string): Promise<Impor
   const stage = await db
     .selectFrom('site_stage')
     .select(['columns', 'recipe', 'build', 'changes_from'])
-    .where('site_id', '=', siteId)
-    .where('stage', '=', 'import')
-    .where('stage_id', '=', '0')
+    .where(inStage('site_stage', siteId, IMPORT_STAGE))
     .executeTakeFirst()
   return stage && { columns: stage.columns, recipe: stage.recipe, build: stage.build, changesFrom: stage.changes_from }
 }
@@ -55,9 +54,7 @@ export async function lockChannelExport(trx: LockedTransaction, site: Site, chan
   await trx
     .selectFrom('site_stage')
     .select('site_id')
-    .where('site_id', '=', site.id)
-    .where('stage', '=', 'import')
-    .where('stage_id', '=', '0')
+    .where(inStage('site_stage', site.id, IMPORT_STAGE))
     .forShare()
     .execute()
 }
@@ -95,9 +92,7 @@ export async function channelStageState(db: DbHandle, siteId: string, channelId:
   const stage = await db
     .selectFrom('site_stage')
     .select(['row_count', 'line_bytes', 'build', 'signature', 'checks', 'refers_to_import'])
-    .where('site_id', '=', siteId)
-    .where('stage', '=', 'channel')
-    .where('stage_id', '=', channelId)
+    .where(inStage('site_stage', siteId, channelStage(channelId)))
     .executeTakeFirst()
   return (
     stage && {
@@ -119,8 +114,9 @@ export async function saveChannelStage(
   stage: { columns: string[]; rows: number; lineBytes: number; build: string; signature: string; checks: CheckTotals; refersToImport: boolean },
 ): Promise<void> {
   const { columns, rows, lineBytes, build, signature, checks, refersToImport } = stage
+  const key = channelStage(channelId)
   await sql`INSERT INTO site_stage (site_id, stage, stage_id, account_id, columns, row_count, recipe, line_bytes, build, signature, checks, refers_to_import)
-      VALUES (${site.id}, 'channel', ${channelId}, ${site.account_id}, ${columns}::text[], ${rows}, '', ${lineBytes}, ${build}, ${signature},
+      VALUES (${site.id}, ${key.stage}, ${key.stageId}, ${site.account_id}, ${columns}::text[], ${rows}, '', ${lineBytes}, ${build}, ${signature},
         ${JSON.stringify(checks)}::jsonb, ${refersToImport})
       ON CONFLICT (site_id, stage, stage_id) DO UPDATE SET columns = excluded.columns, row_count = excluded.row_count,
         line_bytes = excluded.line_bytes, build = excluded.build, signature = excluded.signature, checks = excluded.checks,

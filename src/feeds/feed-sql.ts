@@ -1,6 +1,7 @@
 import type { FeedFormat } from '../db/schema.js'
 import type { SqlQuoter } from './sql-quoter.js'
 import { XML_NAMESPACES, xmlEscape, xmlItemSql, xmlNameProblem, type XmlItemOptions } from './feed-xml.js'
+import { channelStage, inStageText } from '../db/stage-keys.js'
 
 export { isXmlName } from './feed-xml.js'
 
@@ -177,10 +178,5 @@ export function csvField(text: string, delimiter: string): string {
  * COPY statements, which take no parameters: only digits can pass.
  */
 export function channelStageRows(siteId: string, channelId: string): string {
-  return `stage_product o WHERE o.site_id = ${integer(siteId)} AND o.stage = 'channel' AND o.stage_id = ${integer(channelId)}`
-}
-
-function integer(id: string): string {
-  if (!/^\d+$/.test(id)) throw new Error(`not an integer id: ${id}`)
-  return id
+  return `stage_product o WHERE ${inStageText('o', siteId, channelStage(channelId))}`
 }

@@ -4,7 +4,8 @@ import type { SiteStage } from '../db/schema.js'
 import { inTransaction } from '../db/transaction.js'
 import { RunFailure, SiteErrorCode } from '../sites/run-failure.js'
 import { keepExportedData } from './exported-data.js'
-import { applyChanges, boundChangeLog, clearStage, filledColumns, IMPORT_STAGE, rebuild, type StageSite, type StageSource, type Trx } from './stage-rows.js'
+import { applyChanges, boundChangeLog, clearStage, filledColumns, rebuild, type StageSite, type StageSource, type Trx } from './stage-rows.js'
+import { IMPORT_STAGE, inStage } from '../db/stage-keys.js'
 
 export type { StageSite, StageSource } from './stage-rows.js'
 
@@ -119,9 +120,7 @@ async function lockImportStage(trx: Trx, siteId: string): Promise<SiteStage | un
   return trx
     .selectFrom('site_stage')
     .selectAll()
-    .where('site_id', '=', siteId)
-    .where('stage', '=', IMPORT_STAGE)
-    .where('stage_id', '=', '0')
+    .where(inStage('site_stage', siteId, IMPORT_STAGE))
     .forUpdate()
     .executeTakeFirst()
 }
@@ -190,7 +189,7 @@ async function saveImportStage(trx: Trx, site: StageSite, stage: StageRecord): P
   const recorded = { columns, row_count: rowCount, recipe, stream_seqs: streamSeqs, build, changes_from: changesFrom }
   await trx
     .insertInto('site_stage')
-    .values({ site_id: site.id, stage: IMPORT_STAGE, stage_id: '0', account_id: site.account_id, ...recorded })
+    .values({ site_id: site.id, stage: IMPORT_STAGE.stage, stage_id: IMPORT_STAGE.stageId, account_id: site.account_id, ...recorded })
     .onConflict((oc) => oc.columns(['site_id', 'stage', 'stage_id']).doUpdateSet({ ...recorded, updated_at: sql`now()` }))
     .execute()
 }

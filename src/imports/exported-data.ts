@@ -1,5 +1,6 @@
 import { sql } from 'kysely'
 import type { Trx } from './stage-rows.js'
+import { CHANNEL_STAGES, channelStage, inStage, sameImportRow } from '../db/stage-keys.js'
 
 // A channel that exports the import stage's rows as they are (no mapping) keeps no copy of a clean
 // row's data in its stage: its data is NULL there, meaning "the import stage's row of the same id",
@@ -23,20 +24,18 @@ export async function keepExportedData(trx: Trx, siteId: string, changing: Chang
     .selectFrom('site_stage')
     .select('stage_id')
     .where('site_id', '=', siteId)
-    .where('stage', '=', 'channel')
+    .where('stage', '=', CHANNEL_STAGES)
     .where('refers_to_import', '=', true)
     .execute()
   for (const { stage_id: channelId } of channels) {
     if (changing === 'all') {
       await sql`UPDATE stage_product c SET data = i.data
         FROM stage_product i
-        WHERE c.site_id = ${siteId} AND c.stage = 'channel' AND c.stage_id = ${channelId} AND c.data IS NULL
-          AND i.site_id = ${siteId} AND i.stage = 'import' AND i.stage_id = 0 AND i.product_id = c.product_id`.execute(trx)
+        WHERE ${inStage('c', siteId, channelStage(channelId))} AND c.data IS NULL AND ${sameImportRow('i', 'c', siteId)}`.execute(trx)
       continue
     }
-    await sql`UPDATE stage_product c SET data = (SELECT i.data FROM stage_product i
-        WHERE i.site_id = ${siteId} AND i.stage = 'import' AND i.stage_id = 0 AND i.product_id = c.product_id)
-      WHERE c.site_id = ${siteId} AND c.stage = 'channel' AND c.stage_id = ${channelId} AND c.data IS NULL
+    await sql`UPDATE stage_product c SET data = (SELECT i.data FROM stage_product i WHERE ${sameImportRow('i', 'c', siteId)})
+      WHERE ${inStage('c', siteId, channelStage(channelId))} AND c.data IS NULL
         AND c.product_id = ANY(ARRAY(
           SELECT product_id FROM stream_product WHERE stream_id = ${changing.streamId} AND changed_seq > ${changing.sinceSeq}))`.execute(trx)
   }

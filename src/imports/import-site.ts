@@ -6,6 +6,7 @@ import { addImportHistory } from '../sites/import-history.js'
 import { siteErrorReporter } from '../sites/site-errors.js'
 import { applyPendingBatches, type AppliedBatches } from './apply-batches.js'
 import { buildImportStage, type CatalogLimits, type StageSource } from './build-stage.js'
+import { IMPORT_STAGE } from '../db/stage-keys.js'
 
 export interface ImportRun {
   pid: string
@@ -115,7 +116,7 @@ async function forgetSeenTombstones(db: Db, streamIds: string[]): Promise<void> 
       WHERE stream_id = ${streamId} AND data IS NULL AND changed_seq <= (
         SELECT coalesce(min((ss.stream_seqs ->> ${streamId})::bigint), 9223372036854775807)
         FROM site_stage ss JOIN data_source ds ON ds.site_id = ss.site_id AND ds.stream_id = ${streamId}
-        WHERE ss.stage = 'import' AND ss.stream_seqs ? ${streamId}
+        WHERE ss.stage = ${IMPORT_STAGE.stage} AND ss.stream_seqs ? ${streamId}
       )`.execute(db)
   }
 }

@@ -1,5 +1,6 @@
 import { sql, type Transaction } from 'kysely'
 import type { Database } from '../db/schema.js'
+import { CHANNEL_STAGES, IMPORT_STAGE, inStage } from '../db/stage-keys.js'
 
 // The rows of a site's import stage, as a build (build-stage.ts) writes them: the changes since the
 // last build, or a rebuild from every source, and the columns that some row has a value for.
@@ -20,8 +21,6 @@ export interface StageSite {
   id_column: string
 }
 
-export const IMPORT_STAGE = 'import'
-
 /**
  * Only the products changed since the last build: `changed_seq` orders a stream's applied changes.
  * Each id touched is recorded in stage_change under this build, for the channels' exports.
@@ -32,7 +31,7 @@ export async function applyChanges(trx: Trx, site: StageSite, streamId: string, 
   const removed = await sql`
     WITH removed AS (
       DELETE FROM stage_product
-      WHERE site_id = ${site.id} AND stage = ${IMPORT_STAGE} AND stage_id = 0 AND product_id = ANY(ARRAY(
+      WHERE ${inStage('stage_product', site.id, IMPORT_STAGE)} AND product_id = ANY(ARRAY(
         SELECT product_id FROM stream_product WHERE stream_id = ${streamId} AND changed_seq > ${sinceSeq} AND data IS NULL
       ))
       RETURNING product_id
@@ -41,7 +40,7 @@ export async function applyChanges(trx: Trx, site: StageSite, streamId: string, 
   const { rows } = await sql<{ added: string }>`
     WITH upserted AS (
       INSERT INTO stage_product (site_id, stage, stage_id, product_id, account_id, data)
-      SELECT ${site.id}, ${IMPORT_STAGE}, 0, product_id, ${site.account_id}, data
+      SELECT ${site.id}, ${IMPORT_STAGE.stage}, ${IMPORT_STAGE.stageId}, product_id, ${site.account_id}, data
       FROM stream_product WHERE stream_id = ${streamId} AND changed_seq > ${sinceSeq} AND data IS NOT NULL
       -- In key order: the stage rows each one meets are neighbours, not random pages.
       ORDER BY product_id
@@ -62,7 +61,7 @@ export async function applyChanges(trx: Trx, site: StageSite, streamId: string, 
  */
 export async function boundChangeLog(trx: Trx, siteId: string, stageRows: number, changesFrom: string, build: string): Promise<string> {
   await sql`DELETE FROM stage_change WHERE site_id = ${siteId} AND build <= coalesce(
-      (SELECT min(build) FROM site_stage WHERE site_id = ${siteId} AND stage = 'channel'), ${build})`.execute(trx)
+      (SELECT min(build) FROM site_stage WHERE site_id = ${siteId} AND stage = ${CHANNEL_STAGES}), ${build})`.execute(trx)
   const { rows } = await sql<{ n: string }>`SELECT count(*) AS n FROM stage_change WHERE site_id = ${siteId}`.execute(trx)
   if (Number(rows[0]?.n ?? 0) <= Math.max(stageRows, 1000)) return changesFrom
   await trx.deleteFrom('stage_change').where('site_id', '=', siteId).execute()
@@ -70,7 +69,10 @@ export async function boundChangeLog(trx: Trx, siteId: string, stageRows: number
 }
 
 export async function clearStage(trx: Trx, site: StageSite): Promise<number> {
-  await trx.deleteFrom('stage_product').where('site_id', '=', site.id).where('stage', '=', IMPORT_STAGE).where('stage_id', '=', '0').execute()
+  await trx
+    .deleteFrom('stage_product')
+    .where(inStage('stage_product', site.id, IMPORT_STAGE))
+    .execute()
   return 0
 }
 
@@ -96,7 +98,7 @@ export async function rebuild(trx: Trx, site: StageSite, mains: StageSource[], a
   })
   const inserted = await sql`
     INSERT INTO stage_product (site_id, stage, stage_id, product_id, account_id, data)
-    SELECT ${site.id}, ${IMPORT_STAGE}, 0, main.product_id, ${site.account_id}, ${data}
+    SELECT ${site.id}, ${IMPORT_STAGE.stage}, ${IMPORT_STAGE.stageId}, main.product_id, ${site.account_id}, ${data}
     FROM (${stacked}) AS main ${joins}`.execute(trx)
   return Number(inserted.numAffectedRows ?? 0)
 }
@@ -112,7 +114,7 @@ export async function filledColumns(trx: Trx, siteId: string, candidates: string
     SELECT u.name FROM unnest(${candidates}::text[]) WITH ORDINALITY AS u(name, position)
     WHERE EXISTS (
       SELECT 1 FROM stage_product st
-      WHERE st.site_id = ${siteId} AND st.stage = ${IMPORT_STAGE} AND st.stage_id = 0 AND coalesce(st.data ->> u.name, '') <> ''
+      WHERE ${inStage('st', siteId, IMPORT_STAGE)} AND coalesce(st.data ->> u.name, '') <> ''
     )
     ORDER BY u.position`.execute(trx)
   return rows.map((row) => row.name)
