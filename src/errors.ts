@@ -126,12 +126,8 @@ export class ServiceBusyError extends AppError {
 
 /** A product read whose query ran past PRODUCT_READ_TIMEOUT_MS: Postgres cancelled it. */
 export class ReadTimeoutError extends AppError {
-  constructor(timeoutMs: number) {
-    super(
-      503,
-      `The read took longer than ${timeoutMs} ms (PRODUCT_READ_TIMEOUT_MS) and was cancelled; ask for fewer rows, fewer fields or a narrower filter`,
-      'timeout',
-    )
+  constructor(timeoutMs: number, advice = 'ask for fewer rows, fewer fields or a narrower filter') {
+    super(503, `The read took longer than ${timeoutMs} ms (PRODUCT_READ_TIMEOUT_MS) and was cancelled; ${advice}`, 'timeout')
   }
 }
 

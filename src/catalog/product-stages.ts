@@ -2,7 +2,8 @@ import { sql } from 'kysely'
 import type { DbHandle } from '../db/database.js'
 import type { Channel, Site } from '../db/schema.js'
 import { getSite } from '../sites/sites.js'
-import { hasUnstorableCharacter, MAX_PRODUCT_ID_BYTES } from './row-rules.js'
+import { hasUnstorableCharacter } from '../input/text-input.js'
+import { MAX_PRODUCT_ID_BYTES } from './row-rules.js'
 import { IMPORT_STAGE, inStage, ofChannelRow } from '../db/stage-keys.js'
 
 // One product of a site in each of its stages (the console's product page): its row in the import

@@ -1,3 +1,4 @@
+import { hasUnstorableCharacter } from '../input/text-input.js'
 import { namesInTextOrder, stringifyScalars } from './row-text.js'
 
 // Product row rules of the stream interface (docs/interface.md "Product row rules" and section 7): one NDJSON
@@ -43,10 +44,6 @@ export function exceedsLineLimit(bytes: number, endsWithCarriageReturn: boolean)
 // `\u0000`, or a `\uD800`..`\uDFFF` escape (paired or not; the decoded text decides).
 const UNSTORABLE_ESCAPE = /\\u(?:0000|[dD][89a-fA-F])/
 
-/** NUL or an unpaired surrogate: Postgres stores neither in text or jsonb. */
-export function hasUnstorableCharacter(value: string): boolean {
-  return value.includes('\0') || /\p{Cs}/u.test(value)
-}
 
 function isUnstorableString(value: unknown): boolean {
   return typeof value === 'string' && hasUnstorableCharacter(value)

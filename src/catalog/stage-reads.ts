@@ -6,6 +6,9 @@ import { BadRequestError, NotFoundError, TooManyReadsError } from '../errors.js'
 import { isId } from '../db/ids.js'
 import { getSite } from '../sites/sites.js'
 import { filterToSql, parseFilter } from './filter.js'
+import type { FilterNode } from './filter-node.js'
+import { excludes, intermediateColumns, intermediateCount, intermediateRows, siteRules } from '../rules/intermediate-stage.js'
+import type { RuleSpec } from '../rules/rule-types.js'
 import { readPageRows } from './stage-page.js'
 import { channelStage, IMPORT_STAGE, inStage, sameImportRow, type StageKey } from '../db/stage-keys.js'
 
@@ -33,9 +36,12 @@ interface ResolvedStage {
   key: StageKey
   columns: string[]
   rowCount: number
+  /** The intermediate stage: the site's enabled rules its rows are read through (none: the import stage's rows as they are). */
+  rules: RuleSpec[]
 }
 
 const IMPORT_STAGE_NAMES = new Set(['import', 'intermediate', 'intermediate_preview'])
+const INTERMEDIATE_STAGE_NAMES = new Set(['intermediate', 'intermediate_preview'])
 const CHANNEL_STAGE_NAMES = new Set(['channel', 'channel_preview', 'export', 'export_preview'])
 
 async function resolveStage(db: DbHandle, accountId: string, siteSegment: string, ref: StageRef): Promise<ResolvedStage> {
@@ -43,7 +49,8 @@ async function resolveStage(db: DbHandle, accountId: string, siteSegment: string
   const name = ref.name.toLowerCase()
   let key: StageKey
   // The PHP client also names `*_preview` stages and `export`: a preview here is the stage itself
-  // (every read is paged), and an export's data is its channel's stage.
+  // (every read is paged), and an export's data is its channel's stage. The intermediate stage is
+  // the import stage read through the site's rules (src/rules/intermediate-stage.ts).
   if (IMPORT_STAGE_NAMES.has(name)) {
     if (ref.id !== undefined && ref.id !== '' && ref.id !== '0') throw new NotFoundError(`The import stage has no id ${ref.id}; leave it out or use 0`)
     key = IMPORT_STAGE
@@ -69,7 +76,8 @@ async function resolveStage(db: DbHandle, accountId: string, siteSegment: string
     .where('account_id', '=', accountId)
     .where(inStage('site_stage', site.id, key))
     .executeTakeFirst()
-  return { siteId: site.id, key, columns: saved?.columns ?? [], rowCount: Number(saved?.row_count ?? 0) }
+  const rules = INTERMEDIATE_STAGE_NAMES.has(name) ? await siteRules(db, site) : []
+  return { siteId: site.id, key, columns: intermediateColumns(saved?.columns ?? [], rules), rowCount: Number(saved?.row_count ?? 0), rules }
 }
 
 function visibleColumns(columns: string[], hidden: boolean): string[] {
@@ -79,7 +87,8 @@ function visibleColumns(columns: string[], hidden: boolean): string[] {
 /** The stage's columns (hidden ones only when asked) and its row count. */
 export async function stageProperties(db: DbHandle, accountId: string, siteSegment: string, ref: StageRef, hidden: boolean) {
   const stage = await resolveStage(db, accountId, siteSegment, ref)
-  return { columns: visibleColumns(stage.columns, hidden), products: stage.rowCount }
+  const products = excludes(stage.rules) ? await intermediateCount(db, stage.siteId, stage.rules) : stage.rowCount
+  return { columns: visibleColumns(stage.columns, hidden), products }
 }
 
 /**
@@ -110,6 +119,8 @@ export async function readStagePage(db: Db, accountId: string, siteSegment: stri
   // Only the asked fields leave Postgres: a row of a few MB read for its id costs a few bytes.
   const data = query.fields.length > 0 ? jsonbObject(query.fields.map((field) => [sql`${field}::text`, sql`${rowData} -> ${field}`])) : rowData
   const pageRows = (handle: DbHandle, after: string | undefined, limit: number) => {
+    if (stage.rules.length > 0)
+      return intermediatePage({ siteId: stage.siteId, rules: stage.rules, fields: query.fields, condition, offset: query.offset }, after, limit)
     let rows = handle
       .selectFrom('stage_product as c')
       .leftJoinLateral(
@@ -137,6 +148,19 @@ export async function readStagePage(db: Db, accountId: string, siteSegment: stri
     .catch((error: unknown) => {
       throw error instanceof SlotsFullError ? new TooManyReadsError(error.inFlight) : error
     })
+}
+
+/** A page of the intermediate stage's rows (see readStagePage): the import stage's, through the site's rules, in product id order. */
+function intermediatePage(
+  page: { siteId: string; rules: RuleSpec[]; fields: string[]; condition: FilterNode | undefined; offset: number },
+  after: string | undefined,
+  limit: number,
+) {
+  const rows = intermediateRows(page.siteId, page.rules, after === undefined ? sql`true` : sql`product_id > ${after}`, { ordered: true })
+  const data = page.fields.length > 0 ? jsonbObject(page.fields.map((field) => [sql`${field}::text`, sql`c.data -> ${field}`])) : sql`c.data`
+  const where = page.condition ? filterToSql(page.condition, (column) => sql<string>`coalesce(c.data ->> ${column}, '')`) : sql`true`
+  return sql`SELECT c.product_id, ${data} AS data FROM (${rows} OFFSET 0) AS c WHERE ${where}
+    ORDER BY c.product_id OFFSET ${after === undefined ? page.offset : 0} LIMIT ${limit}`
 }
 
 /** What one product read may use (PRODUCT_READ_MAX_BYTES, PRODUCT_READ_TIMEOUT_MS, READS_PER_ACCOUNT). */

@@ -11,6 +11,7 @@ import { isId } from '../db/ids.js'
 import { getSite } from '../sites/sites.js'
 import { checkSavedFilenames, guardDestinations, readChannelInput, type ChannelConfig, type ChannelInput } from './channel-input.js'
 import { channelStage, IMPORT_STAGE, inStage } from '../db/stage-keys.js'
+import { copyRules } from '../rules/rule-store.js'
 
 /** Where the channel's exports stand: a safety stop holds the last one, or what the last published one wrote serves, or none has. */
 export type ExportStatus = 'not_exported' | 'published' | 'held'
@@ -248,7 +249,7 @@ export async function deleteChannel(
   )
 }
 
-/** Site copy with copy_export: the channels and their destinations (new feed tokens), no files or history. */
+/** Site copy with copy_export: the channels with their destinations (new feed tokens) and rules, no files or history. */
 export async function copyChannels(trx: DbHandle, accountId: string, fromSiteId: string, toSiteId: string): Promise<void> {
   const channels = await trx.selectFrom('channel').selectAll().where('account_id', '=', accountId).where('site_id', '=', fromSiteId).orderBy('id').execute()
   for (const channel of channels) {
@@ -259,6 +260,7 @@ export async function copyChannels(trx: DbHandle, accountId: string, fromSiteId:
       .values({ ...rest, site_id: toSiteId, mapping: JSON.stringify(channel.mapping), filenames: JSON.stringify(channel.filenames) })
       .returning('id')
       .executeTakeFirstOrThrow()
+    await copyRules(trx, accountId, { siteId: fromSiteId, channelId: channel.id }, { siteId: toSiteId, channelId: copy.id })
     const destinations = await trx.selectFrom('channel_destination').selectAll().where('channel_id', '=', channel.id).orderBy('id').execute()
     await replaceDestinations(
       trx,

@@ -8,6 +8,7 @@ import { BadRequestError } from '../errors.js'
 import { readText } from '../input/text-input.js'
 import { getSite, requireAccountProject } from '../sites/sites.js'
 import { copyChannels } from './channels.js'
+import { copyRules } from '../rules/rule-store.js'
 
 // A site copy takes the site's channels along (copy_export), and every channel function reads its
 // site: the copy lives with the channels, above the sites, so that sites never import channels.
@@ -37,7 +38,8 @@ interface CopyTarget {
 /**
  * Copies a site's configuration into a new site. Always copied: tags (not the reference, which is
  * unique), id_column and status. `copy_schedule_and_trigger` adds the import schedule,
- * `copy_shared_setting` the data sources (the data flow), `copy_export` the channels.
+ * `copy_shared_setting` the data sources and the site's rules (the data flow), `copy_export` the channels
+ * with their rules.
  */
 export function copySite(db: Db, { accountId, segment, input, limits }: SiteCopy): Promise<Site> {
   return inTransaction(db, async ({ db: trx }) => {
@@ -53,7 +55,10 @@ export function copySite(db: Db, { accountId, segment, input, limits }: SiteCopy
     })
     const copy = await insertSiteCopy(trx, source, target, input.copy_schedule_and_trigger === true)
     await copyTags(trx, accountId, source.id, copy.id)
-    if (input.copy_shared_setting) await copyDataSources(trx, accountId, source.id, copy.id)
+    if (input.copy_shared_setting) {
+      await copyDataSources(trx, accountId, source.id, copy.id)
+      await copyRules(trx, accountId, { siteId: source.id, channelId: null }, { siteId: copy.id, channelId: null })
+    }
     if (input.copy_export) await copyChannels(trx, accountId, source.id, copy.id)
     return copy
   })

@@ -376,6 +376,23 @@ export interface ChannelTable {
   updated_at: Generated<Date>
 }
 
+/** A transformation rule of a site (channel_id null) or of one of its channels (src/rules/). */
+export interface RuleTable {
+  id: Id
+  account_id: string
+  site_id: string
+  channel_id: string | null
+  position: number
+  enabled: Generated<boolean>
+  description: Generated<string>
+  attribute: string | null
+  condition: ColumnType<unknown, string | null, string | null>
+  then_actions: ColumnType<unknown, string, string>
+  else_actions: ColumnType<unknown, string, string>
+  created_at: Generated<Date>
+  updated_at: Generated<Date>
+}
+
 export interface ChannelDestinationTable {
   id: Id
   account_id: string
@@ -542,6 +559,7 @@ export interface Database {
   site_purge: SitePurgeTable
   export_template: ExportTemplateTable
   channel: ChannelTable
+  rule: RuleTable
   channel_destination: ChannelDestinationTable
   feed_file: FeedFileTable
   channel_export: ChannelExportTable
@@ -567,6 +585,7 @@ export type Channel = Selectable<ChannelTable>
 export type ChannelDestination = Selectable<ChannelDestinationTable>
 export type FeedFile = Selectable<FeedFileTable>
 export type ChannelExport = Selectable<ChannelExportTable>
+export type RuleRow = Selectable<RuleTable>
 export type ChannelPush = Selectable<ChannelPushTable>
 export type Webhook = Selectable<WebhookTable>
 export type WebhookEvent = Selectable<WebhookEventTable>

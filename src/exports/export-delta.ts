@@ -44,7 +44,7 @@ export async function storeFirstExport(tx: Tx, plan: ExportPlan): Promise<StageT
   const { rows } = await sql<{ issues: string | null; notes: string | null; in_feed: boolean; n: string; bytes: string | null }>`
     WITH stored AS (
       INSERT INTO stage_product (site_id, stage, stage_id, product_id, account_id, data, line, issues, notes)
-      SELECT ${site.id}, ${key.stage}, ${key.stageId}, r.product_id, ${site.account_id}, ${plan.storedData('r.data', 'r.issues')},
+      SELECT ${site.id}, ${key.stage}, ${key.stageId}, r.product_id, ${site.account_id}, ${plan.storedData('r')},
         CASE WHEN ${plan.leftOut('r.issues')} THEN NULL ELSE ${plan.line({ data: 'r.data', row: 'r' })} END, r.issues, r.notes
       FROM (${plan.rows} OFFSET 0) AS r
       RETURNING octet_length(line) AS bytes, issues, notes
@@ -65,9 +65,10 @@ export function firstExportCounts(now: number): ExportCounts {
 async function createExportRows(tx: Tx): Promise<void> {
   // Neither logged nor indexed, dropped at the commit. `kind` is the row's change in the stage,
   // `feed` in the feed (null: in neither feed). `line` is the new line of a row new or modified in
-  // the feed, the old one of a row deleted from it; old_bytes what a row's old line took.
+  // the feed, the old one of a row deleted from it; old_bytes what a row's old line took; changed
+  // whether rules changed the row (then its data is kept, never referred to).
   await sql`CREATE TEMP TABLE export_rows (product_id text COLLATE "C" NOT NULL, data jsonb NOT NULL, line text, kind text NOT NULL, old_bytes bigint,
-      issues bigint, old_issues bigint, notes bigint, old_notes bigint, feed text)
+      issues bigint, old_issues bigint, notes bigint, old_notes bigint, feed text, changed boolean NOT NULL)
     ON COMMIT DROP`.execute(tx.db)
 }
 
@@ -87,7 +88,8 @@ function classifiedColumns(plan: ExportPlan, renderAll: boolean): RawBuilder<unk
       CASE WHEN r.product_id IS NULL THEN 'deleted' WHEN o.product_id IS NULL THEN 'new' WHEN o.data = r.data THEN 'unchanged' ELSE 'modified' END,
       octet_length(o.line) + 1, r.issues, o.issues, r.notes, o.notes,
       CASE WHEN ${inFeed} AND ${wasInFeed} THEN CASE WHEN o.data = r.data THEN 'unchanged' ELSE 'modified' END
-           WHEN ${inFeed} THEN 'new' WHEN ${wasInFeed} THEN 'deleted' END`
+           WHEN ${inFeed} THEN 'new' WHEN ${wasInFeed} THEN 'deleted' END,
+      coalesce(r.changed, false)`
 }
 
 /**
@@ -112,7 +114,7 @@ export async function classifyChanged(tx: Tx, plan: ExportPlan, sinceBuild: stri
   // each (the keys are unique): right after a
   // bulk load the stages' statistics may be missing or stale, and a planner that misjudges them
   // scans both stages whole instead (seconds at 1M rows, measured).
-  await sql`INSERT INTO export_rows (product_id, data, line, kind, old_bytes, issues, old_issues, notes, old_notes, feed)
+  await sql`INSERT INTO export_rows (product_id, data, line, kind, old_bytes, issues, old_issues, notes, old_notes, feed, changed)
     SELECT ch.product_id, ${classifiedColumns(plan, false)}
     FROM (SELECT product_id FROM changed_ids ORDER BY product_id) AS ch
     LEFT JOIN LATERAL (${plan.rowsWhere(sql`product_id = ch.product_id`)} LIMIT 1) AS r ON true
@@ -135,7 +137,7 @@ export async function classifyAll(tx: Tx, plan: ExportPlan, how: { renderAll: bo
   // side with the channel stage, where a hash join is always sound: no nested loops until the
   // stage is written.
   await sql`SET LOCAL enable_nestloop = off`.execute(tx.db)
-  await sql`INSERT INTO export_rows (product_id, data, line, kind, old_bytes, issues, old_issues, notes, old_notes, feed)
+  await sql`INSERT INTO export_rows (product_id, data, line, kind, old_bytes, issues, old_issues, notes, old_notes, feed, changed)
     SELECT coalesce(r.product_id, o.product_id), ${classifiedColumns(plan, how.renderAll)}
     FROM (${plan.rows} OFFSET 0) AS r
     FULL JOIN (${plan.channelRows(sql`true`, how.previousRefers)}) AS o ON o.product_id = r.product_id`.execute(tx.db)
@@ -188,7 +190,7 @@ export async function replaceStage(tx: Tx, plan: ExportPlan, counts: StageChange
   // A row's line in the stage: its line while it is in the feed; export_rows has the old line of a row that left it.
   const stageLine = sql`CASE WHEN n.feed IN ('new', 'modified', 'unchanged') THEN n.line END`
   const insert = (kinds: string[]) => sql`INSERT INTO stage_product (site_id, stage, stage_id, product_id, account_id, data, line, issues, notes)
-      SELECT ${site.id}, ${key.stage}, ${key.stageId}, n.product_id, ${site.account_id}, ${plan.storedData('n.data', 'n.issues')}, ${stageLine},
+      SELECT ${site.id}, ${key.stage}, ${key.stageId}, n.product_id, ${site.account_id}, ${plan.storedData('n')}, ${stageLine},
         n.issues, n.notes
       FROM export_rows n WHERE n.kind = ANY(${kinds})`
   if (how.rewrite) {
@@ -200,7 +202,7 @@ export async function replaceStage(tx: Tx, plan: ExportPlan, counts: StageChange
         WHERE n.kind = 'deleted' AND ${ofChannel} AND ${rowsOf('deleted')} AND o.product_id = n.product_id`.execute(tx.db)
     }
     if (counts.updated > 0) {
-      await sql`UPDATE stage_product o SET data = ${plan.storedData('n.data', 'n.issues')}, line = ${stageLine}, issues = n.issues, notes = n.notes
+      await sql`UPDATE stage_product o SET data = ${plan.storedData('n')}, line = ${stageLine}, issues = n.issues, notes = n.notes
         FROM export_rows n
         WHERE n.kind = 'modified' AND ${ofChannel} AND ${rowsOf('modified')} AND o.product_id = n.product_id`.execute(tx.db)
     }
@@ -209,7 +211,7 @@ export async function replaceStage(tx: Tx, plan: ExportPlan, counts: StageChange
     if (plan.refersToImport) {
       await sql`UPDATE stage_product o SET data = NULL FROM export_rows n
         WHERE n.kind = 'unchanged' AND ${ofChannel} AND ${rowsOf('unchanged')} AND o.product_id = n.product_id
-          AND o.data IS NOT NULL AND o.issues IS NULL`.execute(tx.db)
+          AND o.data IS NOT NULL AND o.issues IS NULL AND NOT n.changed`.execute(tx.db)
     }
   }
   await sql`RESET enable_nestloop`.execute(tx.db)

@@ -22,7 +22,7 @@ export interface ExportSettings {
  * change, instead of failing halfway in a way that would be retried. Columns taken from the import
  * stage meet the format's rule only here.
  */
-export function exportSettings(site: Site, channel: Channel, stageColumns: string[], now: Date): ExportSettings {
+export function exportSettings(site: Site, channel: Channel, stageColumns: string[], now: Date, ruleColumns: string[] = []): ExportSettings {
   const ids = { siteId: site.id, channelId: channel.id }
   let mapped: ColumnMapping[]
   let filenames: ChannelFilename[]
@@ -33,10 +33,9 @@ export function exportSettings(site: Site, channel: Channel, stageColumns: strin
     throw exportFailure(error, channel)
   }
   const mapping = mapped.length > 0 ? mapped : stageColumns.map((column) => ({ column, source: column }))
-  const problem = unwritableColumns(
-    mapping.map((m) => m.column),
-    channel.format,
-  )
+  // The columns the channel's rules create follow the mapping's, and meet the format's rule alike.
+  const columns = mapping.map((m) => m.column)
+  const problem = unwritableColumns([...columns, ...ruleColumns.filter((column) => !columns.includes(column))], channel.format)
   if (problem) throw unwritable(channel, problem)
   return { mapping, files: filenames.map((entry) => ({ entry, filename: resolveFilename(entry.filename, ids, now) })) }
 }

@@ -14,7 +14,11 @@ import type { ChannelTemplate } from '../templates/template-types.js'
 import { exportSettings } from './export-failures.js'
 import { changesOnlyRecipe } from '../imports/build-stage.js'
 import { importStageOf } from './export-store.js'
-import { checkedRows, rowObject, writtenColumn } from './export-rows.js'
+import { channelRows, writtenColumn, type PreviewTrack } from './export-rows.js'
+import { intermediateColumns, intermediateRows } from '../rules/intermediate-stage.js'
+import { rulesOfScope } from '../rules/rule-store.js'
+import type { RuleSpec } from '../rules/rule-types.js'
+import type { RulePipeline } from '../rules/rule-pipeline.js'
 import { channelStage, IMPORT_STAGE, inStage, sameImportRow } from '../db/stage-keys.js'
 
 // The first step of a channel's export, before its transaction: the channel's settings and filter
@@ -44,6 +48,8 @@ export interface ExportPlan {
    * filter and mapping, with the bits of the checks each fails and of the rewrites its line makes.
    */
   rows: RawBuilder<unknown>
+  /** The channel's rules as the rows run them (none without enabled rules): a preview reads its steps' columns. */
+  rulePipeline: RulePipeline | undefined
   /** The export's rows among those whose product_id satisfies `condition` (a changed subset). */
   rowsWhere(condition: RawBuilder<unknown>): RawBuilder<unknown>
   /**
@@ -69,13 +75,29 @@ export interface ExportPlan {
    * built from the changes since its last build (so that an import copies only what it changes).
    */
   refersToImport: boolean
-  /** SQL: the data a channel stage row keeps, for the row whose data and issues are the SQL expressions `data` and `issues`. */
-  storedData(data: string, issues: string): RawBuilder<unknown>
+  /**
+   * SQL: the data a channel stage keeps of the row aliased `row` (with data, issues and changed):
+   * none when it refers to the import stage's row, clean and unchanged by rules; its data otherwise.
+   */
+  storedData(row: string): RawBuilder<unknown>
   /**
    * The channel stage's rows (product_id, data, line, issues, notes); with `refers` (the stage was saved
    * referring), the data of rows that refer to the import stage is read from it.
    */
   channelRows(condition: RawBuilder<unknown>, refers: boolean): RawBuilder<unknown>
+}
+
+/** What planExport is asked: the channel's export, and for a preview its rules' drafts and steps. */
+export interface PlanRequest {
+  site: Site
+  channel: Channel
+  pid: string
+  now: Date
+  limits: ExportLimits
+  /** Drafts that stand in for the saved rules of the site or the channel (a preview); each list in order, enabled ones only run. */
+  drafts?: { site?: RuleSpec[]; channel?: RuleSpec[] }
+  /** Keeps what each channel rule did beside each row (a preview: export-rows.ts). */
+  track?: PreviewTrack
 }
 
 /** Where a line's values come from: the SQL of a row's data, and the alias of a row of ExportPlan.rows when it is one. */
@@ -90,25 +112,26 @@ const quoter = { escapeLiteral: pg.escapeLiteral, escapeIdentifier: pg.escapeIde
  * Reads the import stage's columns, checks the channel's settings against them and compiles its
  * filter. A setting or filter the export cannot use fails here, before any work, as a RunFailure.
  */
-export async function planExport(
-  db: Db,
-  { site, channel, pid, now, limits }: { site: Site; channel: Channel; pid: string; now: Date; limits: ExportLimits },
-): Promise<ExportPlan> {
+export async function planExport(db: Db, request: PlanRequest): Promise<ExportPlan> {
+  const { site, channel, now, limits } = request
   const importStage = await importStageOf(db, site.id)
-  const stageColumns = importStage?.columns ?? []
-  const refersToImport = channel.mapping.length === 0 && changesOnlyRecipe(importStage?.recipe ?? '')
-  const { mapping, files } = exportSettings(site, channel, stageColumns, now)
+  const rules = await rulesOf(db, request)
+  const stageColumns = intermediateColumns(importStage?.columns ?? [], rules.site)
+  const identity = channel.mapping.length === 0
+  const refersToImport = identity && changesOnlyRecipe(importStage?.recipe ?? '')
+  const created = intermediateColumns([], rules.channel)
+  const { mapping, files } = exportSettings(site, channel, stageColumns, now, created)
   const condition = filterCondition(channel, stageColumns)
-  const object = rowObject(channel, mapping)
-  const columns = mapping.map((m) => m.column)
+  const columns = intermediateColumns(
+    mapping.map((m) => m.column),
+    rules.channel,
+  )
   const template = templateNamed(channel.template) ?? GENERIC_TEMPLATE
   const checks = template.attributes.length === 0 ? undefined : compileChecks(quoter, template, columns, { currency: channel.currency })
-  const rowsWhere = (also: RawBuilder<unknown>) => {
-    const where = sql`${inStage('stage_product', site.id, IMPORT_STAGE)} AND ${condition} AND ${also}`
-    if (!checks) return sql`SELECT product_id, ${object} AS data, NULL::bigint AS issues, NULL::bigint AS notes FROM stage_product WHERE ${where}`
-    return checkedRows({ channel, mapping, columns, checks, where })
-  }
-  const rows = rowsWhere(sql`true`)
+  const rowsOf = (also: RawBuilder<unknown>) =>
+    channelRows({ mapping, identity, columns, checks, rules: rules.channel, source: sourceRows(site.id, rules.site, condition, also), track: request.track })
+  const rowsWhere = (also: RawBuilder<unknown>) => rowsOf(also).rows
+  const { rows, pipeline: rulePipeline } = rowsOf(sql`true`)
   // A template's namespace on the channel's own names: a Google feed's `price` is its `<g:price>`.
   const elements = template.xmlPrefix ? columns.map((c) => (c.includes(':') ? c : `${template.xmlPrefix}:${c}`)) : columns
   // A row of `rows` carries each value the template may rewrite as the file writes it (writtenColumn).
@@ -139,12 +162,13 @@ export async function planExport(
   return {
     site,
     channel,
-    pid,
+    pid: request.pid,
     now,
     columns,
     files,
     rows,
     rowsWhere,
+    rulePipeline,
     template,
     checks,
     refersToImport,
@@ -154,7 +178,7 @@ export async function planExport(
     leftOut: (issues) => (errorMask === 0n ? sql`false` : sql.raw(`coalesce(${issues} & ${errorMask.toString()}::bigint, 0) <> 0`)),
     signature: createHash('sha256').update(JSON.stringify(making)).digest('hex'),
     stageRows: channelStageRows(site.id, channel.id),
-    storedData: (data, issues) => (refersToImport ? sql.raw(`CASE WHEN ${issues} IS NULL THEN NULL ELSE ${data} END`) : sql.raw(data)),
+    storedData: (row) => sql.raw(refersToImport ? `CASE WHEN ${row}.issues IS NULL AND NOT ${row}.changed THEN NULL ELSE ${row}.data END` : `${row}.data`),
     channelRows: channelRowsOf(site, channel),
   }
 }
@@ -186,6 +210,26 @@ function channelRowsOf(site: Site, channel: Channel): ExportPlan['channelRows'] 
         ON c.data IS NULL AND ${sameImportRow('i', 'c', site.id)}
       WHERE ${ofChannel}`
   }
+}
+
+/** The enabled rules of the site and of the channel: the saved ones, or the drafts standing in for them. */
+async function rulesOf(db: Db, { site, channel, drafts }: PlanRequest): Promise<{ site: RuleSpec[]; channel: RuleSpec[] }> {
+  const saved = async (channelId: string | null) => rulesOfScope(db, site.account_id, { siteId: site.id, channelId })
+  const enabled = (rules: RuleSpec[]) => rules.filter((rule) => rule.enabled)
+  return { site: enabled(drafts?.site ?? (await saved(null))), channel: enabled(drafts?.channel ?? (await saved(channel.id))) }
+}
+
+/**
+ * SELECT product_id, data, changed: the intermediate stage's rows (the import stage's through the
+ * site's rules) that `also` (over import stage rows) selects and the channel's filter keeps. The
+ * filter reads the intermediate stage's data, built once per row (OFFSET 0) before it is tested.
+ */
+function sourceRows(siteId: string, rules: RuleSpec[], condition: RawBuilder<unknown>, also: RawBuilder<unknown>): RawBuilder<unknown> {
+  if (rules.length === 0) {
+    return sql`SELECT product_id, data, false AS changed FROM stage_product
+      WHERE ${inStage('stage_product', siteId, IMPORT_STAGE)} AND ${condition} AND ${also}`
+  }
+  return sql`SELECT product_id, data, changed FROM (${intermediateRows(siteId, rules, also)} OFFSET 0) AS stage_product WHERE ${condition}`
 }
 
 /** The channel's filter over the import stage's rows; a filter that does not parse is the channel's to fix. */

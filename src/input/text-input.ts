@@ -39,3 +39,8 @@ function characters(value: string): number {
   for (const _ of value) count++
   return count
 }
+
+/** NUL or an unpaired surrogate: Postgres stores neither in text or jsonb. */
+export function hasUnstorableCharacter(value: string): boolean {
+  return value.includes('\0') || /\p{Cs}/u.test(value)
+}

@@ -223,7 +223,16 @@ export const platformTags = [
     name: 'channels',
     description: 'Channels export the import stage as feed files (csv, tsv, ndjson, xml), served by the platform or posted to an http destination.',
   },
-  { name: 'product data', description: "Reads of a site's import stage or of a channel's stage, with paging, field selection and an SQL-like filter." },
+  {
+    name: 'rules',
+    description:
+      "Transformation rules: a site's turn its import stage into the intermediate stage every channel reads, a channel's its mapped " +
+      'rows into what its template checks and its file carries. Ordered, each an if/then/else over one attribute, with a preview.',
+  },
+  {
+    name: 'product data',
+    description: "Reads of a site's import or intermediate stage or of a channel's stage, with paging, field selection and an SQL-like filter.",
+  },
   { name: 'webhooks', description: 'Subscriptions to events, delivered signed as Standard Webhooks has it. X-Auth-Token or bearer token.' },
 ]
 
@@ -250,4 +259,26 @@ export const heldChannel = {
       { diagnostics: `${BASE}/sites/1/channels/1/diagnostics` },
     ],
   },
+}
+
+/** A channel rule: availability written the ways shops write it, in Google's spelling. */
+export const rule = {
+  id: '12',
+  site_id: '1',
+  channel_id: '1',
+  position: 1,
+  enabled: true,
+  description: 'Availability as Google spells it',
+  attribute: 'availability',
+  if: { all: [{ attribute: 'availability', operator: 'is_not_empty' }] },
+  then: [{ action: 'map', entries: { 'in stock': 'in_stock', 'out of stock': 'out_of_stock', 'on order': 'backorder' }, case_sensitive: false }],
+  else: [{ action: 'set', value: 'out_of_stock' }],
+  summary: 'If availability is not empty: map availability through 3 values; otherwise set availability to "out_of_stock"',
+  created_at: '2026-11-27 09:10:00',
+  updated_at: '2026-11-27 09:10:00',
+  links: [
+    { self: `${BASE}/sites/1/channels/1/rules/12` },
+    { rules: `${BASE}/sites/1/channels/1/rules` },
+    { preview: `${BASE}/sites/1/channels/1/rules/preview` },
+  ],
 }

@@ -15,6 +15,7 @@ import { dataSourceRoutes } from './data-source-routes.js'
 import { processRoutes } from './process-routes.js'
 import { productRoutes } from './product-routes.js'
 import { projectRoutes } from './project-routes.js'
+import { ruleRoutes } from './rule-routes.js'
 import { siteReportRoutes } from './site-report-routes.js'
 import { siteRoutes } from './site-routes.js'
 import { tagRoutes } from './tag-routes.js'
@@ -70,6 +71,7 @@ export const platformPlugin: FastifyPluginAsync<PlatformDeps> = async (app, deps
   await app.register(processRoutes, { prefix: '/platform/v2', ...deps })
   await app.register(channelRoutes, { prefix: '/platform/v2', ...deps })
   await app.register(diagnosticsRoutes, { prefix: '/platform/v2', ...deps })
+  await app.register(ruleRoutes, { prefix: '/platform/v2', ...deps })
   await app.register(templateRoutes, { prefix: '/platform/v2', ...deps })
   await app.register(siteReportRoutes, { prefix: '/platform/v2', ...deps })
   await app.register(webhookRoutes, { prefix: '/platform/v2', ...deps })

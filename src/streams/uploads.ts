@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto'
 import type { Readable } from 'node:stream'
-import { hasUnstorableCharacter } from '../catalog/row-rules.js'
+import { hasUnstorableCharacter } from '../input/text-input.js'
 import { SlotsFullError, type ConnectionSlots } from '../db/connection-slots.js'
 import type { Db } from '../db/database.js'
 import { inTransaction } from '../db/transaction.js'

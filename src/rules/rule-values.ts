@@ -1,0 +1,67 @@
+import { BadRequestError } from '../errors.js'
+import { checkText, hasUnstorableCharacter } from '../input/text-input.js'
+
+// The texts, names, flags and patterns of a rule, and the bounds on them (README "Limits").
+
+export const RULE_LIMITS = {
+  /** Rules of a site, and of each channel. */
+  rulesPerScope: 100,
+  /** Actions of a rule, `then` and `else` together. */
+  actionsPerRule: 20,
+  /** Conditions and groups of a group. */
+  groupItems: 50,
+  /** Entries of a map, values of an `in` or `not_in`. */
+  listEntries: 1000,
+  /** Characters of a pattern. */
+  patternChars: 500,
+  /** Characters of a value, a separator, a description. */
+  valueChars: 2000,
+}
+
+/** An attribute name as the stages hold one: 1 to 255 characters, no NUL and no lone surrogate. */
+export function attributeName(value: unknown, field: string): string {
+  if (typeof value !== 'string' || value.trim() === '') throw new BadRequestError(`${field}: an attribute name is required`)
+  return storable(checkText(value, field), field)
+}
+
+/** Postgres stores neither NUL nor half of a surrogate pair in text or jsonb. */
+function storable(text: string, field: string): string {
+  if (hasUnstorableCharacter(text)) throw new BadRequestError(`${field}: must not contain NUL or an unpaired surrogate (\\uD800–\\uDFFF)`)
+  return text
+}
+
+/** A text of a rule: at most RULE_LIMITS.valueChars characters, no NUL. */
+export function ruleText(value: unknown, field: string, options: { optional?: boolean; fallback?: string } = {}): string {
+  if (value === undefined || value === null) {
+    if (options.optional) return options.fallback ?? ''
+    throw new BadRequestError(`${field}: is required`)
+  }
+  if (typeof value !== 'string') throw new BadRequestError(`${field}: must be a text`)
+  return storable(checkText(value, field, RULE_LIMITS.valueChars), field)
+}
+
+export function ruleFlag(value: unknown, field: string, fallback: boolean): boolean {
+  if (value === undefined || value === null) return fallback
+  if (typeof value !== 'boolean') throw new BadRequestError(`${field}: must be true or false`)
+  return value
+}
+
+/** A decimal number as the number operators read one: optional sign, digits, a point. */
+export function isNumber(text: string): boolean {
+  return /^\s*[-+]?(\d+(\.\d*)?|\.\d+)\s*$/.test(text)
+}
+
+/**
+ * A pattern that Postgres' regular expressions run without backtracking: no back-references and no
+ * look-around (the two features that make its engine backtrack), no directors or embedded options,
+ * at most RULE_LIMITS.patternChars characters. That it compiles is checked by the database when the
+ * rule is saved (rules.ts), which also refuses one too complex to build.
+ */
+export function checkPattern(pattern: string, field: string): void {
+  const text = ruleText(pattern, field)
+  if (text.length > RULE_LIMITS.patternChars) throw new BadRequestError(`${field}: at most ${RULE_LIMITS.patternChars} characters`)
+  if (text === '') throw new BadRequestError(`${field}: a pattern is required`)
+  if (/\\[1-9]|\\k/.test(text)) throw new BadRequestError(`${field}: back-references (\\1 … \\9) are not allowed: they make matching backtrack`)
+  if (/\(\?[=!<]/.test(text)) throw new BadRequestError(`${field}: look-ahead and look-behind ((?= (?! (?<= (?<!) are not allowed`)
+  if (/^\*\*\*|\(\?[a-z]*\)/.test(text)) throw new BadRequestError(`${field}: directors (***) and embedded options ((?i)) are not allowed: use case_sensitive`)
+}
