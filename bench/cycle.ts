@@ -14,6 +14,7 @@ import pg from 'pg'
 import { from as copyFrom } from 'pg-copy-streams'
 import { cleanupAsHourly, siteTableSizes, sizeLines, stageShareLines } from './disk-sizes.js'
 import { productRow, writeNdjson } from './product-rows.js'
+import { rulesCycle } from './cycle-rules.js'
 import { sql } from 'kysely'
 import {
   bareCopyToCsv,
@@ -258,6 +259,17 @@ const summary = (
 console.log(`google diagnostics: checked ${summary?.products_checked}, exported ${summary?.products_exported}, left out ${summary?.products_left_out}`)
 for (const c of summary?.by_code ?? []) console.log(`  ${c.severity} ${c.code}: ${c.count}`)
 
+// Issue 32: ten typical rules on the site and a Google channel, against the same channel without them.
+const rulesLines = await rulesCycle({
+  site,
+  database,
+  dir,
+  createTsvChannel,
+  writeChange,
+  identityChannelId: channelId,
+  fullImportSeconds: fullImport.seconds,
+})
+
 const peak = rss.stop()
 await server.stop()
 await database.close()
@@ -331,6 +343,7 @@ const lines = [
   `| small-update cycle with validation / without | ${f(ratios.googleCycle, 3)} | ≤ 1.10 | ${verdict(ratios.googleCycle, 1.1)} |`,
   `| small-update export alone, with validation / without | ${f(ratios.googleSmall)} | | |`,
   '',
+  ...rulesLines,
 ]
 console.log(lines.join('\n'))
 await writeResult('cycle.md', await withSection(path.join('bench', 'results', 'cycle.md'), ROWS, lines.join('\n')))

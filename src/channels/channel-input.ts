@@ -4,13 +4,13 @@ import { ISO_4217_CODES } from '../templates/iso-4217.js'
 import { BadRequestError } from '../errors.js'
 import { OutboundRefusedError, type OutboundGuard } from '../net/outbound-guard.js'
 import { checkText, excerpt } from '../input/text-input.js'
-import { ChannelSettingError, checkFilenames, checkMapping, type FilenameIds } from './channel-rules.js'
+import { ChannelSettingError, checkFilenames, checkMapping, type FilenameIds } from './channel-settings.js'
 import { readSafety, readShare, type SafetyInput } from './channel-safety-input.js'
 
 // What a client may send to configure a channel (docs/design.md 5.8): every field is checked here, so
 // that an export never meets a configuration it cannot carry out for a reason the client could
 // have been told at once. What an export needs of the mapping and the file names is checked by the
-// export's own rules (channel-rules.ts); the bounds on top of them are a tenant's share.
+// export's own rules (channel-settings.ts); the bounds on top of them are a tenant's share.
 
 export const FORMATS: readonly FeedFormat[] = ['csv', 'tsv', 'ndjson', 'xml']
 export const MAX_MAPPED_COLUMNS = 500

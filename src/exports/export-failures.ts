@@ -1,5 +1,5 @@
 import pg from 'pg'
-import { ChannelSettingError, checkFilenames, checkMapping, resolveFilename } from '../channels/channel-rules.js'
+import { ChannelSettingError, checkFilenames, checkMapping, resolveFilename } from '../channels/channel-settings.js'
 import type { Channel, ChannelFilename, ColumnMapping, Site } from '../db/schema.js'
 import { FeedTooLargeError, unwritableColumns, UnwritableColumnsError, type UnwritableColumns } from '../feeds/feed-writer.js'
 import { RunFailure, SiteErrorCode } from '../sites/run-failure.js'
@@ -18,7 +18,7 @@ export interface ExportSettings {
 
 /**
  * The channel's settings checked, before any work, by the rules a save checks them by
- * (channel-rules.ts): a channel stored before a rule existed fails here once, with the setting to
+ * (channel-settings.ts): a channel stored before a rule existed fails here once, with the setting to
  * change, instead of failing halfway in a way that would be retried. Columns taken from the import
  * stage meet the format's rule only here.
  */
