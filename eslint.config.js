@@ -9,7 +9,17 @@ import importX from 'eslint-plugin-import-x'
 // they report to it through observer interfaces of their own and never import it.
 const INTERFACES = ['src/*-api/**', 'src/*-web/**', 'src/**/*-routes.ts', 'src/**/*-plugin.ts', 'src/{app,server,main}.ts', 'src/cli/**']
 const RUN_STEPS = ['src/imports/**', 'src/exports/**', 'src/rule-sets/**']
-const DOMAIN = ['src/accounts/**', 'src/sites/**', 'src/streams/**', 'src/channels/**', 'src/catalog/**', 'src/feeds/**', 'src/templates/**', 'src/webhooks/**', 'src/rules/**']
+const DOMAIN = [
+  'src/accounts/**',
+  'src/sites/**',
+  'src/streams/**',
+  'src/channels/**',
+  'src/catalog/**',
+  'src/feeds/**',
+  'src/templates/**',
+  'src/webhooks/**',
+  'src/rules/**',
+]
 const SHARED = ['src/http/**', 'src/auth/**', 'src/net/**', 'src/input/**']
 
 const zones = [
