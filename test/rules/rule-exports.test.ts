@@ -95,6 +95,40 @@ describe('a channel preview', () => {
     expect(format === 'tsv' ? idsOf(feed).length : (feed.match(/<item>/g) ?? []).length).toBe(counted.products_exported)
   })
 
+  it('of a mapped channel writes over a mapped constant and creates a column, as the export then does', async () => {
+    const mapping = [
+      ...['id', 'title', 'description', 'link', 'image_link', 'availability', 'price', 'brand', 'gtin'].map((column) => ({ column, source: column })),
+      { column: 'condition', value: 'new' },
+      { column: 'google_product_category', value: '1604' },
+    ]
+    const channel = await googleChannel(f, { name: 'Google mapped', mapping })
+    const rules = [
+      ...CHANNEL_RULES.slice(0, 2),
+      { attribute: 'condition', if: { all: [{ attribute: 'title', operator: 'contains', value: 'tie' }] }, then: [{ action: 'set', value: 'refurbished' }] },
+      // A name the mapping does not have reads the intermediate stage's attribute; the rule adds it as a column.
+      { attribute: 'color', then: [{ action: 'case', to: 'upper' }] },
+    ]
+    const ids = ['P00', 'P01', 'P07', 'P21']
+    const shown = await preview(f, { rules, ids }, channel.id)
+    expect(shown.columns).toEqual([...mapping.map((m) => m.column), 'color'])
+    expect(shown.products.map((p) => [p.id, p.after?.condition, p.after?.color])).toEqual([
+      ['P00', 'refurbished', ''],
+      ['P01', 'new', 'NAVY BLUE'],
+      ['P07', 'refurbished', 'NAVY BLUE'],
+      ['P21', 'refurbished', 'RED'],
+    ])
+    for (const rule of rules) await addRule(f, rule, channel.id)
+    const run = await f.run('channel', { id: channel.id })
+    expect(run.status, run.message).toBe('success')
+    const feed = (await files(t, f, channel.id)).full ?? ''
+    expect(feed.split('\n')[0]).toBe(shown.columns.join('\t'))
+    for (const product of shown.products) {
+      // P00's price is no price: Google's check leaves it out, and the preview says so.
+      if (product.line === null) expect([product.id, product.checks?.after?.in_feed]).toEqual(['P00', false])
+      else expect(feed.split('\n'), product.id).toContain(product.line)
+    }
+  })
+
   it("shows the saved rules' readiness beside the drafts'", async () => {
     const channel = await googleChannel(f, { name: 'Google saved' })
     await addRule(f, CHANNEL_RULES[0] ?? {}, channel.id)
