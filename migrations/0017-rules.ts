@@ -35,10 +35,13 @@ export async function up(db: Kysely<unknown>): Promise<void> {
     END
     $$;
 
-    -- strip_html: tags out, entities decoded (named ones a shop's HTML uses, and numeric ones).
+    -- strip_html: tags out, entities decoded (named ones a shop's HTML uses, and numeric ones). A tag
+    -- starts with a letter, / or ! after its <, so that "2 < 3 and 5 > 4" stays text; a tag that ends
+    -- a line or a block (br, p, li, …) leaves a space between the words it separated, and the spaces
+    -- the tags leave are collapsed to one, as a browser shows them. A value without < or & is kept.
     CREATE FUNCTION catalog_html_text(value text) RETURNS text LANGUAGE plpgsql IMMUTABLE STRICT PARALLEL SAFE AS $$
     DECLARE
-      result text := regexp_replace(value, '<[^>]*>', '', 'g');
+      result text := value;
       found text[];
       code integer;
       named constant text[] := ARRAY[
@@ -50,7 +53,11 @@ export async function up(db: Kysely<unknown>): Promise<void> {
         ['&szlig;', chr(223)], ['&eacute;', chr(233)], ['&egrave;', chr(232)], ['&agrave;', chr(224)], ['&ccedil;', chr(231)]];
       pair text[];
     BEGIN
-      IF strpos(result, '&') = 0 THEN RETURN result; END IF;
+      IF strpos(result, '<') = 0 AND strpos(result, '&') = 0 THEN RETURN result; END IF;
+      result := regexp_replace(result,
+        '</?(br|p|div|li|ul|ol|dl|dt|dd|tr|td|th|table|h[1-6]|section|article|header|footer|blockquote|hr)([[:space:]/][^<>]*)?>', ' ', 'gi');
+      result := regexp_replace(result, '<[A-Za-z/!?][^<>]*>', '', 'g');
+      result := btrim(regexp_replace(result, '  +', ' ', 'g'), ' ');
       FOREACH pair SLICE 1 IN ARRAY named LOOP
         result := replace(result, pair[1], pair[2]);
       END LOOP;

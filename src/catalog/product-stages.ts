@@ -5,9 +5,10 @@ import { getSite } from '../sites/sites.js'
 import { hasUnstorableCharacter } from '../input/text-input.js'
 import { MAX_PRODUCT_ID_BYTES } from './row-rules.js'
 import { IMPORT_STAGE, inStage, ofChannelRow } from '../db/stage-keys.js'
+import { intermediateColumns, intermediateRows, siteRules } from '../rules/intermediate-stage.js'
 
 // One product of a site in each of its stages (the console's product page): its row in the import
-// stage, which the platform interface also calls the intermediate stage, and its row in each channel's
+// stage, in the intermediate stage (through the site's rules, when it has any), and in each channel's
 // stage, with whether the channel's feed has it. The site is the account's (getSite); the rows are
 // reached through it by key.
 
@@ -27,6 +28,11 @@ export interface ProductStageRows {
   site: Site
   productId: string
   importRow: ProductRow | null
+  /**
+   * The product in the intermediate stage, when the site has enabled rules (without, the
+   * intermediate stage is the import stage): its row through them, null when they exclude it.
+   */
+  intermediate: { rules: number; row: ProductRow | null } | undefined
   /** At most the asked number of channels, those with a row of the product first. */
   channels: ChannelProductRow[]
   /** The site's other channels. */
@@ -56,9 +62,21 @@ export async function productStageRows(
     .where('site_id', '=', site.id)
     .executeTakeFirst()
   const channelCount = Number(count?.n ?? 0)
-  if (!storable(productId)) return { site, productId, importRow: null, channels: [], moreChannels: channelCount }
+  if (!storable(productId)) return { site, productId, importRow: null, intermediate: undefined, channels: [], moreChannels: channelCount }
   const [importRow, channels] = await Promise.all([importStageRow(db, site, productId), channelRows(db, site, productId, channelLimit)])
-  return { site, productId, importRow, channels, moreChannels: channelCount - channels.length }
+  const intermediate = importRow ? await intermediateStageRow(db, site, productId, importRow) : undefined
+  return { site, productId, importRow, intermediate, channels, moreChannels: channelCount - channels.length }
+}
+
+/** The product's row of the intermediate stage: its import row through the site's rules (src/rules/intermediate-stage.ts). */
+async function intermediateStageRow(db: DbHandle, site: Site, productId: string, importRow: ProductRow): Promise<ProductStageRows['intermediate']> {
+  const rules = await siteRules(db, site)
+  if (rules.length === 0) return undefined
+  const { rows } = await sql<{
+    data: Record<string, string>
+  }>`SELECT data FROM (${intermediateRows(site.id, rules, sql`product_id = ${productId}`)}) AS r`.execute(db)
+  const data = rows[0]?.data
+  return { rules: rules.length, row: data ? { data, columns: intermediateColumns(importRow.columns, rules) } : null }
 }
 
 async function importStageRow(db: DbHandle, site: Site, productId: string): Promise<ProductRow | null> {

@@ -44,7 +44,6 @@ export function exceedsLineLimit(bytes: number, endsWithCarriageReturn: boolean)
 // `\u0000`, or a `\uD800`..`\uDFFF` escape (paired or not; the decoded text decides).
 const UNSTORABLE_ESCAPE = /\\u(?:0000|[dD][89a-fA-F])/
 
-
 function isUnstorableString(value: unknown): boolean {
   return typeof value === 'string' && hasUnstorableCharacter(value)
 }

@@ -4,7 +4,7 @@ export const CONSOLE_CSS = `
 * { box-sizing: border-box; }
 body { margin: 0; font: 15px/1.45 system-ui, -apple-system, "Segoe UI", Roboto, sans-serif; color: var(--fg); background: var(--bg); }
 a { color: var(--accent); }
-a:focus, button:focus, input:focus, select:focus { outline: 3px solid #7fb0e6; outline-offset: 1px; }
+a:focus, button:focus, input:focus, select:focus, textarea:focus, .rule:focus { outline: 3px solid #7fb0e6; outline-offset: 1px; }
 .skip { position: absolute; left: -999px; } .skip:focus { left: 8px; top: 8px; background: #fff; padding: 4px 8px; z-index: 2; }
 header { background: #fff; border-bottom: 1px solid var(--line); padding: 8px 24px; }
 header nav { display: flex; gap: 16px; align-items: center; flex-wrap: wrap; }
@@ -22,11 +22,11 @@ th { color: var(--muted); font-weight: 600; }
 td.num, th.num { text-align: right; font-variant-numeric: tabular-nums; }
 .badge { display: inline-block; padding: 1px 8px; border-radius: 10px; font-size: 12px; font-weight: 600; background: #e8ecf1; }
 .badge-success, .badge-active, .badge-done, .badge-delivered, .badge-processed, .badge-uploaded, .badge-met, .badge-published,
-.badge-in_the_feed {
+.badge-in_the_feed, .badge-enabled {
   background: #e4f4e8;
   color: var(--ok);
 }
-.badge-failed, .badge-error, .badge-disabled, .badge-failure, .badge-high, .badge-below, .badge-held, .badge-left_out {
+.badge-failed, .badge-error, .badge-disabled, .badge-failure, .badge-high, .badge-below, .badge-held, .badge-left_out, .badge-excluded {
   background: #fde8e6;
   color: var(--bad);
 }
@@ -81,4 +81,23 @@ pre { white-space: pre-wrap; word-break: break-all; font-size: 12px; background:
   min-width: 140px;
 }
 .card strong { display: block; font-size: 20px; }
+.rules { list-style: none; padding: 0; margin: 0; }
+.rule { border: 1px solid var(--line); border-radius: 6px; padding: 8px 12px; margin-bottom: 8px; }
+.rule-words { margin: 0 0 6px; }
+.rule-buttons { display: flex; gap: 8px; flex-wrap: wrap; align-items: center; }
+a.button { display: inline-block; padding: 5px 12px; background: var(--accent); color: #fff; border-radius: 4px; text-decoration: none; }
+.fields, fieldset.row { display: flex; gap: 12px; flex-wrap: wrap; align-items: end; }
+fieldset.row { border: 1px solid var(--line); border-radius: 6px; margin: 0 0 8px; padding: 8px 12px; }
+fieldset.row[aria-describedby] { border-color: var(--bad); }
+.fields > div, fieldset.row > div { display: flex; flex-direction: column; }
+.fields > div.check, fieldset.row > div.check, .filters div.check { flex-direction: row; align-items: center; gap: 4px; }
+fieldset.row > p.error { flex-basis: 100%; margin: 0; }
+textarea { font: inherit; padding: 4px 6px; border: 1px solid #9aa6b4; border-radius: 4px; min-width: 240px; }
+textarea.code { font-family: ui-monospace, monospace; font-size: 13px; width: 100%; }
+[aria-invalid=true] { border-color: var(--bad); }
+small { display: block; font-size: 12px; max-width: 320px; }
+[hidden] { display: none !important; }
+.default-submit { position: absolute; left: -9999px; }
+.form-buttons { display: flex; gap: 12px; align-items: center; }
+tr.current { background: #eef5fc; }
 `

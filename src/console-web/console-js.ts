@@ -1,7 +1,8 @@
 // The console's one script, served at /console/assets/console.js: charts drawn from data attributes
 // (Chart.js, served locally) and live status by polling a small JSON endpoint; when a watched run
 // ends, the page's live sections (runs, charts, errors, channels, held banners) are fetched again
-// and swapped in place. No inline script runs (the Content-Security-Policy forbids it); pages work
+// and swapped in place; the rule editor shows the fields of each chosen action, and the rules page
+// moves a focused rule with Alt+ArrowUp and Alt+ArrowDown. No inline script runs (the Content-Security-Policy forbids it); pages work
 // without it, only less live.
 export const CONSOLE_JS = `
 'use strict'
@@ -89,8 +90,31 @@ function watch(box) {
   }
   tick()
 }
+// The rule editor: an action row shows the fields of the action chosen in it (without script, a
+// button asks the server for them).
+function showActionFields(row) {
+  var chosen = row.querySelector('[data-action-select]').value
+  row.querySelectorAll('[data-for]').forEach(function (field) {
+    field.hidden = field.getAttribute('data-for').split(' ').indexOf(chosen) < 0
+  })
+}
+// The rules page: Alt+ArrowUp and Alt+ArrowDown on a focused rule press its Move button (a form's).
+function moveByKeys(event) {
+  if (!event.altKey || (event.key !== 'ArrowUp' && event.key !== 'ArrowDown')) return
+  var rule = event.target && event.target.closest ? event.target.closest('[data-rule]') : null
+  var button = rule ? rule.querySelector('[data-move=' + (event.key === 'ArrowUp' ? 'up' : 'down') + ']') : null
+  if (!button) return
+  event.preventDefault()
+  button.click()
+}
 document.addEventListener('DOMContentLoaded', function () {
   drawCharts(document)
   document.querySelectorAll('[data-poll]').forEach(watch)
+  document.querySelectorAll('[data-action-row]').forEach(function (row) {
+    showActionFields(row)
+    row.querySelector('[data-action-select]').addEventListener('change', function () { showActionFields(row) })
+  })
+  document.querySelectorAll('[data-no-js]').forEach(function (element) { element.hidden = true })
+  document.addEventListener('keydown', moveByKeys)
 })
 `

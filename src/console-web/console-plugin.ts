@@ -20,6 +20,8 @@ import { productPageRoutes } from './product-page-routes.js'
 import { streamPageRoutes } from './stream-page-routes.js'
 import { webhookPageRoutes } from './webhook-page-routes.js'
 import { operatorRoutes } from './operator-routes.js'
+import { rulePageRoutes } from './rule-page-routes.js'
+import { ruleEditorRoutes } from './rule-editor-routes.js'
 
 // Pages run no inline script and load nothing from elsewhere: every asset is served here.
 const CONTENT_SECURITY_POLICY =
@@ -89,6 +91,8 @@ export const consolePlugin: FastifyPluginAsync<ConsoleDeps> = async (app, deps) 
   await app.register(streamPageRoutes, deps)
   await app.register(webhookPageRoutes, deps)
   await app.register(operatorRoutes, deps)
+  await app.register(rulePageRoutes, deps)
+  await app.register(ruleEditorRoutes, deps)
 }
 
 /** A session lasts only while what signed it in does: the account's credential, or the operator token. */

@@ -1,6 +1,7 @@
 import type { FastifyPluginAsync } from 'fastify'
 import { channelDiagnostics, checksOfChannel, type DiagnosticsQuery } from '../channels/channel-diagnostics.js'
 import { getChannel } from '../channels/channels.js'
+import { failingValues } from '../channels/failing-values.js'
 import { AppError } from '../errors.js'
 import { getSite } from '../sites/sites.js'
 import type { Db } from '../db/database.js'
@@ -9,6 +10,7 @@ import { diagnosticsHref, diagnosticsPage, type DiagnosticsFilter } from './diag
 import { heldChannelOf } from './hold-banner-views.js'
 import { page } from './layout.js'
 import { accountOfSession, queryInt, queryText, sendPage } from './pages.js'
+import { fixMapsValues } from './rule-fix-links.js'
 
 export const DIAGNOSTICS_PER_PAGE = 50
 
@@ -60,6 +62,9 @@ export const diagnosticsPageRoutes: FastifyPluginAsync<ConsoleDeps> = async (app
     const { channel } = await getChannel(db, accountId, site.id, channelId)
     const { found, problem } = await readList(db, accountId, site.id, channel.id, queryOf(filter, offset))
     const checks = found?.checks ?? (await checksOfChannel(db, channel))
+    // The values a "Fix with a rule" link maps: those of the failing codes whose fix is a map.
+    const mapped = checks.codes.filter((code) => (checks.totals?.codes[code.code] ?? 0) > 0 && fixMapsValues(code))
+    const failing = await failingValues(db, checks, mapped)
     const body = diagnosticsPage({
       checks,
       filter,
@@ -71,6 +76,7 @@ export const diagnosticsPageRoutes: FastifyPluginAsync<ConsoleDeps> = async (app
       session: request.consoleSession!,
       held: heldChannelOf(site, channel),
       released: queryText(query.released, 20) === channel.id ? channel : undefined,
+      failing,
     })
     const trail: [string, string][] = [
       ['Overview', '/console'],

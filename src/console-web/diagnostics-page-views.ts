@@ -8,6 +8,8 @@ import { holdBanners, releasedNotice, type HeldChannel } from './hold-banner-vie
 import { html, type Html } from './html.js'
 import { badge, dataTable, when } from './layout.js'
 import { productHref } from './product-links.js'
+import { fixRuleHref } from './rule-fix-links.js'
+import { rulesPath } from './rule-links.js'
 
 // A channel's diagnostics in the console (issue 24): what its last export found checking the
 // products against the channel's template, the counts first, then every failed check of every
@@ -34,6 +36,8 @@ export interface DiagnosticsPageData {
   /** The channel when a safety stop holds it (its banner), and the notice of a release just made. */
   held: HeldChannel | undefined
   released: { id: string; name: string } | undefined
+  /** The distinct failing values of the codes a rule would map (rule-fix-links.ts), by code. */
+  failing: Record<string, string[]>
 }
 
 /** A share from 0 to 1 as a percentage with at most one decimal (66.7 %, 100 %). */
@@ -63,7 +67,7 @@ export function diagnosticsHref(checks: Pick<ChannelChecks, 'siteId' | 'channelI
 
 export function diagnosticsPage(data: DiagnosticsPageData): Html {
   const banner = data.held ? holdBanners([data.held], 1, data.session, diagnosticsHref(data.checks)) : ''
-  return html`${releasedNotice(data.released)} ${banner} ${summarySection(data.checks)} ${codesSection(data.checks)} ${listSection(data)}`
+  return html`${releasedNotice(data.released)} ${banner} ${summarySection(data.checks)} ${codesSection(data.checks, data.failing)} ${listSection(data)}`
 }
 
 function summarySection(checks: ChannelChecks): Html {
@@ -75,7 +79,7 @@ function summarySection(checks: ChannelChecks): Html {
   return html`<section aria-labelledby="summary-heading">
     <h2 id="summary-heading">Summary</h2>
     <p>Template <strong>${checks.template}</strong> (${spec}) · validation mode <strong>${checks.validationMode}</strong> · ${checks.codes.length} checks</p>
-    <p>${last}</p>
+    <p>${last} <a href="${rulesPath(checks.siteId, checks.channelId)}">Rules of this channel</a></p>
     ${checks.totals ? cards(checks.totals, checks.readinessThreshold) : ''}
   </section>`
 }
@@ -94,7 +98,7 @@ function cards(totals: CheckTotals, threshold: number | null): Html {
   </div>`
 }
 
-function codesSection(checks: ChannelChecks): Html {
+function codesSection(checks: ChannelChecks, values: Record<string, string[]>): Html {
   const counts = checks.totals?.codes ?? {}
   const failing = checks.codes.filter((code) => (counts[code.code] ?? 0) > 0)
   const rows = failing.map(
@@ -105,6 +109,7 @@ function codesSection(checks: ChannelChecks): Html {
         <td>${code.attribute}</td>
         <td class="num">${counts[code.code] ?? 0}</td>
         <td>${code.message}</td>
+        <td><a href="${fixRuleHref(checks, code, values[code.code])}" aria-label="Fix ${code.code} with a rule">Fix with a rule</a></td>
       </tr>`,
   )
   return html`<section aria-labelledby="codes-heading">
@@ -112,7 +117,7 @@ function codesSection(checks: ChannelChecks): Html {
     ${
       failing.length === 0
         ? html`<p class="muted">No product fails a check.</p>`
-        : dataTable(['Code', 'Severity', 'Attribute', '#Products', 'Message'], rows, { describedBy: 'codes-heading' })
+        : dataTable(['Code', 'Severity', 'Attribute', '#Products', 'Message', 'Fix'], rows, { describedBy: 'codes-heading' })
     }
   </section>`
 }

@@ -3,6 +3,7 @@ import type { ProductAcrossStages, ProductInChannel } from '../channels/product-
 import { diagnosticsHref } from './diagnostics-page-views.js'
 import { html, type Html } from './html.js'
 import { badge, dataTable } from './layout.js'
+import { rulesPath } from './rule-links.js'
 
 // The product page (issue 31): one product's row in each stage of its site and every check each
 // channel's last export made of it. Ids and values are the client's data: they go through `html`.
@@ -36,16 +37,32 @@ export function productPage(product: ProductAcrossStages): Html {
   const more = moreChannels > 0 ? html`<p class="muted" role="note">And ${moreChannels} more channels of the site, not shown.</p>` : ''
   return html`<section aria-labelledby="import-heading">
       <h2 id="import-heading">Import stage</h2>
-      <p id="import-note" class="muted">
-        The intermediate stage is this same stage: the platform interface's stage <code>intermediate</code> reads these rows.
-      </p>
+      <p id="import-note" class="muted">The product as its sources sent it.</p>
       ${importRow ? attributesTable(importRow, 'import-note') : html`<p>Not in the import stage: deleted from its source, or not imported yet.</p>`}
     </section>
+    ${intermediateSection(product)}
     <section aria-labelledby="product-channels-heading">
       <h2 id="product-channels-heading">Channels</h2>
       ${channels.length === 0 ? html`<p class="muted">The site has no channels.</p>` : channels.map((c) => channelArticle(site.id, product.productId, c))}
       ${more}
     </section>`
+}
+
+const EXCLUDED = "The site's rules leave the product out: no channel has it."
+
+/** The intermediate stage: the import row through the site's rules, which every channel reads. */
+function intermediateSection({ site, importRow, intermediate }: ProductAcrossStages): Html {
+  const rules = html`<a href="${rulesPath(site.id)}">the site's rules</a>`
+  if (!importRow) return html``
+  if (!intermediate) {
+    return html`<p class="muted">The site has no enabled rules (${rules}): its intermediate stage, which every channel reads, is the import stage.</p>`
+  }
+  const count = `${intermediate.rules} ${intermediate.rules === 1 ? 'rule' : 'rules'}`
+  return html`<section aria-labelledby="intermediate-heading">
+    <h2 id="intermediate-heading">Intermediate stage</h2>
+    <p id="intermediate-note" class="muted">The import row through ${rules} (${count}): what every channel reads.</p>
+    ${intermediate.row ? attributesTable(intermediate.row, 'intermediate-note') : html`<p>${badge('excluded')} ${EXCLUDED}</p>`}
+  </section>`
 }
 
 /** Where the product stands in the channel: in its feed, left out by its checks, or not in its stage. */

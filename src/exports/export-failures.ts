@@ -81,7 +81,7 @@ function unwritable(channel: Channel, problem: UnwritableColumns): RunFailure {
   const named = problem.column !== undefined
   const fix =
     channel.mapping.length === 0
-      ? "the channel has no mapping, so its columns are the import stage's: give it a mapping " +
+      ? "the channel has no mapping, so its columns are the intermediate stage's (the import stage's and those its site rules create): give it a mapping " +
         (named ? 'that names this column differently or leaves it out' : 'with fewer columns')
       : named
         ? "rename this column in the channel's mapping"

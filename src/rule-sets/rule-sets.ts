@@ -169,11 +169,37 @@ export async function checkedRule(db: DbHandle, scope: RuleScopeOf, input: RuleI
       throw new BadRequestError(`${at}: the pattern does not compile: ${(error as Error).message}`)
     }
   }
-  if (scope.channel?.format === 'xml' && rule.attribute !== null) {
-    const problem = xmlNameProblem(rule.attribute)
-    if (problem) throw new BadRequestError(`attribute: "${rule.attribute}" cannot be an element of this channel's XML feed: ${problem}`)
-  }
+  if (rule.attribute !== null) await checkXmlName(db, scope, rule.attribute)
   return rule
+}
+
+/**
+ * A channel writing XML takes only XML names as columns: a channel rule's attribute becomes one of
+ * its channel's columns, a site rule's one of every XML channel without a mapping (whose columns are
+ * the intermediate stage's). Refused when saved, so that no export fails on it later.
+ */
+async function checkXmlName(db: DbHandle, scope: RuleScopeOf, attribute: string): Promise<void> {
+  const problem = xmlNameProblem(attribute)
+  if (!problem) return
+  if (scope.channel) {
+    if (scope.channel.format === 'xml') throw new BadRequestError(`attribute: "${attribute}" cannot be an element of this channel's XML feed: ${problem}`)
+    return
+  }
+  const xml = await db
+    .selectFrom('channel')
+    .select(['id', 'name'])
+    .where('account_id', '=', scope.site.account_id)
+    .where('site_id', '=', scope.site.id)
+    .where('format', '=', 'xml')
+    .where(sql<boolean>`jsonb_array_length(mapping) = 0`)
+    .orderBy('id')
+    .executeTakeFirst()
+  if (xml) {
+    throw new BadRequestError(
+      `attribute: "${attribute}" cannot be an element of the XML feed of channel ${xml.id} (${xml.name}), whose columns are the intermediate stage's ` +
+        `(it has no mapping): ${problem}`,
+    )
+  }
 }
 
 function stored(rule: Omit<RuleSpec, 'id'>) {

@@ -31,10 +31,9 @@ export function checkAction(input: Input, path: string): Action {
     case 'map':
       return mapAction(input, path)
     case 'regex_replace':
-      checkPattern(text('pattern'), `${path}.pattern`)
       return {
         action: 'regex_replace',
-        pattern: text('pattern'),
+        pattern: checkPattern(input.pattern, `${path}.pattern`),
         replacement: text('replacement', { fallback: '' }),
         case_sensitive: flag('case_sensitive', true),
       }
@@ -51,8 +50,13 @@ export function checkAction(input: Input, path: string): Action {
       if (mode !== 'half_up' && mode !== 'up' && mode !== 'down') throw new BadRequestError(`${path}.mode: must be half_up, up or down`)
       return { action: 'round', decimals: whole(input.decimals, `${path}.decimals`, { min: 0, max: 6, fallback: 2 }), mode }
     }
-    case 'truncate':
-      return { action: 'truncate', max: whole(input.max, `${path}.max`, { min: 1, max: 100_000 }), suffix: text('suffix', { fallback: '' }) }
+    case 'truncate': {
+      const max = whole(input.max, `${path}.max`, { min: 1, max: 100_000 })
+      const suffix = text('suffix', { fallback: '' })
+      // The suffix counts in max: one as long leaves no room for the value, a longer one would pass max.
+      if ([...suffix].length >= max) throw new BadRequestError(`${path}.suffix: must be shorter than max (${max} characters)`)
+      return { action: 'truncate', max, suffix }
+    }
     default:
       return { action: input.action as 'trim' | 'strip_html' | 'exclude' }
   }
@@ -78,17 +82,18 @@ function mapAction(input: Input, path: string): Action {
   if (pairs.length > RULE_LIMITS.listEntries) throw new BadRequestError(`${path}.entries: at most ${RULE_LIMITS.listEntries} entries`)
   const caseSensitive = ruleFlag(input.case_sensitive, `${path}.case_sensitive`, false)
   const seen = new Map<string, string>()
-  const checked: Record<string, string> = {}
+  const checked: [string, string][] = []
   for (const [from, to] of pairs) {
     const key = ruleText(from, `${path}.entries key`)
     const folded = caseSensitive ? key : key.toLowerCase()
     const twin = seen.get(folded)
     if (twin !== undefined) throw new BadRequestError(`${path}.entries: "${twin}" and "${key}" are the same value when case is ignored`)
     seen.set(folded, key)
-    checked[key] = ruleText(to, `${path}.entries["${key}"]`)
+    checked.push([key, ruleText(to, `${path}.entries["${key}"]`)])
   }
   const fallback = input.default === undefined || input.default === null ? undefined : ruleText(input.default, `${path}.default`)
-  return { action: 'map', entries: checked, case_sensitive: caseSensitive, ...(fallback === undefined ? {} : { default: fallback }) }
+  // Own properties whatever their names: assigned one by one, an entry "__proto__" would be lost.
+  return { action: 'map', entries: Object.fromEntries(checked), case_sensitive: caseSensitive, ...(fallback === undefined ? {} : { default: fallback }) }
 }
 
 function splitTake(input: Input, path: string): Action {

@@ -99,10 +99,9 @@ function readCondition(value: unknown, field: string): Condition {
     if (values.length > RULE_LIMITS.listEntries) throw new BadRequestError(`${field}.values: at most ${RULE_LIMITS.listEntries} values`)
     return { ...condition, values: values.map((v, i) => ruleText(v, `${field}.values[${i}]`)) }
   }
-  const text = ruleText(input.value, `${field}.value`)
+  const text = operator === 'matches' ? checkPattern(input.value, `${field}.value`) : ruleText(input.value, `${field}.value`)
   if (NUMBER_OPERATORS.includes(operator as Operator) && !isNumber(text)) throw new BadRequestError(`${field}.value: must be a number (such as 19.99)`)
   if (operator === 'length_greater_than' && !/^\s*\d{1,9}\s*$/.test(text)) throw new BadRequestError(`${field}.value: must be a whole number of characters`)
-  if (operator === 'matches') checkPattern(text, `${field}.value`)
   return { ...condition, value: text }
 }
 

@@ -66,7 +66,8 @@ export function rulePipeline(q: SqlQuoter, rules: RuleSpec[], source: PipelineSo
     const target = rule.attribute === null ? undefined : column(rule.attribute)
     // A product an earlier rule excluded has left the stage: no later rule matches it.
     const matched = rule.if === null ? '(NOT l.excluded)' : `(NOT l.excluded AND ${groupSql(q, rule.if, read)})`
-    next({}, { [`m${k}`]: matched, ...(track && target ? { [`b${k}`]: `l.${target}` } : {}) })
+    // g<k>: the product was gone (excluded) before this rule: neither branch runs on it.
+    next({}, { [`m${k}`]: matched, [`g${k}`]: 'l.excluded', ...(track && target ? { [`b${k}`]: `l.${target}` } : {}) })
     const apply = (actions: Action[], when: string) => {
       for (const action of actions) {
         if (action.action === 'exclude') next({ excluded: `(l.excluded OR ${when})` })
@@ -74,7 +75,7 @@ export function rulePipeline(q: SqlQuoter, rules: RuleSpec[], source: PipelineSo
       }
     }
     apply(rule.then, `l.m${k}`)
-    apply(rule.else, `NOT l.m${k}`)
+    apply(rule.else, `NOT (l.m${k} OR l.g${k})`)
     if (track && target) next({}, { [`a${k}`]: `l.${target}` })
     steps.push({ rule, matched: `m${k}`, before: target ? `b${k}` : `''`, after: target ? `a${k}` : `''` })
   })

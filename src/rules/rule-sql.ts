@@ -11,7 +11,16 @@ export interface RuleColumns {
   read(attribute: string): string
 }
 
-const BLANKS = `E' \\t\\n\\r\\f\\u00a0'`
+// Blanks are Unicode's White_Space characters (NBSP, the ideographic space …), the same whatever the
+// database's locale: its [[:space:]] may hold more of them or fewer (a C locale: ASCII only).
+const WHITE_SPACE = [0x09, 0x0a, 0x0b, 0x0c, 0x0d, 0x20, 0x85, 0xa0, 0x1680, 0x2000, 0x2001, 0x2002, 0x2003, 0x2004, 0x2005]
+  .concat([0x2006, 0x2007, 0x2008, 0x2009, 0x200a, 0x2028, 0x2029, 0x202f, 0x205f, 0x3000])
+  .map((code) => `\\u${code.toString(16).padStart(4, '0')}`)
+  .join('')
+/** SQL: the blanks as btrim's characters. */
+const BLANKS = `E'${WHITE_SPACE}'`
+/** A pattern's bracket expression of one blank (the regular expression reads the \\u escapes). */
+const BLANK = `[${WHITE_SPACE}]`
 
 /** SQL: `v` under the collation rules fold case with (migration 0017): Unicode's mapping, whatever the database's locale. */
 export function folding(v: string): string {
@@ -25,14 +34,22 @@ export function folding(v: string): string {
 function folded(call: (v: string) => string, v: string): string {
   return `(${call(folding(v))} COLLATE "default")`
 }
-const NUMBER = `'^[[:space:]]*[-+]?([0-9]+([.][0-9]*)?|[.][0-9]+)[[:space:]]*$'`
+const NUMBER = `'^${BLANK}*[-+]?([0-9]+([.][0-9]*)?|[.][0-9]+)${BLANK}*$'`
+/** The longest text read as a number: Postgres' numeric holds at most 16,383 digits after the point. */
+const NUMBER_CHARS = 1000
 
 export function blankSql(v: string): string {
   return `(${v} = '' OR btrim(${v}, ${BLANKS}) = '')`
 }
 
+/** SQL: whether `v` is a number: digits with an optional sign and point, blanks around them. */
 function numberSql(v: string): string {
-  return `(${v} ~ ${NUMBER})`
+  return `(char_length(${v}) <= ${NUMBER_CHARS} AND ${v} ~ ${NUMBER})`
+}
+
+/** SQL: the numeric of `v`, which numberSql found a number. */
+function numericSql(v: string): string {
+  return `btrim(${v}, ${BLANKS})::numeric`
 }
 
 /** SQL: the group holds (all of its items, or any). */
@@ -47,7 +64,8 @@ export function conditionSql(q: SqlQuoter, condition: Condition, columns: RuleCo
   const fold = (sql: string) => (exact ? sql : folded((v) => `lower(${v})`, sql))
   const literal = (text: string) => fold(q.escapeLiteral(text))
   const value = condition.value ?? ''
-  const number = (op: string) => `(CASE WHEN ${numberSql(v)} THEN btrim(${v})::numeric ${op} ${Number(value)} ELSE false END)`
+  // The value as the client wrote it (a JavaScript number would round 20 digits to 17).
+  const number = (op: string) => `(CASE WHEN ${numberSql(v)} THEN ${numericSql(v)} ${op} ${q.escapeLiteral(value.trim())}::numeric ELSE false END)`
   switch (condition.operator) {
     case 'equals':
       return `(${fold(v)} = ${literal(value)})`
@@ -135,7 +153,7 @@ export function actionSql(q: SqlQuoter, action: Action, current: string, columns
     case 'case':
       return caseSql(action.to, current)
     case 'trim':
-      return `btrim(regexp_replace(${current}, '[[:space:]\\u00a0]+', ' ', 'g'))`
+      return `btrim(regexp_replace(${current}, '${BLANK}+', ' ', 'g'))`
     case 'strip_html':
       return `catalog_html_text(${current})`
     case 'round':
@@ -176,12 +194,18 @@ function caseSql(to: 'lower' | 'upper' | 'title' | 'sentence', current: string):
   if (to === 'lower') return folded((v) => `lower(${v})`, current)
   if (to === 'upper') return folded((v) => `upper(${v})`, current)
   if (to === 'title') return folded((v) => `initcap(${v})`, current)
-  return folded((v) => `(upper(left(${v}, 1)) || lower(substr(${v}, 2)))`, current)
+  // Sentence: the first character after any leading blanks.
+  const sentence = (v: string) => {
+    const lead = `substring(${v} from '^${BLANK}*')`
+    const rest = `substr(${v}, char_length(${lead}) + 1)`
+    return `(${lead} || upper(left(${rest}, 1)) || lower(substr(${rest}, 2)))`
+  }
+  return folded(sentence, current)
 }
 
 /** A number rounded to `decimals` (half up, up or down), written with that many; any other value as it is. */
 function roundSql(decimals: number, mode: 'half_up' | 'up' | 'down', current: string): string {
-  const n = `btrim(${current})::numeric`
+  const n = numericSql(current)
   const scale = `1${'0'.repeat(decimals)}`
   const rounded = mode === 'half_up' ? `round(${n}, ${decimals})` : `round(${mode === 'up' ? 'ceil' : 'floor'}(${n} * ${scale}) / ${scale}, ${decimals})`
   return `(CASE WHEN ${numberSql(current)} THEN ${rounded}::text ELSE ${current} END)`
@@ -192,9 +216,10 @@ function truncateSql(q: SqlQuoter, max: number, suffix: string, current: string)
   const room = Math.max(0, max - [...suffix].length)
   const cut = `left(${current}, ${room})`
   // The cut ends a word when the next character is a blank; otherwise the word it ends in goes, unless it is the only one.
-  const atWord = `CASE WHEN substr(${current}, ${room + 1}, 1) ~ '[[:space:]]' THEN ${cut}
-    ELSE coalesce(nullif(regexp_replace(${cut}, '[[:space:]]+[^[:space:]]*$', ''), ''), ${cut}) END`
-  return `(CASE WHEN char_length(${current}) <= ${max} THEN ${current} ELSE rtrim(${atWord}) || ${q.escapeLiteral(suffix)} END)`
+  const atWord = `CASE WHEN substr(${current}, ${room + 1}, 1) ~ '${BLANK}' THEN ${cut}
+    ELSE coalesce(nullif(regexp_replace(${cut}, '${BLANK}+[^${WHITE_SPACE}]*$', ''), ''), ${cut}) END`
+  const trimmed = `regexp_replace(${atWord}, '${BLANK}+$', '')`
+  return `(CASE WHEN char_length(${current}) <= ${max} THEN ${current} ELSE ${trimmed} || ${q.escapeLiteral(suffix)} END)`
 }
 
 function escapeRegex(text: string): string {

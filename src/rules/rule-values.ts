@@ -55,13 +55,21 @@ export function isNumber(text: string): boolean {
  * A pattern that Postgres' regular expressions run without backtracking: no back-references and no
  * look-around (the two features that make its engine backtrack), no directors or embedded options,
  * at most RULE_LIMITS.patternChars characters. That it compiles is checked by the database when the
- * rule is saved (rules.ts), which also refuses one too complex to build.
+ * rule is saved (rules.ts), which also refuses one too complex to build. Returns the pattern.
  */
-export function checkPattern(pattern: string, field: string): void {
-  const text = ruleText(pattern, field)
-  if (text.length > RULE_LIMITS.patternChars) throw new BadRequestError(`${field}: at most ${RULE_LIMITS.patternChars} characters`)
+export function checkPattern(value: unknown, field: string): string {
+  // Its own bound first (in characters, as Postgres counts them), then the bounds of every text.
+  if (typeof value === 'string' && value.length > RULE_LIMITS.patternChars && [...value].length > RULE_LIMITS.patternChars) {
+    throw new BadRequestError(`${field}: at most ${RULE_LIMITS.patternChars} characters`)
+  }
+  const text = ruleText(value, field)
   if (text === '') throw new BadRequestError(`${field}: a pattern is required`)
-  if (/\\[1-9]|\\k/.test(text)) throw new BadRequestError(`${field}: back-references (\\1 … \\9) are not allowed: they make matching backtrack`)
-  if (/\(\?[=!<]/.test(text)) throw new BadRequestError(`${field}: look-ahead and look-behind ((?= (?! (?<= (?<!) are not allowed`)
-  if (/^\*\*\*|\(\?[a-z]*\)/.test(text)) throw new BadRequestError(`${field}: directors (***) and embedded options ((?i)) are not allowed: use case_sensitive`)
+  // An escaped backslash (\\) is a backslash, not the start of an escape: read as a plain character.
+  const escapes = text.replace(/\\\\/g, '_')
+  if (/\\[1-9]|\\k/.test(escapes)) throw new BadRequestError(`${field}: back-references (\\1 … \\9) are not allowed: they make matching backtrack`)
+  if (/(^|[^\\])\(\?[=!<]/.test(escapes)) throw new BadRequestError(`${field}: look-ahead and look-behind ((?= (?! (?<= (?<!) are not allowed`)
+  if (/^\*\*\*|(^|[^\\])\(\?[a-z]*\)/.test(escapes)) {
+    throw new BadRequestError(`${field}: directors (***) and embedded options ((?i)) are not allowed: use case_sensitive`)
+  }
+  return text
 }

@@ -50,7 +50,7 @@ describe('the product page', () => {
     const text = textOf(page.body)
     expect(text).toContain('Product rewritten')
     expect(textOf(elementWith(page.body, 'aria-labelledby="import-heading"'))).toMatch(/availability In Stock/)
-    expect(text).toContain('The intermediate stage is this same stage')
+    expect(text).toContain('The site has no enabled rules')
     const inGoogle = textOf(elementWith(page.body, `data-channel="${google.id}"`, 'article'))
     expect(inGoogle).toContain('in the feed')
     expect(inGoogle).toMatch(/availability availability_normalised info .* In Stock/)
@@ -66,6 +66,21 @@ describe('the product page', () => {
     const leftOut = textOf(elementWith(failing.body, `data-channel="${google.id}"`, 'article'))
     expect(leftOut).toContain('left out')
     expect(leftOut).toMatch(/price price_invalid_price error .* ten /)
+  }, 60_000)
+
+  it("shows the product's intermediate row through the site's rules, or that they exclude it", async () => {
+    const { f, user } = await shop()
+    const rule = (body: Record<string, unknown>) => f.c.post(`/sites/${f.site.id}/rules`, body)
+    expect((await rule({ attribute: 'title', then: [{ action: 'append', value: 'by {brand}', separator: ' ' }] })).statusCode).toBe(201)
+    expect((await rule({ if: { all: [{ attribute: 'id', operator: 'equals', value: 'good' }] }, then: [{ action: 'exclude' }] })).statusCode).toBe(201)
+    const page = await user.get(`/console/sites/${f.site.id}/products/rewritten`)
+    expect(page.status, page.body).toBe(200)
+    const intermediate = textOf(elementWith(page.body, 'aria-labelledby="intermediate-heading"'))
+    expect(intermediate).toContain("The import row through the site's rules (2 rules)")
+    expect(intermediate).toMatch(/title Shirt rewritten by Acme/)
+    expect(textOf(elementWith(page.body, 'aria-labelledby="import-heading"'))).toMatch(/title Shirt rewritten(?! by)/)
+    const excluded = await user.get(`/console/sites/${f.site.id}/products/good`)
+    expect(textOf(elementWith(excluded.body, 'aria-labelledby="intermediate-heading"'))).toContain("excluded The site's rules leave the product out")
   }, 60_000)
 
   it('escapes hostile ids and links to each from the product browser and the diagnostics, where the link leads back to it', async () => {

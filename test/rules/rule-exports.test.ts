@@ -220,6 +220,58 @@ describe('site rules and the intermediate stage', () => {
     expect((await readStage(t, g, 'import')).rows).toHaveLength(all.length)
   })
 
+  it('run no branch on a product an earlier rule excluded', async () => {
+    const rules = [
+      { if: { all: [{ attribute: 'brand', operator: 'equals', value: 'acme' }] }, then: [{ action: 'exclude' }] },
+      {
+        attribute: 'color',
+        if: { all: [{ attribute: 'color', operator: 'equals', value: 'red' }] },
+        then: [{ action: 'set', value: 'then' }],
+        else: [{ action: 'set', value: 'else' }],
+      },
+    ]
+    const shown = await preview(f, { rules, ids: ['P00', 'P01'] })
+    expect(shown.products.map((p) => [p.id, p.excluded, p.steps.map((s) => [s.matched, s.excluded, s.after])])).toEqual([
+      [
+        'P00',
+        true,
+        [
+          [true, true, null],
+          [false, false, ''],
+        ],
+      ],
+      [
+        'P01',
+        false,
+        [
+          [false, false, null],
+          [false, false, 'else'],
+        ],
+      ],
+    ])
+  })
+
+  it('may not create a column an XML channel without a mapping cannot write', async () => {
+    const g = await importFixture(t)
+    await importedSite(g, catalog().slice(0, 3))
+    const before = await listRules(g)
+    await addRule(g, { attribute: 'bad name', then: [{ action: 'set', value: 'x' }] })
+    const xml = await plainChannel(g, 'xml', { name: 'xml', export_name: 'xml' })
+    const refused = await g.c.post(rulesPath(g), { attribute: 'other bad', then: [{ action: 'set', value: 'x' }] })
+    expect(refused.statusCode).toBe(400)
+    expect(refused.json<{ message: string }>().message).toMatch(
+      new RegExp(`^attribute: "other bad" cannot be an element of the XML feed of channel ${xml} \\(xml\\)`),
+    )
+    expect((await listRules(g)).length).toBe(before.length + 1)
+    // The rule saved before the channel existed: the export names the column and where it came from.
+    const run = await g.run('channel', { id: xml })
+    expect(run.status).toBe('failed')
+    const errors = await g.errors(run.pid)
+    expect(errors.map((e) => e.message).join('\n')).toMatch(
+      /"bad name".*its columns are the intermediate stage's \(the import stage's and those its site rules create\)/s,
+    )
+  })
+
   it('are copied with the site, and a channel’s with its channel', async () => {
     const channel = await createChannel(f, { name: 'copied', export_name: 'copied', format: 'csv' })
     await addRule(f, CHANNEL_RULES[2] ?? {}, channel.id)
