@@ -1,4 +1,5 @@
-import { ACTIONS, OPERATORS } from '../rules/rule-types.js'
+import { ACTIONS, OPERATORS, type Operator } from '../rules/rule-types.js'
+import { OPERATOR_WORDS } from '../rules/rule-words.js'
 import { html, type Html } from './html.js'
 import { paramsOf, type ActionRow, type ConditionRow, type ParamKey } from './rule-form.js'
 
@@ -7,24 +8,17 @@ import { paramsOf, type ActionRow, type ConditionRow, type ParamKey } from './ru
 // are hidden (console.js shows the chosen one's as the choice changes; without script, the button
 // "Show the fields of the chosen actions" does).
 
-const OPERATOR_LABELS: Record<(typeof OPERATORS)[number], string> = {
-  equals: 'is',
-  not_equals: 'is not',
-  contains: 'contains',
-  not_contains: 'does not contain',
-  starts_with: 'starts with',
-  ends_with: 'ends with',
-  in: 'is one of (one value a line)',
-  not_in: 'is none of (one value a line)',
-  is_empty: 'is empty',
-  is_not_empty: 'is not empty',
-  greater_than: 'is more than (numbers)',
-  greater_or_equal: 'is at least (numbers)',
-  less_than: 'is less than (numbers)',
-  less_or_equal: 'is at most (numbers)',
-  matches: 'matches the pattern',
-  length_greater_than: 'is longer than (characters)',
+// The words of each operator (rule-words.ts), with what its value holds where that is not plain text.
+const OPERATOR_HINTS: Partial<Record<Operator, string>> = {
+  in: ' (one value a line)',
+  not_in: ' (one value a line)',
+  greater_than: ' (numbers)',
+  greater_or_equal: ' (numbers)',
+  less_than: ' (numbers)',
+  less_or_equal: ' (numbers)',
+  length_greater_than: ' (characters)',
 }
+const operatorLabel = (operator: Operator) => `${OPERATOR_WORDS[operator]}${OPERATOR_HINTS[operator] ?? ''}`
 
 const ACTION_LABELS: Record<(typeof ACTIONS)[number], string> = {
   set: 'set to a value',
@@ -85,7 +79,7 @@ export function conditionRow(row: ConditionRow, i: number, problem: string | und
     <div>
       <label for="${id}-operator">Operator</label
       ><select id="${id}-operator" name="${id}_operator">
-        ${options(OPERATORS, row.operator, (op) => OPERATOR_LABELS[op as keyof typeof OPERATOR_LABELS])}
+        ${options(OPERATORS, row.operator, (op) => operatorLabel(op as Operator))}
       </select>
     </div>
     <div>

@@ -5,7 +5,8 @@ import type { Action, Condition, Group, RuleSpec } from './rule-types.js'
 
 const quote = (text: string) => JSON.stringify(text.length > 60 ? `${text.slice(0, 57)}…` : text)
 
-const OPERATOR_WORDS: Record<Condition['operator'], string> = {
+/** Each operator in words: `brand is "Acme"`. */
+export const OPERATOR_WORDS: Record<Condition['operator'], string> = {
   equals: 'is',
   not_equals: 'is not',
   contains: 'contains',

@@ -44,6 +44,7 @@ async function realIds(f: ImportFixture): Promise<Ids> {
   const webhookId = webhook.json<{ Webhooks: { id: string }[] }>().Webhooks[0]?.id ?? ''
   await recordUpload(t.db, f.account.accountId)
   const delivery = await f.platform('GET', `/webhooks/${webhookId}/deliveries`)
+  const rule = await f.platform('POST', `/sites/${f.site.id}/rules`, { attribute: 'title', then: [{ action: 'trim' }] })
   return {
     projectId: f.site.project_id,
     siteId: f.site.id,
@@ -61,6 +62,8 @@ async function realIds(f: ImportFixture): Promise<Ids> {
     name: 'google_shopping',
     webhookId,
     deliveryId: delivery.json<{ Deliveries: { id: string }[] }>().Deliveries[0]?.id ?? '',
+    // A site rule: under a channel's path the same id is another scope's, and a 404.
+    ruleId: rule.json<{ Rules: { id: string }[] }>().Rules[0]?.id ?? '',
   }
 }
 

@@ -1,7 +1,7 @@
 import { beforeAll, describe, it } from 'vitest'
 import { importFixture, type ImportFixture } from '../helpers/factories.js'
 import { HIGH_LIMITS, useTestApp } from '../helpers/test-app.js'
-import { CORPUS, expectMatches } from './rule-corpus.js'
+import { CORPUS, expectMatches, on } from './rule-corpus.js'
 import { importedSite } from './rule-fixture.js'
 
 // Every operator of a condition on the shared catalog (rule-corpus.ts), as a draft rule's step shows
@@ -16,8 +16,6 @@ beforeAll(async () => {
   f = await importFixture(t)
   await importedSite(f, CORPUS)
 })
-
-const on = (attribute: string, operator: string, more: Record<string, unknown> = {}) => ({ attribute, operator, ...more })
 
 describe('equals, not_equals', () => {
   it('equals ignores case unless case_sensitive', async () => {

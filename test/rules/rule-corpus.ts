@@ -168,3 +168,6 @@ export async function expectMatches(f: ImportFixture, condition: Record<string, 
   // What a match does: the then actions ran where it held, and only there.
   for (const product of found.products) expect(product.after?.hit ?? '', product.id).toBe(want[product.id] ? 'yes' : '')
 }
+
+/** A condition of `attribute`, as a rule's `if` names one. */
+export const on = (attribute: string, operator: string, more: Record<string, unknown> = {}) => ({ attribute, operator, ...more })

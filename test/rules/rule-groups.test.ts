@@ -1,7 +1,7 @@
 import { beforeAll, describe, expect, it } from 'vitest'
 import { importFixture, type ImportFixture } from '../helpers/factories.js'
 import { HIGH_LIMITS, useTestApp } from '../helpers/test-app.js'
-import { afterValues, CORPUS, expectMatches } from './rule-corpus.js'
+import { afterValues, CORPUS, expectMatches, on } from './rule-corpus.js'
 import { addRule, feedOf, importedSite, listRules, plainChannel, preview, rulesPath } from './rule-fixture.js'
 
 // Conditions combined: all/any groups two levels deep, else actions, and the order of a scope's
@@ -14,8 +14,6 @@ beforeAll(async () => {
   f = await importFixture(t)
   await importedSite(f, CORPUS)
 })
-
-const on = (attribute: string, operator: string, more: Record<string, unknown> = {}) => ({ attribute, operator, ...more })
 
 describe('groups', () => {
   it('any of all-groups: a brand without colour, or a price over 100', async () => {
