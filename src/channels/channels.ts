@@ -1,7 +1,7 @@
 import { lockAccountCreates, requireRoom, type AccountLimits } from '../accounts/object-limits.js'
 import type { Db, DbHandle } from '../db/database.js'
 import { inTransaction, type TransactionOptions } from '../db/transaction.js'
-import type { Channel, ChannelDestination, ChannelExport, FeedFile } from '../db/schema.js'
+import type { Channel, ChannelDestination, ChannelExport, FeedFile, Site } from '../db/schema.js'
 import { NotFoundError } from '../errors.js'
 import { ANY_COLUMN, parseFilter } from '../catalog/filter.js'
 import type { FeedStorage } from '../feeds/feed-storage.js'
@@ -12,6 +12,7 @@ import { getSite } from '../sites/sites.js'
 import { checkSavedFilenames, guardDestinations, readChannelInput, type ChannelConfig, type ChannelInput } from './channel-input.js'
 import { channelStage, IMPORT_STAGE, inStage } from '../db/stage-keys.js'
 import { copyRules } from '../rules/rule-store.js'
+import { intermediateColumns, siteRules } from '../rules/intermediate-stage.js'
 
 /** Where the channel's exports stand: a safety stop holds the last one, or what the last published one wrote serves, or none has. */
 export type ExportStatus = 'not_exported' | 'published' | 'held'
@@ -98,14 +99,16 @@ export async function channelHistory(
  * later: against the columns the site's import stage has, or, before its first import, for all but
  * its column names (which columns exist is the import's to say; the export checks them again).
  */
-async function checkFilter(db: DbHandle, siteId: string, filter: string): Promise<void> {
+/** A filter reads the intermediate stage: the import stage's columns and those the site's rules create (any column before an import). */
+async function checkFilter(db: DbHandle, site: Pick<Site, 'id' | 'account_id'>, filter: string): Promise<void> {
   if (filter.trim() === '') return
   const stage = await db
     .selectFrom('site_stage')
     .select('columns')
-    .where(inStage('site_stage', siteId, IMPORT_STAGE))
+    .where(inStage('site_stage', site.id, IMPORT_STAGE))
     .executeTakeFirst()
-  parseFilter(filter, stage && stage.columns.length > 0 ? stage.columns : ANY_COLUMN)
+  const columns = intermediateColumns(stage?.columns ?? [], await siteRules(db, site))
+  parseFilter(filter, columns.length > 0 ? columns : ANY_COLUMN)
 }
 
 async function templateId(db: DbHandle, accountId: string, name: string): Promise<string> {
@@ -175,7 +178,7 @@ export async function createChannel(
   return inTransaction(db, async ({ db: trx }) => {
     await lockAccountCreates(trx, accountId)
     const site = await getSite(trx, accountId, siteSegment)
-    await checkFilter(trx, site.id, config.filter)
+    await checkFilter(trx, site, config.filter)
     await requireRoom(trx, accountId, limits, { channels: 1 })
     const created = await trx
       .insertInto('channel')
@@ -203,7 +206,7 @@ export async function updateChannel(
     const current = await getChannel(trx, accountId, siteSegment, channelId)
     const config = readChannelInput(input, configOf(current.channel))
     checkSavedFilenames(config.filenames, { siteId: current.channel.site_id, channelId: current.channel.id })
-    await checkFilter(trx, current.channel.site_id, config.filter)
+    await checkFilter(trx, { id: current.channel.site_id, account_id: accountId }, config.filter)
     await trx
       .updateTable('channel')
       .set({ ...(await storedConfig(trx, accountId, config)), updated_at: new Date() })

@@ -220,6 +220,16 @@ describe('site rules and the intermediate stage', () => {
     expect((await readStage(t, g, 'import')).rows).toHaveLength(all.length)
   })
 
+  it("let a channel's filter name a column they create", async () => {
+    const channel = await createChannel(f, { name: 'budget only', export_name: 'budget', format: 'ndjson', filter: "label = 'budget'" })
+    const run = await f.run('channel', { id: channel.id })
+    expect(run.status, run.message).toBe('success')
+    const budget = (await readStage(t, f, 'intermediate')).rows.filter((row) => row.label === 'budget').map((row) => row.id)
+    expect((await feedOf(t, f, channel.id)).rows.map((row) => row.id)).toEqual(budget)
+    const unknown = await f.c.post(`/sites/${f.site.id}/channels`, { name: 'x', export_name: 'x', filter: "nosuch = 'x'" })
+    expect(unknown.statusCode).toBe(400)
+  })
+
   it('run no branch on a product an earlier rule excluded', async () => {
     const rules = [
       { if: { all: [{ attribute: 'brand', operator: 'equals', value: 'acme' }] }, then: [{ action: 'exclude' }] },
