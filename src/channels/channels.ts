@@ -107,8 +107,11 @@ async function checkFilter(db: DbHandle, site: Pick<Site, 'id' | 'account_id'>, 
     .select('columns')
     .where(inStage('site_stage', site.id, IMPORT_STAGE))
     .executeTakeFirst()
-  const columns = intermediateColumns(stage?.columns ?? [], await siteRules(db, site))
-  parseFilter(filter, columns.length > 0 ? columns : ANY_COLUMN)
+  if (!stage || stage.columns.length === 0) {
+    parseFilter(filter, ANY_COLUMN)
+    return
+  }
+  parseFilter(filter, intermediateColumns(stage.columns, await siteRules(db, site)))
 }
 
 async function templateId(db: DbHandle, accountId: string, name: string): Promise<string> {
