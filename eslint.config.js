@@ -20,7 +20,7 @@ const DOMAIN = [
   'src/webhooks/**',
   'src/rules/**',
 ]
-const SHARED = ['src/http/**', 'src/auth/**', 'src/net/**', 'src/input/**']
+const SHARED = ['src/http/**', 'src/auth/**', 'src/net/**', 'src/input/**', 'src/activity/**', 'src/idempotency/**']
 
 const zones = [
   {

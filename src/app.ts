@@ -1,4 +1,3 @@
-import { randomUUID } from 'node:crypto'
 import path from 'node:path'
 import Fastify, { type FastifyInstance, type FastifyReply, type FastifyServerOptions } from 'fastify'
 import swagger from '@fastify/swagger'
@@ -17,6 +16,7 @@ import { answerClientError, answerFrameworkError, noRoute, sendPlatformError } f
 import { healthRoutes } from './ops-api/health-routes.js'
 import { API_DESCRIPTION, completeDocument, securitySchemes, serviceTags } from './http/openapi.js'
 import { drainUnreadBody } from './http/unread-body.js'
+import { registerRequestScope, requestIdOf } from './http/request-scope-hooks.js'
 import { logOptions } from './http/log-options.js'
 import './http/fastify-types.js'
 import { jobsPlugin } from './jobs/jobs-plugin.js'
@@ -69,8 +69,8 @@ export async function buildApp({ db, config, logger, clock = () => new Date(), r
 function createFastify(config: Config, logger: AppDeps['logger']) {
   return Fastify({
     logger: logOptions(config, logger),
-    requestIdHeader: 'x-request-id',
-    genReqId: () => randomUUID(),
+    requestIdHeader: false,
+    genReqId: requestIdOf,
     // X-Forwarded-For only from the configured proxies: from anyone else it would choose the address
     // that the per-address limits count and the logs show.
     trustProxy: trustedProxies(config.TRUST_PROXY),
@@ -98,6 +98,8 @@ async function registerHooksAndMetrics(app: App, db: Db, config: Config): Promis
   app.addHook('onSend', async (request, reply) => drainUnreadBody(request, reply))
   app.decorateRequest('caller', null)
   app.decorateRequest('deadline', null)
+  app.decorateRequest('bodyDigest', null)
+  registerRequestScope(app)
   // Before every route: its hook times the requests of the routes registered after it.
   const metrics = new AppMetrics(db)
   await app.register(metricsRoutes, { metrics, token: config.METRICS_TOKEN })

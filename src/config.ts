@@ -20,6 +20,10 @@ const ConfigSchema = Type.Object({
   STREAM_PREFIX: Type.String({ pattern: '^(/[A-Za-z0-9._~-]+)*$', default: '' }),
   MAX_UPLOAD_BYTES: Type.Integer({ minimum: 1, default: 200 * 1024 * 1024 }),
   STREAM_REQUEST_TIMEOUT_MS: Type.Integer({ minimum: 1, default: 10_000 }),
+  // The activity log's entries are kept this long (issue 33); the hourly cleanup removes older ones.
+  ACTIVITY_RETENTION_DAYS: Type.Integer({ minimum: 1, maximum: 3650, default: 365 }),
+  // A request's Idempotency-Key answers its repeats this long; then the key is free again.
+  IDEMPOTENCY_TTL_HOURS: Type.Number({ minimum: 0.01, maximum: 720, default: 24 }),
   // The proxies whose X-Forwarded-For is believed: off, a hop count, or their addresses (parsed below).
   TRUST_PROXY: Type.String({ default: 'false' }),
   AUTH_FAILURES_PER_MINUTE: Type.Integer({ minimum: 1, default: 30 }),

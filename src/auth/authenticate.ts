@@ -11,6 +11,8 @@ export interface Caller {
    * or `token:<access_token.id>`. Rate limits count by it, never by the header's text.
    */
   credentialId: string
+  /** What a person recognises the credential by: the client id, a token's name. Never a secret. */
+  label: string
 }
 
 export interface AuthHeaders {
@@ -84,29 +86,29 @@ async function checkPlatformCredential(db: DbHandle, clientId: string, secret: s
   const row = await db.selectFrom('platform_credential').select(['account_id', 'secret_hash']).where('client_id', '=', clientId).executeTakeFirst()
   if (!row) return { caller: null, knownPublicId: false }
   const valid = sameSecret(hashSecret(secret), row.secret_hash)
-  return { caller: valid ? { accountId: row.account_id, credentialId: `platform:${clientId}` } : null, knownPublicId: true }
+  return { caller: valid ? { accountId: row.account_id, credentialId: `platform:${clientId}`, label: clientId } : null, knownPublicId: true }
 }
 
 /** A token with a public id: found by its id, then its hash compared (a revoked token names no credential). */
 async function checkTokenById(db: DbHandle, publicId: string, token: string): Promise<CredentialCheck> {
   const row = await db
     .selectFrom('access_token')
-    .select(['id', 'account_id', 'token_hash'])
+    .select(['id', 'account_id', 'token_hash', 'name'])
     .where('public_id', '=', publicId)
     .where('revoked_at', 'is', null)
     .executeTakeFirst()
   if (!row) return { caller: null, knownPublicId: false }
   const valid = sameSecret(hashSecret(token), row.token_hash)
-  return { caller: valid ? { accountId: row.account_id, credentialId: `token:${row.id}` } : null, knownPublicId: true }
+  return { caller: valid ? { accountId: row.account_id, credentialId: `token:${row.id}`, label: row.name } : null, knownPublicId: true }
 }
 
 /** A token without a public id (issued before them): found by its hash alone. */
 async function checkTokenByHash(db: DbHandle, token: string): Promise<CredentialCheck> {
   const row = await db
     .selectFrom('access_token')
-    .select(['id', 'account_id'])
+    .select(['id', 'account_id', 'name'])
     .where('token_hash', '=', hashSecret(token))
     .where('revoked_at', 'is', null)
     .executeTakeFirst()
-  return { caller: row ? { accountId: row.account_id, credentialId: `token:${row.id}` } : null, knownPublicId: false }
+  return { caller: row ? { accountId: row.account_id, credentialId: `token:${row.id}`, label: row.name } : null, knownPublicId: false }
 }

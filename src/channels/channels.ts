@@ -13,6 +13,8 @@ import { checkSavedFilenames, guardDestinations, readChannelInput, type ChannelC
 import { channelStage, IMPORT_STAGE, inStage } from '../db/stage-keys.js'
 import { copyRules } from '../rules/rule-store.js'
 import { intermediateColumns, siteRules } from '../rules/intermediate-stage.js'
+import { settleRequestClaim } from '../activity/request-scope.js'
+import { recordChannelChange } from './channel-activity.js'
 
 /** Where the channel's exports stand: a safety stop holds the last one, or what the last published one wrote serves, or none has. */
 export type ExportStatus = 'not_exported' | 'published' | 'held'
@@ -178,7 +180,8 @@ export async function createChannel(
 ): Promise<ChannelDetails> {
   const config = readChannelInput(input)
   await guardDestinations(guard, input.destinations)
-  return inTransaction(db, async ({ db: trx }) => {
+  return inTransaction(db, async (tx) => {
+    const trx = tx.db
     await lockAccountCreates(trx, accountId)
     const site = await getSite(trx, accountId, siteSegment)
     await checkFilter(trx, site, config.filter)
@@ -192,7 +195,10 @@ export async function createChannel(
     checkSavedFilenames(config.filenames, { siteId: site.id, channelId: created.id })
     // Without destinations a channel gets the built-in one: its files are served at once.
     await replaceDestinations(trx, accountId, created.id, config.destinations ?? [{ kind: 'feed', name: null, active: true, url: null }])
-    return getChannel(trx, accountId, site.id, created.id)
+    const channel = await getChannel(trx, accountId, site.id, created.id)
+    await recordChannelChange(trx, null, channel)
+    await settleRequestClaim(tx, channel)
+    return channel
   })
 }
 
@@ -217,7 +223,9 @@ export async function updateChannel(
       .where('id', '=', current.channel.id)
       .execute()
     if (config.destinations) await replaceDestinations(trx, accountId, current.channel.id, config.destinations)
-    return getChannel(trx, accountId, current.channel.site_id, current.channel.id)
+    const updated = await getChannel(trx, accountId, current.channel.site_id, current.channel.id)
+    await recordChannelChange(trx, current, updated)
+    return updated
   })
 }
 
@@ -248,6 +256,7 @@ export async function deleteChannel(
         .where(inStage('site_stage', siteId, channelStage(id)))
         .execute()
       await trx.deleteFrom('channel').where('account_id', '=', accountId).where('id', '=', current.channel.id).execute()
+      await recordChannelChange(trx, current, null)
       const keys = current.files.map((file) => file.storage_key)
       tx.onCommit(() => storage.remove(keys))
     },

@@ -6,7 +6,10 @@ import type { Site } from '../db/schema.js'
 import { inTransaction } from '../db/transaction.js'
 import { BadRequestError } from '../errors.js'
 import { readText } from '../input/text-input.js'
-import { getSite, requireAccountProject } from '../sites/sites.js'
+import { getSite, requireAccountProject, siteTarget } from '../sites/sites.js'
+import { changesBetween } from '../activity/activity-changes.js'
+import { recordActivity } from '../activity/activity-store.js'
+import { settleRequestClaim } from '../activity/request-scope.js'
 import { copyChannels } from './channels.js'
 import { copyRules } from '../rules/rule-store.js'
 
@@ -42,7 +45,8 @@ interface CopyTarget {
  * with their rules.
  */
 export function copySite(db: Db, { accountId, segment, input, limits }: SiteCopy): Promise<Site> {
-  return inTransaction(db, async ({ db: trx }) => {
+  return inTransaction(db, async (tx) => {
+    const trx = tx.db
     await lockAccountCreates(trx, accountId)
     const source = await getSite(trx, accountId, segment)
     const target = await readCopyTarget(trx, accountId, source, input)
@@ -60,6 +64,9 @@ export function copySite(db: Db, { accountId, segment, input, limits }: SiteCopy
       await copyRules(trx, accountId, { siteId: source.id, channelId: null }, { siteId: copy.id, channelId: null })
     }
     if (input.copy_export) await copyChannels(trx, accountId, source.id, copy.id)
+    const copied = { copied_from: source.id, copy_export: input.copy_export === true, copy_shared_setting: input.copy_shared_setting === true, ...copy }
+    await recordActivity(trx, { accountId, action: 'site.copied', target: siteTarget(copy), changes: changesBetween(null, copied) })
+    await settleRequestClaim(tx, copy)
     return copy
   })
 }

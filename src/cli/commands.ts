@@ -127,12 +127,21 @@ function cleanupCommand(program: Command): void {
     .description('what the server does hourly: purge streams deleted 7 days ago, release the rows of applied batches, remove the stage rows of deleted sites')
     .option('--grace-minutes <n>', 'release batch rows applied at least this long ago', wholeMinutes, 10)
     .action(async (options: { graceMinutes: number }) => {
-      const webhookWindowSeconds = Math.round(loadConfig().WEBHOOK_RETRY_HOURS * 3600)
-      const report = await withDatabase((db) => runCleanup(db, { now: new Date(), graceMinutes: options.graceMinutes, webhookWindowSeconds }))
+      const config = loadConfig()
+      const report = await withDatabase((db) =>
+        runCleanup(db, {
+          now: new Date(),
+          graceMinutes: options.graceMinutes,
+          webhookWindowSeconds: Math.round(config.WEBHOOK_RETRY_HOURS * 3600),
+          activityRetentionDays: config.ACTIVITY_RETENTION_DAYS,
+          idempotencyTtlHours: config.IDEMPOTENCY_TTL_HOURS,
+        }),
+      )
       print(
         `purged ${report.streams} stream(s), released the rows of ${report.batches} batch(es), removed the stages of ${report.sites} deleted site(s), ` +
           `deleted ${report.feeds} removed feed file(s), ended or deleted ${report.webhookDeliveries} webhook deliveries, ` +
-          `deleted ${report.consoleSessions} expired console session(s)`,
+          `deleted ${report.consoleSessions} expired console session(s), ${report.activity} activity entries past ACTIVITY_RETENTION_DAYS ` +
+          `and ${report.idempotencyKeys} expired idempotency key(s)`,
       )
     })
 }

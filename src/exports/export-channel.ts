@@ -1,6 +1,7 @@
 import type { Db } from '../db/database.js'
 import type { Channel, ChannelHold, CheckTotals, Site } from '../db/schema.js'
 import { inTransaction, type Tx } from '../db/transaction.js'
+import { recordActivity } from '../activity/activity-store.js'
 import type { FeedStorage } from '../feeds/feed-storage.js'
 import {
   classifyAll,
@@ -122,6 +123,7 @@ export async function exportChannel(db: Db, request: ExportChannelRequest): Prom
         await recordFiles(tx, storage, plan, files)
         // A published export ends any hold: the next export compares against it.
         if (channel.hold !== null || release) await setChannelHold(tx.db, channel, null)
+        if (release) await recordRelease(tx, channel, release, counts.now)
         return { counts, files: files.exported(), checks, previousChecks }
       },
       { onHookError },
@@ -130,6 +132,16 @@ export async function exportChannel(db: Db, request: ExportChannelRequest): Prom
     await files.abandon()
     throw exportFailure(error, channel)
   }
+}
+
+/** A held export published by a person: the activity log says who, with the products it published. */
+function recordRelease(tx: Tx, channel: Channel, release: ChannelHold, products: number): Promise<void> {
+  return recordActivity(tx.db, {
+    accountId: channel.account_id,
+    action: 'export.released',
+    target: { type: 'channel', id: channel.id, siteId: channel.site_id },
+    changes: { hold: [{ pid: release.pid, reason: release.reason }, null], products_published: [null, products] },
+  })
 }
 
 /** What an export computed before it writes: its counts and checks, and what writing it takes. */

@@ -22,6 +22,13 @@ export const API_DESCRIPTION = [
     'and a personal access token (`cpat_…`). Choose *Authorize* and enter both: each operation sends the credential it accepts ' +
     '(the X-Auth-Token on the platform interface, the token on the stream interface; the process, site data source and webhook ' +
     'endpoints take either). Every 429 carries `Retry-After`.',
+  '',
+  '**Retries and tracing.** Every answer carries `X-Request-Id` (yours when you send a plausible one), the id the activity log ' +
+    'records with the change. Creating POSTs, uploads, deletes of products and `POST /process` take an `Idempotency-Key` header ' +
+    '(1 to 255 visible ASCII characters): the first answer is stored with the change, in its transaction, and a repeat with the ' +
+    'same key and request within IDEMPOTENCY_TTL_HOURS (default 24) gets it again with `Idempotent-Replayed: true`, changing ' +
+    'nothing. A repeat while the first runs is a 409 with `Retry-After`; the key with another request a 422; a request refused ' +
+    'before it changed anything keeps no key, so its retry runs again.',
 ].join('\n')
 
 /** Tags of the routes outside the two interfaces. */

@@ -7,6 +7,8 @@ import { purgeWebhookHistory } from '../webhooks/webhook-upkeep.js'
 import { purgeDeletedStreams } from '../streams/streams.js'
 import { releaseBatchRows } from '../streams/batch-store.js'
 import { deleteExpiredConsoleSessions } from '../accounts/console-sessions.js'
+import { deleteActivityBefore } from '../activity/activity-store.js'
+import { deleteExpiredKeys } from '../idempotency/idempotency-keys.js'
 
 // Work that imports and deletes leave for later, so that neither waits for it: run hourly by every
 // server process (each statement is idempotent, so two processes at once do no harm).
@@ -57,6 +59,10 @@ export interface CleanupReport {
   webhookDeliveries: number
   /** Console sessions past their end. */
   consoleSessions: number
+  /** Activity entries older than ACTIVITY_RETENTION_DAYS. */
+  activity: number
+  /** Idempotency keys older than IDEMPOTENCY_TTL_HOURS. */
+  idempotencyKeys: number
 }
 
 export interface CleanupOptions {
@@ -65,10 +71,15 @@ export interface CleanupOptions {
   graceMinutes?: number
   /** How long a webhook delivery is tried (WEBHOOK_RETRY_HOURS). */
   webhookWindowSeconds?: number
+  /** How long activity entries are kept (ACTIVITY_RETENTION_DAYS). */
+  activityRetentionDays?: number
+  /** How long an idempotency key answers (IDEMPOTENCY_TTL_HOURS). */
+  idempotencyTtlHours?: number
 }
 
 /** Everything the hourly cleanup does, in order. */
-export async function runCleanup(db: Db, { now, graceMinutes = 10, webhookWindowSeconds = 24 * 3600 }: CleanupOptions): Promise<CleanupReport> {
+export async function runCleanup(db: Db, options: CleanupOptions): Promise<CleanupReport> {
+  const { now, graceMinutes = 10, webhookWindowSeconds = 24 * 3600, activityRetentionDays = 365, idempotencyTtlHours = 24 } = options
   const streams = await purgeDeletedStreams(db, now)
   const batches = await releaseAppliedBatchRows(db, graceMinutes)
   const sites = await purgeDeletedSiteStages(db)
@@ -76,5 +87,8 @@ export async function runCleanup(db: Db, { now, graceMinutes = 10, webhookWindow
   const feeds = await sweepFeedObjects(db)
   const webhooks = await purgeWebhookHistory(db, webhookWindowSeconds)
   const consoleSessions = await deleteExpiredConsoleSessions(db, now)
-  return { streams, batches, sites, pushes, feeds, webhookDeliveries: webhooks.expired + webhooks.deliveries, consoleSessions }
+  const activity = await deleteActivityBefore(db, new Date(now.getTime() - activityRetentionDays * 86_400_000))
+  const idempotencyKeys = await deleteExpiredKeys(db, new Date(now.getTime() - idempotencyTtlHours * 3_600_000))
+  const webhookDeliveries = webhooks.expired + webhooks.deliveries
+  return { streams, batches, sites, pushes, feeds, webhookDeliveries, consoleSessions, activity, idempotencyKeys }
 }

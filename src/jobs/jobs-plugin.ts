@@ -89,7 +89,13 @@ export const jobsPlugin = fp<JobsOptions>(
         : undefined
     const cleanup = new Repeating(
       CLEANUP_INTERVAL_MS,
-      () => runCleanup(db, { now: clock(), webhookWindowSeconds: Math.round(config.WEBHOOK_RETRY_HOURS * 3600) }),
+      () =>
+        runCleanup(db, {
+          now: clock(),
+          webhookWindowSeconds: Math.round(config.WEBHOOK_RETRY_HOURS * 3600),
+          activityRetentionDays: config.ACTIVITY_RETENTION_DAYS,
+          idempotencyTtlHours: config.IDEMPOTENCY_TTL_HOURS,
+        }),
       (error) => app.log.warn({ err: error }, 'hourly cleanup failed'),
     )
 

@@ -5,6 +5,9 @@ import type { Run, RunAction, Site } from '../db/schema.js'
 import { BadRequestError, NotFoundError } from '../errors.js'
 import { isId } from '../db/ids.js'
 import { inTransaction } from '../db/transaction.js'
+import type { Changes } from '../activity/activity-changes.js'
+import { recordActivity } from '../activity/activity-store.js'
+import { settleRequestClaim } from '../activity/request-scope.js'
 import { getSite } from '../sites/sites.js'
 import { activeRuns, admittedRuns, lockAccountRuns, lockSiteRuns } from './run-admission-store.js'
 import { estimatedSeconds, findRun, insertRun, setJob } from './run-store.js'
@@ -35,11 +38,18 @@ export async function requestRun(db: Db, queue: RunQueue, accountId: string, sit
     throw new BadRequestError(`id is required for action ${action}: the ${action === 'export' ? 'export' : 'channel'} id to run`)
   }
   const site = await getSite(db, accountId, siteSegment)
-  const queued = await inTransaction(db, (tx) => queueRun(tx.db, queue, { site, action: action as RunAction, targetId, trigger: 'api' }))
-  // Estimated before the worker is woken: the new run, once ended, would be history of its own.
+  // From the runs before this one: estimated before it is queued.
   const estimatedDuration = await estimatedSeconds(db, site.id, action as RunAction)
+  const queued = await inTransaction(db, async (tx) => {
+    const run = await queueRun(tx.db, queue, { site, action: action as RunAction, targetId, trigger: 'api' })
+    const changes = { action: [null, action], id: [null, targetId] } satisfies Changes
+    await recordActivity(tx.db, { accountId, action: 'run.requested', target: { type: 'run', id: run.pid, siteId: site.id }, changes })
+    const answer = { ...run, estimatedDuration }
+    await settleRequestClaim(tx, answer)
+    return answer
+  })
   queue.wake()
-  return { ...queued, estimatedDuration }
+  return queued
 }
 
 /** A run to queue: of which site, doing what (`targetId`: the channel or template of an export), asked by whom. */

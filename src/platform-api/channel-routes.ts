@@ -7,6 +7,7 @@ import { baseOf, type PlatformDeps } from './deps.js'
 import { ChannelOut, ChannelWithHistory, channelView, historyView } from './channel-views.js'
 import { Envelope, NullableBoolean, NullableString, SiteParams, SuccessBody, errorResponses, writeErrorResponses } from './schemas.js'
 import { accountOf } from '../auth/caller.js'
+import { IdempotencyHeaders, answerOnce } from '../http/idempotent-answer.js'
 
 // Channels (docs/interface.md "Channel", docs/design.md 5.8): reads as the specification has them; writes are this
 // product's own, in the same envelope.
@@ -52,6 +53,7 @@ export const channelRoutes: FastifyPluginAsyncTypebox<PlatformDeps> = async (app
   const { db } = deps
   const limits = accountLimits(deps.config)
   const Channels = Envelope('Channels', ChannelOut)
+  const createResponses = { 201: Channels, ...writeErrorResponses }
   app.get(
     '/sites/:siteId/channels',
     { schema: { operationId: 'listChannels', tags, params: SiteParams, response: { 200: Channels, ...errorResponses } } },
@@ -68,23 +70,26 @@ export const channelRoutes: FastifyPluginAsyncTypebox<PlatformDeps> = async (app
       return { success: true as const, Channels: [channelView(found, baseOf(request, deps))] }
     },
   )
-  app.get(
-    '/sites/:siteId/channels/:channelId/history',
-    {
-      schema: { operationId: 'getChannelHistory', tags, params: ChannelParams, response: { 200: Envelope('Channels', ChannelWithHistory), ...errorResponses } },
-    },
-    async (request) => {
-      const { details, history } = await channelHistory(db, accountOf(request), request.params.siteId, request.params.channelId)
-      return { success: true as const, Channels: [{ ...channelView(details, baseOf(request, deps)), history: history.map(historyView) }] }
-    },
-  )
+  const history = {
+    operationId: 'getChannelHistory',
+    tags,
+    params: ChannelParams,
+    response: { 200: Envelope('Channels', ChannelWithHistory), ...errorResponses },
+  }
+  app.get('/sites/:siteId/channels/:channelId/history', { schema: history }, async (request) => {
+    const { details, history } = await channelHistory(db, accountOf(request), request.params.siteId, request.params.channelId)
+    return { success: true as const, Channels: [{ ...channelView(details, baseOf(request, deps)), history: history.map(historyView) }] }
+  })
   app.post(
     '/sites/:siteId/channels',
-    { schema: { operationId: 'createChannel', tags, params: SiteParams, body: ChannelBody, response: { 201: Channels, ...writeErrorResponses } } },
-    async (request, reply) => {
-      const created = await createChannel(db, accountOf(request), request.params.siteId, request.body, limits, deps.outbound)
-      return reply.code(201).send({ success: true as const, Channels: [channelView(created, baseOf(request, deps))] })
+    {
+      schema: { operationId: 'createChannel', tags, headers: IdempotencyHeaders, params: SiteParams, body: ChannelBody, response: createResponses },
     },
+    async (request, reply) =>
+      answerOnce(request, reply, deps, {
+        run: () => createChannel(db, accountOf(request), request.params.siteId, request.body, limits, deps.outbound),
+        render: (created) => ({ status: 201, body: { success: true as const, Channels: [channelView(created, baseOf(request, deps))] } }),
+      }),
   )
   app.put(
     '/sites/:siteId/channels/:channelId',
@@ -94,23 +99,18 @@ export const channelRoutes: FastifyPluginAsyncTypebox<PlatformDeps> = async (app
       return { success: true as const, Channels: [channelView(updated, baseOf(request, deps))] }
     },
   )
-  app.post(
-    '/sites/:siteId/channels/:channelId/release',
-    {
-      schema: { operationId: 'releaseHeldExport', tags, params: ChannelParams, body: ReleaseBody, response: { 200: Channels, ...writeErrorResponses } },
-    },
-    async (request) => {
-      const { siteId, channelId } = request.params
-      const context = {
-        storage: deps.feedStorage,
-        limits: { feedMaxBytes: deps.config.FEED_MAX_BYTES },
-        now: deps.clock,
-        onHookError: (error: unknown) => request.log.warn({ err: error }, 'the feed files a release replaced could not be removed'),
-      }
-      const released = await releaseHeldExport(db, context, { accountId: accountOf(request), siteSegment: siteId, channelId, pid: request.body?.pid })
-      return { success: true as const, Channels: [channelView(released, baseOf(request, deps))] }
-    },
-  )
+  const release = { operationId: 'releaseHeldExport', tags, params: ChannelParams, body: ReleaseBody, response: { 200: Channels, ...writeErrorResponses } }
+  app.post('/sites/:siteId/channels/:channelId/release', { schema: release }, async (request) => {
+    const { siteId, channelId } = request.params
+    const context = {
+      storage: deps.feedStorage,
+      limits: { feedMaxBytes: deps.config.FEED_MAX_BYTES },
+      now: deps.clock,
+      onHookError: (error: unknown) => request.log.warn({ err: error }, 'the feed files a release replaced could not be removed'),
+    }
+    const released = await releaseHeldExport(db, context, { accountId: accountOf(request), siteSegment: siteId, channelId, pid: request.body?.pid })
+    return { success: true as const, Channels: [channelView(released, baseOf(request, deps))] }
+  })
   app.delete(
     '/sites/:siteId/channels/:channelId',
     { schema: { operationId: 'deleteChannel', tags, params: ChannelParams, response: { 200: SuccessBody, ...errorResponses } } },

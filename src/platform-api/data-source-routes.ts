@@ -6,6 +6,7 @@ import { createDataSource, deleteDataSource, getDataSource, listDataSources, upd
 import { type PlatformDeps } from './deps.js'
 import { NullableBoolean, NullableString, SiteParams, errorResponses, writeErrorResponses } from './schemas.js'
 import { accountOf } from '../auth/caller.js'
+import { IdempotencyHeaders, answerOnce } from '../http/idempotent-answer.js'
 
 // Site stream data sources (docs/interface.md "site stream data sources"): X-Auth-Token or bearer. Ids are
 // integers here, as docs/interface.md types them.
@@ -62,7 +63,8 @@ const single = (source: DataSource) => ({
   meta: { cursor: { current: 0, prev: 0, next: 0, count: 1 } },
 })
 
-export const dataSourceRoutes: FastifyPluginAsyncTypebox<PlatformDeps> = async (app, { db, config: settings }) => {
+export const dataSourceRoutes: FastifyPluginAsyncTypebox<PlatformDeps> = async (app, deps) => {
+  const { db, config: settings } = deps
   const limits = accountLimits(settings)
   app.get(
     '/sites/:siteId/streams',
@@ -75,8 +77,22 @@ export const dataSourceRoutes: FastifyPluginAsyncTypebox<PlatformDeps> = async (
 
   app.post(
     '/sites/:siteId/streams',
-    { config, schema: { operationId: 'createDataSource', tags, params: SiteParams, body: SourceBody, response: { 201: Sources, ...writeErrorResponses } } },
-    async (request, reply) => reply.code(201).send(single(await createDataSource(db, accountOf(request), request.params.siteId, request.body, limits))),
+    {
+      config,
+      schema: {
+        operationId: 'createDataSource',
+        tags,
+        headers: IdempotencyHeaders,
+        params: SiteParams,
+        body: SourceBody,
+        response: { 201: Sources, ...writeErrorResponses },
+      },
+    },
+    async (request, reply) =>
+      answerOnce(request, reply, deps, {
+        run: () => createDataSource(db, accountOf(request), request.params.siteId, request.body, limits),
+        render: (source) => ({ status: 201, body: single(source) }),
+      }),
   )
 
   app.get(

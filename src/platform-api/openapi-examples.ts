@@ -224,6 +224,12 @@ export const platformTags = [
     description: 'Channels export the import stage as feed files (csv, tsv, ndjson, xml), served by the platform or posted to an http destination.',
   },
   {
+    name: 'activity',
+    description:
+      'The activity log: every change to the account, with the credential and request that made it and what it replaced. ' +
+      'Any creating POST, an upload, a delete of products and POST /process take an `Idempotency-Key`.',
+  },
+  {
     name: 'rules',
     description:
       "Transformation rules: a site's turn its import stage into the intermediate stage every channel reads, a channel's its mapped " +

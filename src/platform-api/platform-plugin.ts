@@ -3,6 +3,7 @@ import { authAttempt, type AuthScheme, type Caller } from '../auth/authenticate.
 import { GoneError, TooManyRequestsError, UnauthorizedError } from '../errors.js'
 import { noRoute, sendPlatformError } from '../http/error-funnels.js'
 import { MAX_JSON_BODY_BYTES, readJsonBody } from '../http/json-body.js'
+import { noteBodyDigest } from '../http/request-digest.js'
 import { refuseNulParameters } from '../http/nul-guard.js'
 import { documentRoutes } from '../http/openapi.js'
 import { endpointKey, rateLimitSubject } from '../http/rate-limit.js'
@@ -20,6 +21,7 @@ import { siteReportRoutes } from './site-report-routes.js'
 import { siteRoutes } from './site-routes.js'
 import { tagRoutes } from './tag-routes.js'
 import { webhookRoutes } from './webhook-routes.js'
+import { activityRoutes } from './activity-routes.js'
 
 /**
  * The platform interface: `/platform/v2` and `/product/v2`, JSON bodies, X-Auth-Token (bearer
@@ -32,9 +34,11 @@ export const platformPlugin: FastifyPluginAsync<PlatformDeps> = async (app, deps
   // Clients send JSON with no Content-Type or a wrong one (docs/compatibility.md): every body is read as JSON,
   // compressed or not.
   app.removeAllContentTypeParsers()
-  app.addContentTypeParser('*', { parseAs: 'buffer', bodyLimit: MAX_JSON_BODY_BYTES }, async (request: FastifyRequest, body: Buffer) =>
-    readJsonBody(body, request.headers['content-encoding']),
-  )
+  app.addContentTypeParser('*', { parseAs: 'buffer', bodyLimit: MAX_JSON_BODY_BYTES }, async (request: FastifyRequest, body: Buffer) => {
+    // The bytes as sent: an Idempotency-Key stands for this body (src/http/idempotent-answer.ts).
+    noteBodyDigest(request, body)
+    return readJsonBody(body, request.headers['content-encoding'])
+  })
 
   app.addHook('onRequest', async (request, reply) => {
     const scheme = request.routeOptions.config.auth ?? DEFAULT_AUTH
@@ -75,6 +79,7 @@ export const platformPlugin: FastifyPluginAsync<PlatformDeps> = async (app, deps
   await app.register(templateRoutes, { prefix: '/platform/v2', ...deps })
   await app.register(siteReportRoutes, { prefix: '/platform/v2', ...deps })
   await app.register(webhookRoutes, { prefix: '/platform/v2', ...deps })
+  await app.register(activityRoutes, { prefix: '/platform/v2', ...deps })
   await app.register(productRoutes, { prefix: '/product/v2', ...deps })
   await app.register(withdrawnProductWrites, { prefix: '/platform/v2' })
 }

@@ -6,6 +6,7 @@ import { links } from './envelope.js'
 import { baseOf, type PlatformDeps } from './deps.js'
 import { Links, NullableString, SiteParams, errorResponses, writeErrorResponses } from './schemas.js'
 import { accountOf } from '../auth/caller.js'
+import { IdempotencyHeaders, answerOnce } from '../http/idempotent-answer.js'
 
 const ProcessBody = Type.Object({
   action: Type.Optional(NullableString({ description: 'import, export, channel, export-all or all' })),
@@ -33,12 +34,23 @@ export const processRoutes: FastifyPluginAsyncTypebox<PlatformDeps> = async (app
     '/process/:siteId',
     {
       config: { auth: 'x-auth-token-or-bearer' },
-      schema: { operationId: 'requestRun', tags, params: SiteParams, body: ProcessBody, response: { 200: ProcessOut, ...writeErrorResponses } },
+      schema: {
+        operationId: 'requestRun',
+        tags,
+        headers: IdempotencyHeaders,
+        params: SiteParams,
+        body: ProcessBody,
+        response: { 200: ProcessOut, ...writeErrorResponses },
+      },
     },
-    async (request) => {
-      const run = await requestRun(db, deps.runs, accountOf(request), request.params.siteId, request.body)
-      return { success: true as const, process_id: run.pid, estimated_duration: run.estimatedDuration, message: run.message }
-    },
+    async (request, reply) =>
+      answerOnce(request, reply, deps, {
+        run: () => requestRun(db, deps.runs, accountOf(request), request.params.siteId, request.body),
+        render: (run) => ({
+          status: 200,
+          body: { success: true as const, process_id: run.pid, estimated_duration: run.estimatedDuration, message: run.message },
+        }),
+      }),
   )
 
   // Some clients ask with POST (docs/compatibility.md): both methods answer the same.

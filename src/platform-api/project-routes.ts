@@ -6,6 +6,7 @@ import { baseOf, type PlatformDeps } from './deps.js'
 import { Envelope, NullableString, ProjectParams, SuccessBody, errorResponses, writeErrorResponses } from './schemas.js'
 import { ProjectOut, projectView } from './views.js'
 import { accountOf } from '../auth/caller.js'
+import { IdempotencyHeaders, answerOnce } from '../http/idempotent-answer.js'
 
 const ProjectBody = Type.Object({
   id: Type.Optional(NullableString()),
@@ -26,11 +27,12 @@ export const projectRoutes: FastifyPluginAsyncTypebox<PlatformDeps> = async (app
 
   app.post(
     '/projects',
-    { schema: { operationId: 'createProject', tags, body: ProjectBody, response: { 201: Projects, ...writeErrorResponses } } },
-    async (request, reply) => {
-      const project = await createProject(db, accountOf(request), request.body, limits)
-      return reply.code(201).send({ success: true as const, Projects: [projectView(project, baseOf(request, deps))] })
-    },
+    { schema: { operationId: 'createProject', tags, headers: IdempotencyHeaders, body: ProjectBody, response: { 201: Projects, ...writeErrorResponses } } },
+    async (request, reply) =>
+      answerOnce(request, reply, deps, {
+        run: () => createProject(db, accountOf(request), request.body, limits),
+        render: (project) => ({ status: 201, body: { success: true as const, Projects: [projectView(project, baseOf(request, deps))] } }),
+      }),
   )
 
   app.get(

@@ -1,6 +1,7 @@
 import { Type } from '@sinclair/typebox'
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { accountOf } from '../auth/caller.js'
+import { IdempotencyHeaders, answerOnce } from '../http/idempotent-answer.js'
 import { previewRules } from '../rule-sets/rule-preview.js'
 import { createRule, deleteRule, getRule, listRules, reorderRules, updateRule, type RuleScopeRef } from '../rule-sets/rule-sets.js'
 import { baseOf, type PlatformDeps } from './deps.js'
@@ -52,11 +53,20 @@ function scopeRoutes(app: App, deps: PlatformDeps, prefix: string, kind: 'Site' 
       const { rules } = await listRules(db, accountOf(request), refOf(request.params))
       return { success: true as const, Rules: rules.map((rule) => ruleView(rule, base(request))) }
     })
-    const create = { operationId: op('create'), tags, params: Params, body: RuleBody, response: { 201: Rules, ...writeErrorResponses } }
-    app.post(`${prefix}/rules`, { schema: create }, async (request, reply) => {
-      const rule = await createRule(db, accountOf(request), refOf(request.params), request.body)
-      return reply.code(201).send({ success: true as const, Rules: [ruleView(rule, base(request))] })
-    })
+    const create = {
+      operationId: op('create'),
+      tags,
+      headers: IdempotencyHeaders,
+      params: Params,
+      body: RuleBody,
+      response: { 201: Rules, ...writeErrorResponses },
+    }
+    app.post(`${prefix}/rules`, { schema: create }, async (request, reply) =>
+      answerOnce(request, reply, deps, {
+        run: () => createRule(db, accountOf(request), refOf(request.params), request.body),
+        render: (rule) => ({ status: 201, body: { success: true as const, Rules: [ruleView(rule, base(request))] } }),
+      }),
+    )
     const reorder = { operationId: op('reorder'), tags, params: Params, body: OrderBody, response: { 200: Rules, ...writeErrorResponses } }
     app.put(`${prefix}/rules/order`, { schema: reorder }, async (request) => {
       const rules = await reorderRules(db, accountOf(request), refOf(request.params), request.body)

@@ -1,6 +1,7 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import type { FastifyRequest } from 'fastify'
 import type { Site } from '../db/schema.js'
+import type { DbHandle } from '../db/database.js'
 import { accountLimits } from '../accounts/object-limits.js'
 import { copySite } from '../channels/copy-site.js'
 import { isId } from '../db/ids.js'
@@ -23,12 +24,13 @@ import {
 } from './site-schemas.js'
 import { siteView } from './views.js'
 import { accountOf } from '../auth/caller.js'
+import { answerOnce } from '../http/idempotent-answer.js'
 
 // availableProjectIds: a response about one site carries every project id of the account (at
 // most MAX_PROJECTS_PER_ACCOUNT); a listing carries only each site's own project, since repeating
 // every project on every site made a listing grow with sites x projects (issue 10, finding 6).
-async function oneSite(deps: PlatformDeps, request: FastifyRequest, site: Site) {
-  const available = await projectIds(deps.db, accountOf(request))
+async function oneSite(deps: PlatformDeps, request: FastifyRequest, site: Site, db: DbHandle = deps.db) {
+  const available = await projectIds(db, accountOf(request))
   return { success: true as const, Sites: [siteView(site, baseOf(request, deps), available)] }
 }
 function siteListing(deps: PlatformDeps, request: FastifyRequest, sites: Site[]) {
@@ -47,14 +49,15 @@ export const siteRoutes: FastifyPluginAsyncTypebox<PlatformDeps> = async (app, d
   const { db } = deps
   const limits = accountLimits(deps.config)
   const one = (request: FastifyRequest, site: Site) => oneSite(deps, request, site)
+  // A new site's answer, read in the transaction that creates it when a key stores it.
+  const created = (request: FastifyRequest) => async (site: Site, handle: DbHandle) => ({ status: 201, body: await oneSite(deps, request, site, handle) })
   const many = (request: FastifyRequest, sites: Site[]) => siteListing(deps, request, sites)
 
   app.get('/sites', { schema: listSitesSchema }, async (request) => many(request, await listSites(db, accountOf(request))))
 
-  app.post('/sites', { schema: createSiteSchema }, async (request, reply) => {
-    const site = await createSite(db, accountOf(request), request.body, limits)
-    return reply.code(201).send(await one(request, site))
-  })
+  app.post('/sites', { schema: createSiteSchema }, async (request, reply) =>
+    answerOnce(request, reply, deps, { run: () => createSite(db, accountOf(request), request.body, limits), render: created(request) }),
+  )
 
   // A numeric id names one site; `<tagName>:<tagValue>` every site carrying that tag (a listing).
   app.get('/sites/:siteId', { schema: getSiteSchema }, async (request) => {
@@ -79,19 +82,23 @@ export const siteRoutes: FastifyPluginAsyncTypebox<PlatformDeps> = async (app, d
     return { success: true as const }
   })
 
-  app.post('/sites/:siteId/copy', { schema: copySiteSchema }, async (request, reply) => {
-    const site = await copySite(db, { accountId: accountOf(request), segment: request.params.siteId, input: request.body, limits })
-    return reply.code(201).send(await one(request, site))
-  })
+  app.post('/sites/:siteId/copy', { schema: copySiteSchema }, async (request, reply) =>
+    answerOnce(request, reply, deps, {
+      run: () => copySite(db, { accountId: accountOf(request), segment: request.params.siteId, input: request.body, limits }),
+      render: created(request),
+    }),
+  )
 
   app.get('/projects/:projectId/sites', { schema: listProjectSitesSchema }, async (request) =>
     many(request, await listSites(db, accountOf(request), request.params.projectId)),
   )
 
-  app.post('/projects/:projectId/sites', { schema: createProjectSiteSchema }, async (request, reply) => {
-    const site = await createSite(db, accountOf(request), request.body, limits, request.params.projectId)
-    return reply.code(201).send(await one(request, site))
-  })
+  app.post('/projects/:projectId/sites', { schema: createProjectSiteSchema }, async (request, reply) =>
+    answerOnce(request, reply, deps, {
+      run: () => createSite(db, accountOf(request), request.body, limits, request.params.projectId),
+      render: created(request),
+    }),
+  )
 
   app.put('/projects/:projectId/sites/:siteId', { schema: updateProjectSiteSchema }, async (request) =>
     one(request, await updateSite(db, accountOf(request), request.params.siteId, request.body, limits, request.params.projectId)),

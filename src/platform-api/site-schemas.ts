@@ -1,4 +1,5 @@
 import { Type } from '@sinclair/typebox'
+import { IdempotencyHeaders } from '../http/idempotent-answer.js'
 import {
   Envelope,
   NullableBoolean,
@@ -38,6 +39,7 @@ const tags = ['sites']
 export const listSitesSchema = { operationId: 'listSites', tags, response: { 200: Sites, ...errorResponses } }
 export const createSiteSchema = {
   operationId: 'createSite',
+  headers: IdempotencyHeaders,
   tags,
   body: SiteBody,
   response: { 201: Sites, ...writeErrorResponses, ...conflictResponse },
@@ -51,11 +53,19 @@ export const updateSiteSchema = {
   response: { 200: Sites, ...writeErrorResponses, ...conflictResponse },
 }
 export const deleteSiteSchema = { operationId: 'deleteSite', tags, params: SiteParams, response: { 200: SuccessBody, ...errorResponses } }
-export const copySiteSchema = { operationId: 'copySite', tags, params: SiteParams, body: CopyBody, response: { 201: Sites, ...writeErrorResponses } }
+export const copySiteSchema = {
+  operationId: 'copySite',
+  tags,
+  headers: IdempotencyHeaders,
+  params: SiteParams,
+  body: CopyBody,
+  response: { 201: Sites, ...writeErrorResponses },
+}
 
 export const listProjectSitesSchema = { operationId: 'listProjectSites', tags, params: ProjectParams, response: { 200: Sites, ...errorResponses } }
 export const createProjectSiteSchema = {
   operationId: 'createProjectSite',
+  headers: IdempotencyHeaders,
   tags,
   params: ProjectParams,
   body: SiteBody,

@@ -6,6 +6,7 @@ import { type PlatformDeps } from './deps.js'
 import { Envelope, NullableString, SiteParams, SuccessBody, conflictResponse, errorResponses, writeErrorResponses } from './schemas.js'
 import { TagOut, tagView } from './views.js'
 import { accountOf } from '../auth/caller.js'
+import { IdempotencyHeaders, answerOnce } from '../http/idempotent-answer.js'
 
 const TagBody = Type.Object({
   id: Type.Optional(NullableString()),
@@ -24,7 +25,8 @@ const writeErrors = { ...writeErrorResponses, ...conflictResponse }
 const siteOf = (request: { params: unknown }) => (request.params as { siteId?: string }).siteId
 const tagOf = (request: { params: unknown }) => (request.params as { tagId: string }).tagId
 
-export const tagRoutes: FastifyPluginAsyncTypebox<PlatformDeps> = async (app, { db, config }) => {
+export const tagRoutes: FastifyPluginAsyncTypebox<PlatformDeps> = async (app, deps) => {
+  const { db, config } = deps
   const limits = accountLimits(config)
   app.get(
     '/sites/:siteId/tags',
@@ -43,11 +45,12 @@ export const tagRoutes: FastifyPluginAsyncTypebox<PlatformDeps> = async (app, { 
   ] as const) {
     app.post(
       base,
-      { schema: { operationId: `create${name}`, tags, params, body: TagBody, response: { 201: Tags, ...writeErrors } } },
-      async (request, reply) => {
-        const tag = await createTag(db, accountOf(request), siteOf(request), request.body, limits)
-        return reply.code(201).send({ success: true as const, Tags: [tagView(tag)] })
-      },
+      { schema: { operationId: `create${name}`, tags, headers: IdempotencyHeaders, params, body: TagBody, response: { 201: Tags, ...writeErrors } } },
+      async (request, reply) =>
+        answerOnce(request, reply, deps, {
+          run: () => createTag(db, accountOf(request), siteOf(request), request.body, limits),
+          render: (tag) => ({ status: 201, body: { success: true as const, Tags: [tagView(tag)] } }),
+        }),
     )
 
     app.get(`${base}/:tagId`, { schema: { operationId: `get${name}`, tags, params: single, response: { 200: Tags, ...errorResponses } } }, async (request) => ({

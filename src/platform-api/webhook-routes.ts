@@ -1,6 +1,7 @@
 import { Type } from '@sinclair/typebox'
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { accountOf } from '../auth/caller.js'
+import { IdempotencyHeaders, answerOnce } from '../http/idempotent-answer.js'
 import { listDeliveries, retryDelivery } from '../webhooks/deliveries.js'
 import { webhookSettings } from '../webhooks/webhook-input.js'
 import { createWebhook, deleteWebhook, getWebhook, listWebhooks, rotateWebhookSecret, updateWebhook } from '../webhooks/webhooks.js'
@@ -29,7 +30,13 @@ const Deliveries = Envelope('Deliveries', DeliveryOut)
 const tags = ['webhooks']
 const config = { auth: 'x-auth-token-or-bearer' as const }
 
-const createWebhookSchema = { operationId: 'createWebhook', tags, body: WebhookBody, response: { 201: Webhooks, ...writeErrorResponses } }
+const createWebhookSchema = {
+  operationId: 'createWebhook',
+  tags,
+  headers: IdempotencyHeaders,
+  body: WebhookBody,
+  response: { 201: Webhooks, ...writeErrorResponses },
+}
 const listWebhooksSchema = { operationId: 'listWebhooks', tags, response: { 200: Webhooks, ...errorResponses } }
 const getWebhookSchema = { operationId: 'getWebhook', tags, params: WebhookParams, response: { 200: Webhooks, ...errorResponses } }
 const updateWebhookSchema = {
@@ -59,10 +66,12 @@ export const webhookRoutes: FastifyPluginAsyncTypebox<PlatformDeps> = async (app
   const { db } = deps
   const settings = webhookSettings(deps.config, deps.outbound)
 
-  app.post('/webhooks', { config, schema: createWebhookSchema }, async (request, reply) => {
-    const { webhook, secret } = await createWebhook(db, accountOf(request), request.body, settings)
-    return reply.code(201).send({ success: true as const, Webhooks: [webhookView(webhook, baseOf(request, deps), secret)] })
-  })
+  app.post('/webhooks', { config, schema: createWebhookSchema }, async (request, reply) =>
+    answerOnce(request, reply, deps, {
+      run: () => createWebhook(db, accountOf(request), request.body, settings),
+      render: ({ webhook, secret }) => ({ status: 201, body: { success: true as const, Webhooks: [webhookView(webhook, baseOf(request, deps), secret)] } }),
+    }),
+  )
 
   app.get('/webhooks', { config, schema: listWebhooksSchema }, async (request) => {
     const found = await listWebhooks(db, accountOf(request))

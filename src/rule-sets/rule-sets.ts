@@ -11,6 +11,9 @@ import { readRule, rulePatterns, type RuleInput } from '../rules/rule-input.js'
 import { ruleSpecOf, scopeRows } from '../rules/rule-store.js'
 import type { RuleSpec } from '../rules/rule-types.js'
 import { RULE_LIMITS } from '../rules/rule-values.js'
+import { changesBetween } from '../activity/activity-changes.js'
+import { recordActivity } from '../activity/activity-store.js'
+import { settleRequestClaim } from '../activity/request-scope.js'
 
 // A site's rules and each channel's (issue 32): list, read, create, replace, delete, reorder. The
 // scope is found for the caller's account first (another account's site or channel is a 404), and
@@ -61,7 +64,8 @@ async function lockScope(trx: DbHandle, scope: RuleScopeOf): Promise<void> {
 export async function createRule(db: Db, accountId: string, ref: RuleScopeRef, input: RuleInput): Promise<RuleRow> {
   const scope = await findRuleScope(db, accountId, ref)
   const rule = await checkedRule(db, scope, input)
-  return inTransaction(db, async ({ db: trx }) => {
+  return inTransaction(db, async (tx) => {
+    const trx = tx.db
     await lockScope(trx, scope)
     const { rows } = await sql<{
       n: string
@@ -73,12 +77,24 @@ export async function createRule(db: Db, accountId: string, ref: RuleScopeRef, i
         `A ${scope.channel ? 'channel' : 'site'} can have at most ${RULE_LIMITS.rulesPerScope} rules; it has ${have}. Delete some before adding more`,
       )
     }
-    return trx
+    const created = await trx
       .insertInto('rule')
       .values({ account_id: accountId, site_id: scope.site.id, channel_id: scope.channel?.id ?? null, position: (rows[0]?.last ?? 0) + 1, ...stored(rule) })
       .returningAll()
       .executeTakeFirstOrThrow()
+    await recordRuleChange(trx, 'rule.created', null, created)
+    await settleRequestClaim(tx, created)
+    return created
   })
+}
+
+/** A rule's creation, change or deletion in the activity log, with the scope it belongs to. */
+async function recordRuleChange(trx: DbHandle, action: string, before: RuleRow | null, after: RuleRow | null): Promise<void> {
+  const rule = (after ?? before)!
+  const changes = changesBetween(before, after, { omit: ['site_id', 'channel_id'] })
+  if (before && after && Object.keys(changes).length === 0) return
+  const target = { type: 'rule', id: rule.id, siteId: rule.site_id }
+  await recordActivity(trx, { accountId: rule.account_id, action, target, changes: { channel_id: [null, rule.channel_id], ...changes } })
 }
 
 /** Replaces a rule's fields: those the body names; the others keep their values, and the rule its position. */
@@ -89,6 +105,7 @@ export async function updateRule(db: Db, accountId: string, ref: RuleScopeRef, r
   const rule = await checkedRule(db, scope, given ? { ...current, ...definedFields(given) } : input)
   return inTransaction(db, async ({ db: trx }) => {
     await lockScope(trx, scope)
+    const before = await ruleOfScope(trx, accountId, scope, current.id)
     const updated = await trx
       .updateTable('rule')
       .set({ ...stored(rule), updated_at: new Date() })
@@ -97,6 +114,7 @@ export async function updateRule(db: Db, accountId: string, ref: RuleScopeRef, r
       .returningAll()
       .executeTakeFirst()
     if (!updated) throw new NotFoundError(`Rule ${ruleId} not found`)
+    await recordRuleChange(trx, 'rule.updated', before, updated)
     return updated
   })
 }
@@ -110,6 +128,7 @@ export async function deleteRule(db: Db, accountId: string, ref: RuleScopeRef, r
     // Positions stay 1…n: the rules after it move up one.
     await sql`UPDATE rule r SET position = r.position - 1 FROM (${scopeRows(trx, accountId, scopeOf(scope))}) AS s
       WHERE r.id = s.id AND r.position > ${rule.position}`.execute(trx)
+    await recordRuleChange(trx, 'rule.deleted', rule, null)
   })
 }
 
@@ -131,6 +150,13 @@ export async function reorderRules(db: Db, accountId: string, ref: RuleScopeRef,
     await sql`UPDATE rule r SET position = o.position, updated_at = now()
       FROM unnest(${ids}::bigint[]) WITH ORDINALITY AS o(id, position)
       WHERE r.account_id = ${accountId} AND r.id = o.id AND r.position <> o.position`.execute(trx)
+    const order = current.map((rule) => rule.id)
+    if (order.join() !== ids.join()) {
+      const target = scope.channel
+        ? { type: 'channel', id: scope.channel.id, siteId: scope.site.id }
+        : { type: 'site', id: scope.site.id, siteId: scope.site.id }
+      await recordActivity(trx, { accountId, action: 'rule.reordered', target, changes: { order: [order, ids] } })
+    }
     return scopeRows(trx, accountId, scopeOf(scope)).execute()
   })
 }

@@ -5,6 +5,9 @@ import type { DataSource } from '../db/schema.js'
 import { BadRequestError, NotFoundError } from '../errors.js'
 import { bodyId, isId } from '../db/ids.js'
 import { getSite } from './sites.js'
+import { changesBetween } from '../activity/activity-changes.js'
+import { recordActivity } from '../activity/activity-store.js'
+import { settleRequestClaim } from '../activity/request-scope.js'
 import { checkText } from '../input/text-input.js'
 
 export interface DataSourceInput {
@@ -93,7 +96,8 @@ export async function getDataSource(db: DbHandle, accountId: string, siteSegment
 }
 
 export async function createDataSource(db: Db, accountId: string, siteSegment: string, input: DataSourceInput, limits: AccountLimits): Promise<DataSource> {
-  return inTransaction(db, async ({ db: trx }) => {
+  return inTransaction(db, async (tx) => {
+    const trx = tx.db
     await lockAccountCreates(trx, accountId)
     const site = await getSite(trx, accountId, siteSegment)
     const importType = readImportType(input.import_type, true)
@@ -112,7 +116,7 @@ export async function createDataSource(db: Db, accountId: string, siteSegment: s
       .executeTakeFirst()
     if (!stream) throw new BadRequestError(`stream_id: no stream ${streamId} in this account`)
     await requireRoom(trx, accountId, limits, { dataSources: 1 })
-    return trx
+    const source = await trx
       .insertInto('data_source')
       .values({
         account_id: accountId,
@@ -125,11 +129,32 @@ export async function createDataSource(db: Db, accountId: string, siteSegment: s
       })
       .returningAll()
       .executeTakeFirstOrThrow()
+    await recordActivity(trx, {
+      accountId,
+      action: 'data_source.created',
+      target: sourceTarget(source),
+      changes: changesBetween(null, source, { omit: ['site_id'] }),
+    })
+    await settleRequestClaim(tx, source)
+    return source
   })
 }
 
-export async function updateDataSource(db: DbHandle, accountId: string, siteSegment: string, sourceId: string, input: DataSourceInput): Promise<DataSource> {
-  const source = await getDataSource(db, accountId, siteSegment, sourceId)
+function sourceTarget(source: DataSource) {
+  return { type: 'data_source', id: source.id, siteId: source.site_id }
+}
+
+export async function updateDataSource(db: Db, accountId: string, siteSegment: string, sourceId: string, input: DataSourceInput): Promise<DataSource> {
+  return inTransaction(db, async ({ db: trx }) => {
+    const source = await getDataSource(trx, accountId, siteSegment, sourceId)
+    const updated = await updateSourceRow(trx, accountId, source, input)
+    const changes = changesBetween(source, updated)
+    if (Object.keys(changes).length > 0) await recordActivity(trx, { accountId, action: 'data_source.updated', target: sourceTarget(source), changes })
+    return updated
+  })
+}
+
+async function updateSourceRow(db: DbHandle, accountId: string, source: DataSource, input: DataSourceInput): Promise<DataSource> {
   const streamId = bodyId(input.stream_id)
   if (streamId !== undefined && streamId !== source.stream_id) {
     throw new BadRequestError('stream_id: cannot be changed; create a new data source for another stream')
@@ -145,10 +170,18 @@ export async function updateDataSource(db: DbHandle, accountId: string, siteSegm
   return db.updateTable('data_source').set(changes).where('account_id', '=', accountId).where('id', '=', source.id).returningAll().executeTakeFirstOrThrow()
 }
 
-export async function deleteDataSource(db: DbHandle, accountId: string, siteSegment: string, sourceId: string): Promise<DataSource> {
-  const source = await getDataSource(db, accountId, siteSegment, sourceId)
-  await db.deleteFrom('data_source').where('account_id', '=', accountId).where('id', '=', source.id).execute()
-  return source
+export async function deleteDataSource(db: Db, accountId: string, siteSegment: string, sourceId: string): Promise<DataSource> {
+  return inTransaction(db, async ({ db: trx }) => {
+    const source = await getDataSource(trx, accountId, siteSegment, sourceId)
+    await trx.deleteFrom('data_source').where('account_id', '=', accountId).where('id', '=', source.id).execute()
+    await recordActivity(trx, {
+      accountId,
+      action: 'data_source.deleted',
+      target: sourceTarget(source),
+      changes: changesBetween(source, null, { omit: ['site_id'] }),
+    })
+    return source
+  })
 }
 
 function readImportType(value: DataSourceInput['import_type'], required: boolean): number | undefined {

@@ -8,6 +8,9 @@ import { bodyId, isId } from '../db/ids.js'
 import type { FeedStorage } from '../feeds/feed-storage.js'
 import { getProject } from './projects.js'
 import { parseReference, readReference, readSiteChanges, type Reference, type SiteInput } from './site-input.js'
+import { changesBetween } from '../activity/activity-changes.js'
+import { recordActivity } from '../activity/activity-store.js'
+import { settleRequestClaim } from '../activity/request-scope.js'
 
 /** Every site a path segment names: a numeric id, or `<tagName>:<tagValue>` (a tag or a reference). */
 export async function findSites(db: DbHandle, accountId: string, segment: string): Promise<Site[]> {
@@ -68,7 +71,8 @@ export async function createSite(db: Db, accountId: string, input: SiteInput, li
   if (projectId === undefined) throw new BadRequestError('project_id: is required')
   const reference = readReference(input)
 
-  return inTransaction(db, async ({ db: trx }) => {
+  return inTransaction(db, async (tx) => {
+    const trx = tx.db
     await lockAccountCreates(trx, accountId)
     await requireAccountProject(trx, accountId, projectId)
     // The reference is a tag of the site, so it counts against the tags.
@@ -86,19 +90,37 @@ export async function createSite(db: Db, accountId: string, input: SiteInput, li
       .returningAll()
       .executeTakeFirstOrThrow()
     if (reference) await addReference(trx, accountId, site.id, reference)
+    const recorded = reference ? { ...site, reference: `${reference.key}:${reference.value}` } : site
+    await recordActivity(trx, { accountId, action: 'site.created', target: siteTarget(site), changes: changesBetween(null, recorded) })
+    await settleRequestClaim(tx, site)
     return site
   })
 }
 
-export async function updateSite(
-  db: DbHandle,
-  accountId: string,
-  segment: string,
-  input: SiteInput,
-  limits: AccountLimits,
-  pathProjectId?: string,
-): Promise<Site> {
-  const site = await getSite(db, accountId, segment)
+/** A site as the activity log names it. */
+export function siteTarget(site: Pick<Site, 'id'>) {
+  return { type: 'site', id: site.id, siteId: site.id }
+}
+
+export async function updateSite(db: Db, accountId: string, segment: string, input: SiteInput, limits: AccountLimits, pathProjectId?: string): Promise<Site> {
+  return inTransaction(db, async ({ db: trx }) => {
+    const site = await getSite(trx, accountId, segment)
+    const updated = await updateSiteRow(trx, { accountId, site, input, limits, pathProjectId })
+    const changes = changesBetween(site, updated)
+    if (Object.keys(changes).length > 0) await recordActivity(trx, { accountId, action: 'site.updated', target: siteTarget(site), changes })
+    return updated
+  })
+}
+
+interface SiteUpdate {
+  accountId: string
+  site: Site
+  input: SiteInput
+  limits: AccountLimits
+  pathProjectId: string | undefined
+}
+
+async function updateSiteRow(db: DbHandle, { accountId, site, input, limits, pathProjectId }: SiteUpdate): Promise<Site> {
   if (pathProjectId !== undefined && (await getProject(db, accountId, pathProjectId)).id !== site.project_id) {
     throw new NotFoundError()
   }
@@ -167,6 +189,7 @@ export async function deleteSite(db: Db, { storage, accountId, segment, pathProj
             .onConflict((oc) => oc.doNothing())
             .execute()
           await trx.deleteFrom('site').where('account_id', '=', accountId).where('id', '=', site.id).execute()
+          await recordActivity(trx, { accountId, action: 'site.deleted', target: siteTarget(site), changes: changesBetween(site, null) })
           const keys = files.map((file) => file.storage_key)
           tx.onCommit(() => storage.remove(keys))
         },

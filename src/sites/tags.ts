@@ -7,6 +7,9 @@ import { BadRequestError, ConflictError, NotFoundError } from '../errors.js'
 import { bodyId, isId } from '../db/ids.js'
 import { findSites, getSite } from './sites.js'
 import { readText } from '../input/text-input.js'
+import { changesBetween } from '../activity/activity-changes.js'
+import { recordActivity } from '../activity/activity-store.js'
+import { settleRequestClaim } from '../activity/request-scope.js'
 
 export interface TagInput {
   site_id?: string | number | null
@@ -22,7 +25,8 @@ export async function listTags(db: DbHandle, accountId: string, siteSegment: str
 
 /** Creates a tag on the site the path names, or (no site in the path) on the body's `site_id`. */
 export async function createTag(db: Db, accountId: string, siteSegment: string | undefined, input: TagInput, limits: AccountLimits): Promise<SiteTag> {
-  return inTransaction(db, async ({ db: trx }) => {
+  return inTransaction(db, async (tx) => {
+    const trx = tx.db
     await lockAccountCreates(trx, accountId)
     const site = await getSite(trx, accountId, siteSegment ?? siteOfTagBody(input))
     if (siteSegment !== undefined) await requireSameSite(trx, accountId, input, site.id, 'the site in the path')
@@ -30,13 +34,22 @@ export async function createTag(db: Db, accountId: string, siteSegment: string |
     if (key === '') throw new BadRequestError('key: is required and must not be empty')
     if (value === '') throw new BadRequestError('value: is required and must not be empty')
     await requireRoom(trx, accountId, limits, { tags: 1 })
-    try {
-      return await trx.insertInto('site_tag').values({ account_id: accountId, site_id: site.id, key, value, readonly }).returningAll().executeTakeFirstOrThrow()
-    } catch (error) {
-      if (isUniqueViolation(error)) throw new ConflictError(`Site ${site.id} already has the tag ${key}:${value}`)
-      throw error
-    }
+    const tag = await trx
+      .insertInto('site_tag')
+      .values({ account_id: accountId, site_id: site.id, key, value, readonly })
+      .returningAll()
+      .executeTakeFirstOrThrow()
+      .catch((error: unknown) => {
+        throw isUniqueViolation(error) ? new ConflictError(`Site ${site.id} already has the tag ${key}:${value}`) : error
+      })
+    await recordActivity(trx, { accountId, action: 'tag.created', target: tagTarget(tag), changes: changesBetween(null, tag, { omit: ['site_id'] }) })
+    await settleRequestClaim(tx, tag)
+    return tag
   })
+}
+
+function tagTarget(tag: SiteTag) {
+  return { type: 'tag', id: tag.id, siteId: tag.site_id }
 }
 
 /**
@@ -63,12 +76,19 @@ export async function updateTag(
     if (fields.value === '') throw new BadRequestError('value: must not be empty')
     // A body that gives no field (`{}`, every field null) changes nothing, as for the other models.
     if (Object.keys(fields).length === 0) return tag
-    try {
-      return await trx.updateTable('site_tag').set(fields).where('account_id', '=', accountId).where('id', '=', tag.id).returningAll().executeTakeFirstOrThrow()
-    } catch (error) {
-      if (isUniqueViolation(error)) throw new ConflictError(`Site ${site.id} already has the tag ${fields.key ?? tag.key}:${fields.value ?? tag.value}`)
-      throw error
-    }
+    const updated = await trx
+      .updateTable('site_tag')
+      .set(fields)
+      .where('account_id', '=', accountId)
+      .where('id', '=', tag.id)
+      .returningAll()
+      .executeTakeFirstOrThrow()
+      .catch((error: unknown) => {
+        throw isUniqueViolation(error) ? new ConflictError(`Site ${site.id} already has the tag ${fields.key ?? tag.key}:${fields.value ?? tag.value}`) : error
+      })
+    const changes = changesBetween(tag, updated)
+    if (Object.keys(changes).length > 0) await recordActivity(trx, { accountId, action: 'tag.updated', target: tagTarget(updated), changes })
+    return updated
   })
 }
 
@@ -103,11 +123,14 @@ function siteOfTagBody(input: TagInput): string {
   return siteId
 }
 
-export async function deleteTag(db: DbHandle, accountId: string, siteSegment: string | undefined, tagId: string): Promise<void> {
-  const site = await getSite(db, accountId, siteSegment ?? (await siteOfTag(db, accountId, tagId)))
-  const tag = await findTag(db, accountId, site.id, tagId)
-  if (tag.readonly) throw new BadRequestError(`Tag ${tag.id} is readonly and cannot be deleted`)
-  await db.deleteFrom('site_tag').where('account_id', '=', accountId).where('id', '=', tag.id).execute()
+export async function deleteTag(db: Db, accountId: string, siteSegment: string | undefined, tagId: string): Promise<void> {
+  await inTransaction(db, async ({ db: trx }) => {
+    const site = await getSite(trx, accountId, siteSegment ?? (await siteOfTag(trx, accountId, tagId)))
+    const tag = await findTag(trx, accountId, site.id, tagId, { forUpdate: true })
+    if (tag.readonly) throw new BadRequestError(`Tag ${tag.id} is readonly and cannot be deleted`)
+    await trx.deleteFrom('site_tag').where('account_id', '=', accountId).where('id', '=', tag.id).execute()
+    await recordActivity(trx, { accountId, action: 'tag.deleted', target: tagTarget(tag), changes: changesBetween(tag, null, { omit: ['site_id'] }) })
+  })
 }
 
 async function findTag(db: DbHandle, accountId: string, siteId: string, tagId: string, options: { forUpdate?: boolean } = {}): Promise<SiteTag> {

@@ -3,6 +3,8 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import type { FastifyRequest } from 'fastify'
 import { BadRequestError, UnsupportedMediaTypeError } from '../errors.js'
 import { MAX_JSON_BODY_BYTES, readJsonBody } from '../http/json-body.js'
+import { IdempotencyHeaders, answerOnce } from '../http/idempotent-answer.js'
+import { noteBodyDigest } from '../http/request-digest.js'
 import { PageLinks, StreamResource, jsonApiErrors, pageLinks, streamResource } from './json-api.js'
 import type { StreamDeps } from './deps.js'
 import { createStream, deleteStream, getStream, listStreams, renameStream, type StreamInput } from '../streams/streams.js'
@@ -38,10 +40,12 @@ async function parseManagementBody(request: FastifyRequest, body: Buffer): Promi
   if (type !== 'application/vnd.api+json' && type !== 'application/json') {
     throw new UnsupportedMediaTypeError('Send JSON:API documents as application/vnd.api+json (or application/json)')
   }
+  noteBodyDigest(request, body)
   return readJsonBody(body, request.headers['content-encoding'])
 }
 
-export const streamRoutes: FastifyPluginAsyncTypebox<StreamDeps> = async (app, { db, config, clock }) => {
+export const streamRoutes: FastifyPluginAsyncTypebox<StreamDeps> = async (app, deps) => {
+  const { db, config, clock } = deps
   const prefix = config.STREAM_PREFIX
   // Management bodies are JSON:API documents; application/json is accepted too. A body-less DELETE
   // with a JSON:API Content-Type is fine (docs/compatibility.md).
@@ -50,14 +54,12 @@ export const streamRoutes: FastifyPluginAsyncTypebox<StreamDeps> = async (app, {
 
   app.post(
     '/streams',
-    { schema: { operationId: 'createStream', tags, body: StreamDocumentBody, response: { 201: StreamDoc, ...writeErrors } } },
-    async (request, reply) => {
-      const stream = await createStream(db, accountOf(request), streamInput(request.body), clock())
-      return reply
-        .code(201)
-        .header('location', `${prefix}/streams/${stream.id}`)
-        .send({ data: streamResource(stream, prefix) })
-    },
+    { schema: { operationId: 'createStream', tags, headers: IdempotencyHeaders, body: StreamDocumentBody, response: { 201: StreamDoc, ...writeErrors } } },
+    async (request, reply) =>
+      answerOnce(request, reply, deps, {
+        run: () => createStream(db, accountOf(request), streamInput(request.body), clock()),
+        render: (stream) => ({ status: 201, headers: { location: `${prefix}/streams/${stream.id}` }, body: { data: streamResource(stream, prefix) } }),
+      }),
   )
 
   app.get(

@@ -8,6 +8,9 @@ import type { StreamDeps } from './deps.js'
 import { deleteProducts, uploadProducts } from '../streams/uploads.js'
 import { accountOf } from '../auth/caller.js'
 import { UPLOAD_STATUS, allUploadObservers, uploadLog } from './upload-log.js'
+import { IdempotencyHeaders, answerOnce } from '../http/idempotent-answer.js'
+import type { Batch } from '../db/schema.js'
+import type { UploadResult } from '../streams/upload-result.js'
 
 const StreamParams = Type.Object({ streamId: Type.String() })
 const BatchDoc = Type.Object({ data: BatchResource })
@@ -72,39 +75,38 @@ export const uploadRoutes: FastifyPluginAsyncTypebox<StreamDeps> = async (app, d
   app.removeAllContentTypeParsers()
   app.addContentTypeParser('*', (_request, _payload, done) => done(null, undefined))
 
+  // Every write here may carry an Idempotency-Key; an upload claims it once its body has arrived.
+  const uploaded = (result: UploadResult) => ({ status: UPLOAD_STATUS[result.outcome], body: { data: batchResource(result.batch, prefix) } })
+  const accepted = (batch: Batch) => ({ status: 202, body: { data: batchResource(batch, prefix) } })
+
   const uploadProductsRoute = upload('upsert')
   app.route({
     method: ['POST', 'PUT', 'PATCH'],
     url: '/streams/:streamId/products',
-    schema: { operationId: 'uploadProducts', tags, params: StreamParams, response: uploadResponses },
-    handler: async (request, reply) => {
-      const result = await uploadProductsRoute(request, reply, request.params.streamId)
-      return reply.code(UPLOAD_STATUS[result.outcome]).send({ data: batchResource(result.batch, prefix) })
-    },
+    schema: { operationId: 'uploadProducts', tags, headers: IdempotencyHeaders, params: StreamParams, response: uploadResponses },
+    handler: async (request, reply) =>
+      answerOnce(request, reply, deps, { run: () => uploadProductsRoute(request, reply, request.params.streamId), render: uploaded, claimAfterBody: true }),
   })
 
   const deleteLines = upload('delete')
   app.delete(
     '/streams/:streamId/products',
-    { schema: { operationId: 'deleteProducts', tags, params: StreamParams, querystring: DeleteQuery, response: uploadResponses } },
+    { schema: { operationId: 'deleteProducts', tags, headers: IdempotencyHeaders, params: StreamParams, querystring: DeleteQuery, response: uploadResponses } },
     async (request, reply) => {
       if (request.query.all === true) {
         if (hasBody(request)) throw new BadRequestError('?all=true deletes every row and takes no body; send either ids or all=true')
-        const batch = await deleteWithoutBody(request, reply, request.params.streamId, undefined)
-        return reply.code(202).send({ data: batchResource(batch, prefix) })
+        return answerOnce(request, reply, deps, { run: () => deleteWithoutBody(request, reply, request.params.streamId, undefined), render: accepted })
       }
-      const result = await deleteLines(request, reply, request.params.streamId)
-      return reply.code(UPLOAD_STATUS[result.outcome]).send({ data: batchResource(result.batch, prefix) })
+      return answerOnce(request, reply, deps, { run: () => deleteLines(request, reply, request.params.streamId), render: uploaded, claimAfterBody: true })
     },
   )
 
   app.delete(
     '/streams/:streamId/products/:productId',
-    { schema: { operationId: 'deleteProduct', tags, params: ProductParams, response: { 202: BatchDoc, ...errors } } },
+    { schema: { operationId: 'deleteProduct', tags, headers: IdempotencyHeaders, params: ProductParams, response: { 202: BatchDoc, ...errors } } },
     async (request, reply) => {
       const { streamId, productId } = request.params
-      const batch = await deleteWithoutBody(request, reply, streamId, productId)
-      return reply.code(202).send({ data: batchResource(batch, prefix) })
+      return answerOnce(request, reply, deps, { run: () => deleteWithoutBody(request, reply, streamId, productId), render: accepted })
     },
   )
 }

@@ -7,6 +7,8 @@ import type { Db, DbHandle } from '../db/database.js'
 import type { Batch, Stream } from '../db/schema.js'
 import { inTransaction, type Tx } from '../db/transaction.js'
 import { recordEvent } from '../webhooks/outbox.js'
+import { settleRequestClaim } from '../activity/request-scope.js'
+import { recordDeletion } from './deletion-activity.js'
 import { batchUploadedData } from '../webhooks/payloads.js'
 import { claimContentType, emptyPayloadBatch, finishBatch, insertBatch, streamAttributeNames } from './batch-store.js'
 import { LineSplitter, type SplitItem } from './line-splitter.js'
@@ -119,11 +121,14 @@ function splitItemHandler(batch: OpenBatch, collector: StageCollector, write: (r
 }
 
 /** Records the batch's stage and columns and its `batch.uploaded` event. */
-async function closeBatch(tx: Tx, batch: OpenBatch, collector: StageCollector, { deadline, now }: ChunkedUpload): Promise<Batch> {
+async function closeBatch(tx: Tx, batch: OpenBatch, collector: StageCollector, upload: ChunkedUpload): Promise<Batch> {
+  const { deadline, now } = upload
   const status = collector.successCount === 0 ? 'failed' : 'uploaded'
   const columns = batch.kind === 'upsert' ? [...batch.names.names] : []
   const finished = await finishBatch(tx.db, batch.batchId, collector.stage(now()), status, columns)
   await recordEvent(tx, batch.accountId, 'batch.uploaded', batchUploadedData(finished))
+  await recordDeletion(tx.db, { stream: upload.stream, batchId: batch.batchId, kind: batch.kind, rows: collector.successCount })
+  await settleRequestClaim(tx, { outcome: 'accepted', batch: finished } satisfies UploadResult)
   // Whatever was written must not commit once the client has been told the request timed out.
   deadline.commitPoint()
   return finished

@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto'
 import type { Db } from '../db/database.js'
 import { inTransaction } from '../db/transaction.js'
+import { settleRequestClaim } from '../activity/request-scope.js'
 import type { Stream } from '../db/schema.js'
 import { claimContentType, emptyPayloadBatch, finishBatch, insertBatch } from './batch-store.js'
 import { CopyWriter } from '../db/copy-writer.js'
@@ -64,7 +65,9 @@ export function saveReferencedPayload(db: Db, upload: ReferencedUpload): Promise
     }
     const collector = new StageCollector()
     const saved = await finishBatch(tx.db, batchId, collector.stage(upload.now()), 'uploaded')
+    const result: UploadResult = { outcome: 'accepted', batch: saved }
+    await settleRequestClaim(tx, result)
     upload.deadline.commitPoint()
-    return { outcome: 'accepted', batch: saved }
+    return result
   })
 }

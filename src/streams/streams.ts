@@ -7,6 +7,9 @@ import { ConflictError, NotFoundError, UnprocessableError } from '../errors.js'
 import { isId } from '../db/ids.js'
 import { recordEvent } from '../webhooks/outbox.js'
 import { streamStatusChangedData } from '../webhooks/payloads.js'
+import { changesBetween } from '../activity/activity-changes.js'
+import { recordActivity } from '../activity/activity-store.js'
+import { settleRequestClaim } from '../activity/request-scope.js'
 
 export const MAX_STREAMS_PER_ACCOUNT = 100
 export const NAME_RESERVATION_DAYS = 7
@@ -26,7 +29,8 @@ export async function createStream(db: Db, accountId: string, input: StreamInput
   if (!STREAM_TYPES.includes(type as StreamType)) throw new UnprocessableError(`type: must be one of ${STREAM_TYPES.join(', ')}`)
   checkAccount(accountId, input.accountId)
 
-  return inTransaction(db, async ({ db: trx }) => {
+  return inTransaction(db, async (tx) => {
+    const trx = tx.db
     // One creator at a time per account, so that the 100-stream limit cannot be raced past.
     await trx.selectFrom('account').select('id').where('id', '=', accountId).forUpdate().executeTakeFirst()
     await purgeDeletedStreams(trx, now, accountId)
@@ -40,17 +44,23 @@ export async function createStream(db: Db, accountId: string, input: StreamInput
       throw new UnprocessableError(`An account can have at most ${MAX_STREAMS_PER_ACCOUNT} streams; delete one before creating another`)
     }
     await assertNameFree(trx, accountId, name)
-    try {
-      return await trx
-        .insertInto('stream')
-        .values({ account_id: accountId, name, type: type as StreamType, content_type: null, created_at: now, updated_at: now, deleted_at: null })
-        .returningAll()
-        .executeTakeFirstOrThrow()
-    } catch (error) {
-      if (isUniqueViolation(error)) await assertNameFree(trx, accountId, name)
-      throw error
-    }
+    const stream = await trx
+      .insertInto('stream')
+      .values({ account_id: accountId, name, type: type as StreamType, content_type: null, created_at: now, updated_at: now, deleted_at: null })
+      .returningAll()
+      .executeTakeFirstOrThrow()
+      .catch(async (error: unknown) => {
+        if (isUniqueViolation(error)) await assertNameFree(trx, accountId, name)
+        throw error
+      })
+    await recordActivity(trx, { accountId, action: 'stream.created', target: streamTarget(stream), changes: changesBetween(null, stream) })
+    await settleRequestClaim(tx, stream)
+    return stream
   })
+}
+
+function streamTarget(stream: Stream) {
+  return { type: 'stream', id: stream.id }
 }
 
 export async function getStream(db: DbHandle, accountId: string, streamId: string): Promise<Stream> {
@@ -93,26 +103,34 @@ export async function renameStream(db: Db, accountId: string, streamId: string, 
   return inTransaction(db, async ({ db: trx }) => {
     await purgeDeletedStreams(trx, now, accountId)
     await assertNameFree(trx, accountId, name)
-    try {
-      return await trx
-        .updateTable('stream')
-        .set({ name, updated_at: now })
-        .where('account_id', '=', accountId)
-        .where('id', '=', stream.id)
-        .returningAll()
-        .executeTakeFirstOrThrow()
-    } catch (error) {
-      // Another request took the name between the check and the update.
-      if (isUniqueViolation(error)) throw new ConflictError(`A stream named "${name}" already exists`)
-      throw error
-    }
+    const renamed = await trx
+      .updateTable('stream')
+      .set({ name, updated_at: now })
+      .where('account_id', '=', accountId)
+      .where('id', '=', stream.id)
+      .returningAll()
+      .executeTakeFirstOrThrow()
+      .catch((error: unknown) => {
+        // Another request took the name between the check and the update.
+        throw isUniqueViolation(error) ? new ConflictError(`A stream named "${name}" already exists`) : error
+      })
+    await recordActivity(trx, { accountId, action: 'stream.updated', target: streamTarget(renamed), changes: changesBetween(stream, renamed) })
+    return renamed
   })
 }
 
 /** The stream and its data disappear from every read at once; the row keeps the name for 7 days. */
-export async function deleteStream(db: DbHandle, accountId: string, streamId: string, now: Date): Promise<void> {
-  const stream = await getStream(db, accountId, streamId)
-  await db.updateTable('stream').set({ deleted_at: now, updated_at: now }).where('account_id', '=', accountId).where('id', '=', stream.id).execute()
+export async function deleteStream(db: Db, accountId: string, streamId: string, now: Date): Promise<void> {
+  await inTransaction(db, async ({ db: trx }) => {
+    const stream = await getStream(trx, accountId, streamId)
+    await trx.updateTable('stream').set({ deleted_at: now, updated_at: now }).where('account_id', '=', accountId).where('id', '=', stream.id).execute()
+    await recordActivity(trx, {
+      accountId,
+      action: 'stream.deleted',
+      target: streamTarget(stream),
+      changes: changesBetween(stream, null, { omit: ['deleted_at'] }),
+    })
+  })
 }
 
 /** Removes streams deleted more than 7 days ago, with everything they held. */
@@ -136,7 +154,7 @@ export async function setStreamStatus(db: Db, streamId: string, status: string, 
   if (!STREAM_STATUSES.includes(status as StreamStatus)) throw new UnprocessableError(`status: must be one of ${STREAM_STATUSES.join(', ')}`)
   if (!isId(streamId)) throw new NotFoundError(`Stream ${streamId} not found`)
   return inTransaction(db, async (tx) => {
-    const current = await tx.db.selectFrom('stream').select('status').where('id', '=', streamId).where('deleted_at', 'is', null).forUpdate().executeTakeFirst()
+    const current = await tx.db.selectFrom('stream').selectAll().where('id', '=', streamId).where('deleted_at', 'is', null).forUpdate().executeTakeFirst()
     if (!current) throw new NotFoundError(`Stream ${streamId} not found`)
     const updated = await tx.db
       .updateTable('stream')
@@ -146,6 +164,8 @@ export async function setStreamStatus(db: Db, streamId: string, status: string, 
       .executeTakeFirstOrThrow()
     if (current.status !== updated.status) {
       await recordEvent(tx, updated.account_id, 'stream.status_changed', streamStatusChangedData(updated, current.status))
+      const changes = changesBetween(current, updated)
+      await recordActivity(tx.db, { accountId: updated.account_id, action: 'stream.status_changed', target: streamTarget(updated), changes })
     }
     return updated
   })

@@ -1,4 +1,4 @@
-import { randomUUID } from 'node:crypto'
+import { createHash, randomUUID } from 'node:crypto'
 import type { Readable } from 'node:stream'
 import { hasUnstorableCharacter } from '../input/text-input.js'
 import { SlotsFullError, type ConnectionSlots } from '../db/connection-slots.js'
@@ -7,6 +7,9 @@ import { inTransaction } from '../db/transaction.js'
 import type { Batch, BatchKind, Stream } from '../db/schema.js'
 import { BadRequestError, ForbiddenError, LockedError, ServiceBusyError, UnsupportedMediaTypeError } from '../errors.js'
 import { decodedBody } from '../http/body-source.js'
+import { digestingChunks } from '../http/request-digest.js'
+import { beginRequestClaim, requestHasClaim, settleRequestClaim } from '../activity/request-scope.js'
+import { recordDeletion } from './deletion-activity.js'
 import type { UploadDeadline } from './upload-deadline.js'
 import { saveChunkedRows } from './chunked-rows.js'
 import { saveReferencedPayload } from './referenced-payload.js'
@@ -65,8 +68,12 @@ export function uploadProducts(db: Db, request: UploadRequest): Promise<UploadRe
     const mediaType = request.contentType?.split(';')[0]?.trim().toLowerCase() ?? ''
     checkMediaType(await uploadableStream(db, accountId, request.streamId), request.kind, mediaType)
     const limits = { maxBytes: request.maxBytes, deadline, minBytesPerSecond: request.minBytesPerSecond }
-    const spool = await UploadSpool.receive(decodedBody(request.body, request.contentEncoding, limits), request.spool, accountId)
+    // With an idempotency key, the body is hashed as it arrives: the key is claimed for this body.
+    const digest = requestHasClaim() ? createHash('sha256') : null
+    const body = decodedBody(request.body, request.contentEncoding, limits)
+    const spool = await UploadSpool.receive(digest ? digestingChunks(body, digest) : body, request.spool, accountId)
     try {
+      if (digest) await beginRequestClaim(digest.digest('hex'))
       const result = await inUploadSlot(request.slots, accountId, deadline, async () => {
         // Checked again: the stream may have been locked, disabled or deleted while the body arrived.
         const stream = await uploadableStream(db, accountId, request.streamId)
@@ -118,6 +125,8 @@ export async function deleteProducts(db: Db, request: DeleteRequest): Promise<Ba
         }
         const batch = await finishBatch(tx.db, batchId, collector.stage(request.now), 'uploaded')
         await recordEvent(tx, accountId, 'batch.uploaded', batchUploadedData(batch))
+        await recordDeletion(tx.db, { stream, batchId, kind, productId, rows: productId === undefined ? null : 1 })
+        await settleRequestClaim(tx, batch)
         deadline.commitPoint()
         return batch
       })

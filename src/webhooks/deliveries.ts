@@ -1,5 +1,7 @@
 import { sql } from 'kysely'
-import type { DbHandle } from '../db/database.js'
+import type { Db, DbHandle } from '../db/database.js'
+import { inTransaction } from '../db/transaction.js'
+import { recordActivity } from '../activity/activity-store.js'
 import { isId } from '../db/ids.js'
 import type { WebhookDelivery, WebhookDeliveryStatus } from '../db/schema.js'
 import { BadRequestError, ConflictError, NotFoundError } from '../errors.js'
@@ -49,7 +51,7 @@ function selectDeliveries(db: DbHandle, accountId: string) {
  * of WEBHOOK_RETRY_HOURS from now.
  */
 export async function retryDelivery(
-  db: DbHandle,
+  db: Db,
   accountId: string,
   webhookId: string,
   deliveryId: string,
@@ -62,21 +64,38 @@ export async function retryDelivery(
   if (!webhook.active) {
     throw new BadRequestError(`Webhook ${webhook.id} is not active: activate it (PUT with "active": true) before retrying its deliveries`)
   }
-  const retried = await db
-    .updateTable('webhook_delivery')
-    .set({
-      status: 'pending',
-      next_attempt_at: sql<Date>`now()`,
-      retry_until: sql<Date>`now() + make_interval(secs => ${Math.round(settings.retryHours * 3600)})`,
-      finished_at: null,
-    })
-    .where('account_id', '=', accountId)
-    .where('id', '=', found.id)
-    // An attempt under way ends as it ends; a retry then would send the event twice at once.
-    .where((eb) => eb.or([eb('locked_until', 'is', null), eb('locked_until', '<', sql<Date>`now()`)]))
-    .returningAll()
-    .executeTakeFirst()
+  const retried = await inTransaction(db, async ({ db: trx }) => {
+    const row = await retryRow(trx, accountId, found.id, settings)
+    const target = { type: 'webhook_delivery', id: found.id }
+    if (row)
+      await recordActivity(trx, {
+        accountId,
+        action: 'webhook_delivery.retried',
+        target,
+        changes: { status: [found.status, 'pending'], webhook_id: [null, webhook.id] },
+      })
+    return row
+  })
   if (!retried) throw new ConflictError(`Delivery ${found.id} is being sent right now; ask again once its attempt has ended`)
   deliveriesDue()
   return { ...retried, event_type: found.event_type }
+}
+
+function retryRow(db: DbHandle, accountId: string, deliveryId: string, settings: Pick<WebhookSettings, 'retryHours'>) {
+  return (
+    db
+      .updateTable('webhook_delivery')
+      .set({
+        status: 'pending',
+        next_attempt_at: sql<Date>`now()`,
+        retry_until: sql<Date>`now() + make_interval(secs => ${Math.round(settings.retryHours * 3600)})`,
+        finished_at: null,
+      })
+      .where('account_id', '=', accountId)
+      .where('id', '=', deliveryId)
+      // An attempt under way ends as it ends; a retry then would send the event twice at once.
+      .where((eb) => eb.or([eb('locked_until', 'is', null), eb('locked_until', '<', sql<Date>`now()`)]))
+      .returningAll()
+      .executeTakeFirst()
+  )
 }

@@ -8,6 +8,8 @@ import { BadRequestError, NotFoundError } from '../errors.js'
 import { ALL_EVENTS } from './event-types.js'
 import { newWebhookSecret } from './signatures.js'
 import { readWebhookFields, type WebhookInput, type WebhookSettings } from './webhook-input.js'
+import { recordWebhookChange } from './webhook-activity.js'
+import { settleRequestClaim } from '../activity/request-scope.js'
 
 // Subscriptions of an account (issue 15). The secret is shown once, by the create and the rotation
 // that make it; every other read leaves it out.
@@ -25,7 +27,8 @@ export async function createWebhook(db: Db, accountId: string, input: WebhookInp
   if (input.url === null || input.url === undefined) throw new BadRequestError('url: is required')
   const fields = await readWebhookFields(input, settings)
   const secret = newWebhookSecret()
-  const webhook = await inTransaction(db, async ({ db: trx }) => {
+  return inTransaction(db, async (tx) => {
+    const trx = tx.db
     await lockAccountCreates(trx, accountId)
     const { count } = await trx
       .selectFrom('webhook')
@@ -37,7 +40,7 @@ export async function createWebhook(db: Db, accountId: string, input: WebhookInp
         `An account can have at most ${settings.maxPerAccount} webhooks (MAX_WEBHOOKS_PER_ACCOUNT); it has ${count}. Delete some before creating more`,
       )
     }
-    return trx
+    const webhook = await trx
       .insertInto('webhook')
       .values({
         account_id: accountId,
@@ -54,8 +57,10 @@ export async function createWebhook(db: Db, accountId: string, input: WebhookInp
       })
       .returningAll()
       .executeTakeFirstOrThrow()
+    await recordWebhookChange(trx, 'webhook.created', null, webhook)
+    await settleRequestClaim(tx, { webhook, secret })
+    return { webhook, secret }
   })
-  return { webhook, secret }
 }
 
 export async function listWebhooks(db: DbHandle, accountId: string): Promise<Webhook[]> {
@@ -84,7 +89,7 @@ export async function updateWebhook(db: Db, accountId: string, webhookId: string
     const current = await getWebhook(trx, accountId, webhookId, { forUpdate: true })
     if (Object.keys(fields).length === 0) return current
     const reactivated = fields.active === true && !current.active
-    return trx
+    const updated = await trx
       .updateTable('webhook')
       .set({
         ...fields,
@@ -95,13 +100,18 @@ export async function updateWebhook(db: Db, accountId: string, webhookId: string
       .where('id', '=', current.id)
       .returningAll()
       .executeTakeFirstOrThrow()
+    await recordWebhookChange(trx, 'webhook.updated', current, updated)
+    return updated
   })
 }
 
 /** Deletes a subscription with its deliveries; events no other subscription waits for go with the cleanup. */
-export async function deleteWebhook(db: DbHandle, accountId: string, webhookId: string): Promise<void> {
-  const webhook = await getWebhook(db, accountId, webhookId)
-  await db.deleteFrom('webhook').where('account_id', '=', accountId).where('id', '=', webhook.id).execute()
+export async function deleteWebhook(db: Db, accountId: string, webhookId: string): Promise<void> {
+  await inTransaction(db, async ({ db: trx }) => {
+    const webhook = await getWebhook(trx, accountId, webhookId, { forUpdate: true })
+    await trx.deleteFrom('webhook').where('account_id', '=', accountId).where('id', '=', webhook.id).execute()
+    await recordWebhookChange(trx, 'webhook.deleted', webhook, null)
+  })
 }
 
 /**
@@ -113,7 +123,7 @@ export async function rotateWebhookSecret(db: Db, accountId: string, webhookId: 
   const secret = newWebhookSecret()
   const webhook = await inTransaction(db, async ({ db: trx }) => {
     const current = await getWebhook(trx, accountId, webhookId, { forUpdate: true })
-    return trx
+    const rotated = await trx
       .updateTable('webhook')
       .set({
         secret,
@@ -125,6 +135,8 @@ export async function rotateWebhookSecret(db: Db, accountId: string, webhookId: 
       .where('id', '=', current.id)
       .returningAll()
       .executeTakeFirstOrThrow()
+    await recordWebhookChange(trx, 'webhook.secret_rotated', current, rotated)
+    return rotated
   })
   return { webhook, secret }
 }

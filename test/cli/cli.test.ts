@@ -96,7 +96,7 @@ describe('catalog-platform CLI', { timeout: 120_000 }, () => {
 
     // The personal access token printed with it is a working bearer token of the same account.
     const caller = await authenticate(database.db, 'x-auth-token-or-bearer', { authorization: `Bearer ${account.token}` })
-    expect(caller).toEqual({ accountId: account.account_id, credentialId: expect.stringMatching(/^token:\d+$/) })
+    expect(caller).toEqual({ accountId: account.account_id, credentialId: expect.stringMatching(/^token:\d+$/), label: 'default' })
     expect(account.token).toMatch(/^cpat_[0-9a-f]{16}_[A-Za-z0-9_-]{43}$/)
   })
 
@@ -131,7 +131,7 @@ describe('catalog-platform CLI', { timeout: 120_000 }, () => {
     issued = token
 
     const caller = await authenticate(database.db, 'x-auth-token-or-bearer', { authorization: `Bearer ${token.token}` })
-    expect(caller).toEqual({ accountId: account.account_id, credentialId: `token:${token.token_id}` })
+    expect(caller).toEqual({ accountId: account.account_id, credentialId: `token:${token.token_id}`, label: 'ci' })
 
     const list = singleJson<TokenRow[]>(await cli('tokens', 'list', '--account', account.account_id, '--json'))
     expect(list).toHaveLength(2)
@@ -160,6 +160,19 @@ describe('catalog-platform CLI', { timeout: 120_000 }, () => {
     expect(again.code).toBe(1)
     expect(again.stderr).toContain(token.token_id)
     expect(again.stdout).toBe('')
+  })
+
+  it("records the CLI's changes in the account's activity, with the user that ran it and no secret", async () => {
+    const account = need(created, 'an account')
+    const token = need(issued, 'a token')
+    const response = await app.inject({ method: 'GET', url: '/platform/v2/activity?actor=cli', headers: { 'x-auth-token': account.x_auth_token } })
+    expect(response.statusCode, response.body).toBe(200)
+    const entries = response.json<{ Activity: { action: string; actor: { type: string; id: string }; target: { id: string }; changes: object }[] }>().Activity
+    expect(entries.map((e) => e.action)).toEqual(['token.revoked', 'token.created', 'token.created', 'credential.created', 'account.created'])
+    expect(entries.every((e) => e.actor.type === 'cli' && e.actor.id !== '')).toBe(true)
+    expect(entries[0]?.target.id).toBe(token.token_id)
+    expect(entries[1]?.changes).toEqual({ name: [null, 'ci'], token: 'changed' })
+    for (const secret of [token.token, account.token, account.client_secret]) expect(response.body).not.toContain(secret)
   })
 
   it('credentials rotate --json replaces the X-Auth-Token', async () => {

@@ -303,6 +303,47 @@ describe('three server processes on one database', () => {
     expect(batches.filter((batch) => batch.attributes.status !== 'processed').map((batch) => batch.id)).toEqual([])
   }, 90_000)
 
+  it('honours an Idempotency-Key on every process: a retry on another one gets the first answer, never a second batch or run', async () => {
+    const account = await newAccount()
+    const streamId = await createStream(account)
+    const siteId = await siteOn(account, streamId)
+    const token = account.tokens[0] ?? ''
+    const body = `${JSON.stringify({ id: 'k1', title: 'Kept once' })}\n`
+    const send = (server: ServerProcess, key: string) =>
+      httpRequest(`${server.baseUrl}/streams/${streamId}/products`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${token}`, 'content-type': 'application/x-ndjson', 'idempotency-key': key },
+        body,
+      })
+    const first = await send(servers.at(0), 'multi-1')
+    expectStatus(first, 202, 'first upload')
+    for (const server of [servers.at(1), servers.at(2)]) {
+      const again = await send(server, 'multi-1')
+      expectStatus(again, 202, `retry on ${server.name}`)
+      expect(again.header('idempotent-replayed')).toBe('true')
+      expect(again.text()).toBe(first.text())
+    }
+    // The same key sent to all three at once: one batch between them, the others answer 409 or the replay.
+    const burst = await Promise.all(servers.all.map((server) => send(server, 'multi-2')))
+    expect(burst.filter((answer) => answer.status === 202 && answer.header('idempotent-replayed') === undefined)).toHaveLength(1)
+    expect(burst.every((answer) => answer.status === 409 || answer.status === 202)).toBe(true)
+    expect((await listBatches(token, streamId)).length).toBe(2)
+
+    const run = (server: ServerProcess) =>
+      httpRequest(`${server.baseUrl}/platform/v2/process/${siteId}`, {
+        method: 'POST',
+        headers: { 'x-auth-token': account.xAuthToken, 'content-type': 'application/json', 'idempotency-key': 'run-once' },
+        body: JSON.stringify({ action: 'import' }),
+      })
+    const queued = await run(servers.at(1))
+    expectStatus(queued, 200, 'run request')
+    const repeated = await run(servers.at(2))
+    expect(repeated.text()).toBe(queued.text())
+    const runs = await database.db.selectFrom('run').select('pid').where('site_id', '=', siteId).execute()
+    expect(runs.map((r) => r.pid)).toEqual([pidOf(queued, 'run request')])
+    await waitForRun(account, siteId, pidOf(queued, 'run request'))
+  }, 60_000)
+
   it('accepts exactly 30 of a burst of 40 uploads to one stream within one second, spread over the three, and keeps every accepted batch', async () => {
     const account = await newAccount()
     const token = account.tokens[0] ?? ''

@@ -83,8 +83,8 @@ describe('X-Auth-Token on the platform interface', () => {
 describe('authenticate()', () => {
   it('accepts a valid personal access token for x-auth-token-or-bearer and bearer schemes', async () => {
     const a = await t.account()
-    const byToken = { accountId: a.accountId, credentialId: await tokenCredentialId(a.token) }
-    const byPlatform = { accountId: a.accountId, credentialId: `platform:${clientIdOf(a)}` }
+    const byToken = { accountId: a.accountId, credentialId: await tokenCredentialId(a.token), label: expect.any(String) as string }
+    const byPlatform = { accountId: a.accountId, credentialId: `platform:${clientIdOf(a)}`, label: clientIdOf(a) }
     expect(await authenticate(t.db, 'x-auth-token-or-bearer', { authorization: `Bearer ${a.token}` })).toEqual(byToken)
     expect(await authenticate(t.db, 'x-auth-token-or-bearer', { authorization: `bearer ${a.token}` })).toEqual(byToken)
     expect(await authenticate(t.db, 'bearer', { authorization: `Bearer ${a.token}` })).toEqual(byToken)
@@ -107,11 +107,11 @@ describe('authenticate()', () => {
 
   it('resolves every spelling that authenticates to the same credential', async () => {
     const a = await t.account()
-    const byToken = { accountId: a.accountId, credentialId: await tokenCredentialId(a.token) }
+    const byToken = { accountId: a.accountId, credentialId: await tokenCredentialId(a.token), label: expect.any(String) as string }
     for (const authorization of [`Bearer ${a.token}`, `bearer ${a.token}`, `BEARER ${a.token}`, `Bearer  ${a.token}`, `Bearer\t${a.token}`]) {
       expect(await authenticate(t.db, 'bearer', { authorization }), JSON.stringify(authorization)).toEqual(byToken)
     }
-    const byPlatform = { accountId: a.accountId, credentialId: `platform:${clientIdOf(a)}` }
+    const byPlatform = { accountId: a.accountId, credentialId: `platform:${clientIdOf(a)}`, label: clientIdOf(a) }
     for (const xAuthToken of [a.xAuthToken, `${clientIdOf(a)} :${secretOf(a)}`, `${clientIdOf(a)}:  ${secretOf(a)}`]) {
       expect(await authenticate(t.db, 'x-auth-token', { xAuthToken }), xAuthToken).toEqual(byPlatform)
     }
@@ -125,7 +125,11 @@ describe('authenticate()', () => {
       .values({ account_id: a.accountId, name: 'legacy', token_hash: hashSecret(legacy), revoked_at: null })
       .returning('id')
       .executeTakeFirstOrThrow()
-    expect(await authenticate(t.db, 'bearer', { authorization: `Bearer ${legacy}` })).toEqual({ accountId: a.accountId, credentialId: `token:${row.id}` })
+    expect(await authenticate(t.db, 'bearer', { authorization: `Bearer ${legacy}` })).toEqual({
+      accountId: a.accountId,
+      credentialId: `token:${row.id}`,
+      label: 'legacy',
+    })
     expect((await t.request({ method: 'GET', url: '/streams', headers: { authorization: `Bearer ${legacy}` } })).statusCode).toBe(200)
   })
 
@@ -143,6 +147,7 @@ describe('authenticate()', () => {
     expect(await authenticate(t.db, 'x-auth-token-or-bearer', { authorization: `Bearer ${extra.token}` })).toEqual({
       accountId: a.accountId,
       credentialId: `token:${extra.id}`,
+      label: 'ci',
     })
     await revokeToken(t.db, extra.id)
     expect(await authenticate(t.db, 'x-auth-token-or-bearer', { authorization: `Bearer ${extra.token}` })).toBeNull()

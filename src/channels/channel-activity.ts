@@ -1,0 +1,58 @@
+import { changesBetween, type Changes } from '../activity/activity-changes.js'
+import { recordActivity } from '../activity/activity-store.js'
+import type { DbHandle } from '../db/database.js'
+import type { ChannelDetails } from './channels.js'
+
+// What the activity log keeps of a channel: its settings as a person sets them, its destinations
+// without what makes them secret. A feed token is no setting (it names the URL); an http
+// destination's URL carries its receiver's token in its path or query, so only its origin is kept,
+// and a change of the whole URL shows as `destination_url: "changed"`, never as a value.
+
+interface RecordedChannel {
+  [field: string]: unknown
+}
+
+function recordedChannel({ channel, destinations }: ChannelDetails): { shown: RecordedChannel; urls: string } {
+  const shown: RecordedChannel = {
+    name: channel.name,
+    template: channel.export_name,
+    active: channel.active,
+    format: channel.format,
+    mapping: channel.mapping,
+    filter: channel.filter,
+    filenames: channel.filenames,
+    validation_mode: channel.validation_mode,
+    currency: channel.currency,
+    readiness_threshold: channel.readiness_threshold,
+    safety_max_drop: channel.safety_max_drop,
+    safety_max_left_out: channel.safety_max_left_out,
+    safety_min_products: channel.safety_min_products,
+    destinations: destinations.map((d) => ({ kind: d.kind, name: d.name, active: d.active, origin: d.url === null ? null : originOf(d.url) })),
+  }
+  return { shown, urls: destinations.map((d) => d.url ?? '').join('\n') }
+}
+
+function originOf(url: string): string {
+  try {
+    return new URL(url).origin
+  } catch {
+    return '(not a URL)'
+  }
+}
+
+function channelChanges(before: ChannelDetails | null, after: ChannelDetails | null): Changes {
+  const was = before ? recordedChannel(before) : null
+  const is = after ? recordedChannel(after) : null
+  const changes = changesBetween(was?.shown ?? null, is?.shown ?? null)
+  if ((was?.urls ?? '') !== (is?.urls ?? '')) changes.destination_url = 'changed'
+  return changes
+}
+
+/** Records a channel's creation, change or deletion (`before` or `after` null for the first and last). */
+export async function recordChannelChange(db: DbHandle, before: ChannelDetails | null, after: ChannelDetails | null): Promise<void> {
+  const channel = (after ?? before)!.channel
+  const changes = channelChanges(before, after)
+  if (before && after && Object.keys(changes).length === 0) return
+  const action = before === null ? 'channel.created' : after === null ? 'channel.deleted' : 'channel.updated'
+  await recordActivity(db, { accountId: channel.account_id, action, target: { type: 'channel', id: channel.id, siteId: channel.site_id }, changes })
+}

@@ -1,0 +1,17 @@
+import { changesBetween } from '../activity/activity-changes.js'
+import { recordActivity } from '../activity/activity-store.js'
+import type { DbHandle } from '../db/database.js'
+import type { Webhook } from '../db/schema.js'
+
+// A subscription in the activity log: its settings, never its secrets. The signing secrets show as
+// `changed` (its URL carries none: credentials in it are refused); the failure bookkeeping of
+// deliveries is no person's change.
+const SECRETS = ['secret', 'previous_secret']
+const BOOKKEEPING = ['previous_secret_expires_at', 'consecutive_failures', 'failing_since']
+
+export async function recordWebhookChange(db: DbHandle, action: string, before: Webhook | null, after: Webhook | null): Promise<void> {
+  const webhook = (after ?? before)!
+  const changes = changesBetween(before, after, { secrets: SECRETS, omit: BOOKKEEPING })
+  if (before && after && Object.keys(changes).length === 0) return
+  await recordActivity(db, { accountId: webhook.account_id, action, target: { type: 'webhook', id: webhook.id }, changes })
+}
