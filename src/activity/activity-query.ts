@@ -34,6 +34,10 @@ export interface ActivityFilter {
 
 /** Reads and checks the filters; a wrong one is a 400 naming it. */
 export function readActivityFilter(input: ActivityFilterInput, defaultLimit = 50): ActivityFilter {
+  for (const [name, value] of Object.entries(input)) {
+    // Postgres text holds no NUL: refused here, whichever interface the filter came through.
+    if (typeof value === 'string' && value.includes('\0')) throw new BadRequestError(`${name}: must not contain a NUL character`)
+  }
   const filter: ActivityFilter = { limit: readLimit(input.limit, defaultLimit) }
   if (present(input.action)) filter.action = readAction(input.action)
   if (present(input.actor)) filter.actor = readActor(input.actor)
@@ -81,10 +85,18 @@ function bounded(name: string, text: string, max: number): string {
   return text
 }
 
+const TIME = /^(\d{4})-(\d{2})-(\d{2})(?:[T ](\d{2}):(\d{2})(?::(\d{2})(\.\d{1,9})?)?(Z|[+-]\d{2}:?\d{2})?)?$/i
+
+/** An ISO 8601 date or time; one without a zone is UTC (never the server's zone), and 2026-02-30 is no date. */
 function readTime(name: string, text: string): Date {
-  // ISO 8601 with a date at least; Date.parse alone would take "1" or "March 7".
-  const time = /^\d{4}-\d{2}-\d{2}([T ]\d{2}:\d{2}(:\d{2}(\.\d{1,9})?)?(Z|[+-]\d{2}:?\d{2})?)?$/.test(text.trim()) ? new Date(text.trim()) : null
-  if (!time || Number.isNaN(time.getTime())) throw new BadRequestError(`${name}: "${text.slice(0, 100)}" is not an ISO 8601 time (as 2026-11-27T08:00:00Z)`)
+  const parts = TIME.exec(text.trim())
+  const refuse = () => new BadRequestError(`${name}: "${text.slice(0, 100)}" is not an ISO 8601 date or time (as 2026-11-27 or 2026-11-27T08:00:00Z)`)
+  if (!parts) throw refuse()
+  const [, year, month, day, hour = '00', minute = '00', second = '00', fraction = '', zone = 'Z'] = parts
+  const time = new Date(`${year}-${month}-${day}T${hour}:${minute}:${second}${fraction}${zone.length === 5 ? `${zone.slice(0, 3)}:${zone.slice(3)}` : zone}`)
+  // Date rolls 02-30 over into March: the day must be one the month has.
+  const calendar = new Date(Date.UTC(Number(year), Number(month) - 1, Number(day)))
+  if (Number.isNaN(time.getTime()) || calendar.getUTCMonth() !== Number(month) - 1 || calendar.getUTCDate() !== Number(day)) throw refuse()
   return time
 }
 

@@ -1,5 +1,6 @@
 import { sql } from 'kysely'
 import type { DbHandle } from '../db/database.js'
+import { sendWithCommit } from '../db/transaction.js'
 import type { Changes } from './activity-changes.js'
 import { currentRequestScope, type Actor } from './request-scope.js'
 
@@ -32,7 +33,8 @@ export interface ActivityEntry {
 
 /**
  * Records a change to an account, with the actor and request of the scope it runs in. Called with
- * the handle of the change's own transaction, so that the entry commits with the change or not at all.
+ * the handle of the change's own transaction: the entry goes with its COMMIT, so that it commits
+ * with the change or not at all.
  */
 export async function recordActivity(db: DbHandle, entry: NewActivity): Promise<void> {
   await db

@@ -1,18 +1,24 @@
 import { changesBetween, type Changes } from '../activity/activity-changes.js'
 import { recordActivity } from '../activity/activity-store.js'
 import type { DbHandle } from '../db/database.js'
-import type { ChannelDetails } from './channels.js'
+import type { Channel, ChannelDestination } from '../db/schema.js'
 
 // What the activity log keeps of a channel: its settings as a person sets them, its destinations
 // without what makes them secret. A feed token is no setting (it names the URL); an http
 // destination's URL carries its receiver's token in its path or query, so only its origin is kept,
 // and a change of the whole URL shows as `destination_url: "changed"`, never as a value.
 
+/** A channel with its destinations, as channels.ts reads it (its ChannelDetails). */
+interface ChannelState {
+  channel: Channel & { export_name: string }
+  destinations: ChannelDestination[]
+}
+
 interface RecordedChannel {
   [field: string]: unknown
 }
 
-function recordedChannel({ channel, destinations }: ChannelDetails): { shown: RecordedChannel; urls: string } {
+function recordedChannel({ channel, destinations }: ChannelState): { shown: RecordedChannel; urls: string } {
   const shown: RecordedChannel = {
     name: channel.name,
     template: channel.export_name,
@@ -40,7 +46,7 @@ function originOf(url: string): string {
   }
 }
 
-function channelChanges(before: ChannelDetails | null, after: ChannelDetails | null): Changes {
+function channelChanges(before: ChannelState | null, after: ChannelState | null): Changes {
   const was = before ? recordedChannel(before) : null
   const is = after ? recordedChannel(after) : null
   const changes = changesBetween(was?.shown ?? null, is?.shown ?? null)
@@ -49,7 +55,7 @@ function channelChanges(before: ChannelDetails | null, after: ChannelDetails | n
 }
 
 /** Records a channel's creation, change or deletion (`before` or `after` null for the first and last). */
-export async function recordChannelChange(db: DbHandle, before: ChannelDetails | null, after: ChannelDetails | null): Promise<void> {
+export async function recordChannelChange(db: DbHandle, before: ChannelState | null, after: ChannelState | null): Promise<void> {
   const channel = (after ?? before)!.channel
   const changes = channelChanges(before, after)
   if (before && after && Object.keys(changes).length === 0) return

@@ -100,4 +100,8 @@ small { display: block; font-size: 12px; max-width: 320px; }
 .default-submit { position: absolute; left: -9999px; }
 .form-buttons { display: flex; gap: 12px; align-items: center; }
 tr.current { background: #eef5fc; }
+table.changes { font-size: 13px; min-width: 260px; }
+table.changes th, table.changes td { padding: 2px 6px; }
+table.changes code { white-space: pre-wrap; overflow-wrap: anywhere; }
+tr.activity-entry time, tr.activity-entry code[data-field=action] { white-space: nowrap; overflow-wrap: normal; }
 `

@@ -3,6 +3,7 @@ import cookie from '@fastify/cookie'
 import formbody from '@fastify/formbody'
 import { consoleCookieKey, findConsoleSession, operatorMark, sessionCredentialIsLive, type ConsoleSession } from '../accounts/console-sessions.js'
 import { AppError } from '../errors.js'
+import type { Actor } from '../activity/request-scope.js'
 import { sameSecret } from '../auth/secrets.js'
 import type { ConsoleDeps } from './deps.js'
 import { html } from './html.js'
@@ -22,6 +23,7 @@ import { webhookPageRoutes } from './webhook-page-routes.js'
 import { operatorRoutes } from './operator-routes.js'
 import { rulePageRoutes } from './rule-page-routes.js'
 import { ruleEditorRoutes } from './rule-editor-routes.js'
+import { activityPageRoutes } from './activity-page-routes.js'
 
 // Pages run no inline script and load nothing from elsewhere: every asset is served here.
 const CONTENT_SECURITY_POLICY =
@@ -58,6 +60,7 @@ export const consolePlugin: FastifyPluginAsync<ConsoleDeps> = async (app, deps) 
     const id = signed ? unsignValue(signed, request.consoleCookieKey) : undefined
     const session = id ? await findConsoleSession(deps.db, id, deps.clock()) : undefined
     request.consoleSession = session && (await stillValid(deps, session)) ? session : undefined
+    request.actor = request.consoleSession ? consoleActor(request.consoleSession) : null
     await guard(request, reply)
   })
 
@@ -93,6 +96,7 @@ export const consolePlugin: FastifyPluginAsync<ConsoleDeps> = async (app, deps) 
   await app.register(operatorRoutes, deps)
   await app.register(rulePageRoutes, deps)
   await app.register(ruleEditorRoutes, deps)
+  await app.register(activityPageRoutes, deps)
 }
 
 /** A session lasts only while what signed it in does: the account's credential, or the operator token. */
@@ -102,6 +106,14 @@ async function stillValid(deps: ConsoleDeps, session: ConsoleSession): Promise<b
     return token !== undefined && session.credentialId === operatorMark(token)
   }
   return sessionCredentialIsLive(deps.db, session)
+}
+
+/** Who the activity log says made a console change: the operator, or a session and the credential that signed it in. */
+function consoleActor(session: ConsoleSession): Actor {
+  if (session.operator) return { type: 'operator', id: 'operator', label: 'operator (console)' }
+  const [kind, id = ''] = session.credentialId.split(':')
+  const signedInWith = kind === 'platform' ? `platform credential ${id}` : `token ${id}`
+  return { type: 'console', id: session.credentialId, label: `console, signed in with ${signedInWith}` }
 }
 
 /** Pages of an account need a session of one, the operator's pages an operator session. */

@@ -26,7 +26,7 @@ export function page({ title, session, trail = [], body }: PageFrame): Html {
         <header>
           <nav aria-label="Main">
             <span class="brand">Catalog Platform</span>
-            ${session?.accountId ? html`<a href="/console">Overview</a> <a href="/console/webhooks">Webhooks</a>` : ''}
+            ${session?.accountId ? html`<a href="/console">Overview</a> <a href="/console/webhooks">Webhooks</a> <a href="/console/activity">Activity</a>` : ''}
             ${session?.operator ? html`<a href="/console/operator">Operator</a>` : ''} ${session ? signOut(session) : ''}
           </nav>
           ${trail.length > 0 ? breadcrumbs(trail) : ''}

@@ -55,7 +55,8 @@ export const operatorRoutes: FastifyPluginAsync<ConsoleDeps> = async (app, deps)
     const notice = changedStream
       ? html`<p class="live" role="status">Stream #${changedStream.id} (${changedStream.name}) is now ${changedStream.status}.</p>`
       : ''
-    const body = html`${notice} ${healthSection(health)} ${accountsSection(accounts)} ${runsSection(runs, now)} ${attentionSection(channels)}
+    const activity = html`<p><a href="/console/operator/activity">Activity of every account</a>: who changed what, and when.</p>`
+    const body = html`${notice} ${activity} ${healthSection(health)} ${accountsSection(accounts)} ${runsSection(runs, now)} ${attentionSection(channels)}
     ${siteStatsSection('failing', 'Failing sites of the last 24 hours', failing)} ${siteStatsSection('slowest', 'Slowest sites of the last 24 hours', slowest)}
     ${streamsSection(streams, session, streamAccount ?? '')}`
     return sendPage(reply, page({ title: 'Operator', session, body }))

@@ -54,7 +54,8 @@ export function sitePage(data: SitePageData): Html {
   const { site } = data
   return html`<p data-live-section="site-status">
       ${badge(site.status)} ${badge(site.processing_status)} <span class="muted">site #${site.id} · project #${site.project_id}</span> ·
-      <a href="/console/sites/${site.id}/products">Browse products</a> · <a href="/console/sites/${site.id}/rules">Rules of the site</a>
+      <a href="/console/sites/${site.id}/products">Browse products</a> · <a href="/console/sites/${site.id}/rules">Rules of the site</a> ·
+      <a href="/console/sites/${site.id}/activity">Activity of the site</a>
     </p>
     ${releasedNotice(data.released)} ${holdBanners(data.held, data.held.length, data.session, `/console/sites/${site.id}`)}
     ${data.livePid ? liveRun(site.id, data.livePid, data.recentRuns) : ''} ${actions(data)} ${charts(data)} ${runsSection(data)} ${errorsSection(data)}

@@ -10,7 +10,7 @@ import {
   type Transaction,
   type TransactionSettings,
 } from 'kysely'
-import type pg from 'pg'
+import pg from 'pg'
 import { poolOf, type Db, type DbHandle } from './database.js'
 import type { Database } from './schema.js'
 
@@ -65,12 +65,14 @@ export async function inTransaction<T>(db: Db, work: (tx: Tx) => Promise<T>, opt
   connectionLost.catch(() => {})
   client.on('error', onError)
   const hooks: (() => Promise<void> | void)[] = []
+  const withCommit: string[] = []
   let rollbackOnly = false
   try {
     let begin = onClient(client, options.statementTimeoutMs).startTransaction()
     if (options.isolation) begin = begin.setIsolationLevel(options.isolation)
     if (options.readOnly) begin = begin.setAccessMode('read only')
     const trx = await begin.execute()
+    sentWithCommit.set(trx, withCommit)
     let result: T
     try {
       const working = work({ db: trx, client, onCommit: (hook) => hooks.push(hook), rollbackOnly: () => (rollbackOnly = true) })
@@ -81,7 +83,8 @@ export async function inTransaction<T>(db: Db, work: (tx: Tx) => Promise<T>, opt
         await trx.rollback().execute()
         return result
       }
-      await trx.commit().execute()
+      if (withCommit.length > 0) await client.query(`${withCommit.join(';\n')};\nCOMMIT`)
+      else await trx.commit().execute()
     } catch (error) {
       if (!broken) {
         await trx
@@ -105,6 +108,34 @@ export async function inTransaction<T>(db: Db, work: (tx: Tx) => Promise<T>, opt
     client.off('error', onError)
     client.release(broken)
   }
+}
+
+// The statements each open transaction sends with its COMMIT, by its handle.
+const sentWithCommit = new WeakMap<object, string[]>()
+
+/**
+ * Runs `query` in the message that commits the transaction `db` belongs to: a write that must commit
+ * with the transaction's others, or not at all, and that nothing in the transaction reads back (an
+ * activity entry). It costs no round trip of its own: an activity entry sent on its own added
+ * 0.55 ms to a 2 ms change (bench/results/activity.md). When it fails, the COMMIT fails and the
+ * transaction rolls back. Outside a transaction, it runs at once.
+ */
+export async function sendWithCommit(db: DbHandle, query: CompiledQuery): Promise<void> {
+  const pending = sentWithCommit.get(db)
+  if (!pending) {
+    await db.executeQuery(query)
+    return
+  }
+  // The simple protocol that carries several statements takes no parameters: they go in as literals.
+  pending.push(query.sql.replace(/\$(\d+)/g, (_, index: string) => literal(query.parameters[Number(index) - 1])))
+}
+
+function literal(value: unknown): string {
+  if (value === null || value === undefined) return 'NULL'
+  if (typeof value === 'number' || typeof value === 'bigint') return String(value)
+  if (typeof value === 'boolean') return value ? 'true' : 'false'
+  if (value instanceof Date) return pg.escapeLiteral(value.toISOString())
+  return pg.escapeLiteral(typeof value === 'string' ? value : JSON.stringify(value))
 }
 
 /**

@@ -222,12 +222,17 @@ describe('the activity log', () => {
     expect((await activity(c, `?since=${encodeURIComponent(newest)}`)).Activity.every((e) => e.occurred_at >= newest)).toBe(true)
     expect((await activity(c, `?until=${encodeURIComponent(newest)}`)).Activity.every((e) => e.occurred_at < newest)).toBe(true)
     expect((await activity(c, '?since=2000-01-01&until=2000-01-02')).Activity).toEqual([])
+    // A time without a zone is UTC, whatever the server's zone.
+    const minute = newest.slice(0, 16)
+    expect((await activity(c, `?since=${minute}`)).Activity.length).toBe((await activity(c, `?since=${minute}:00Z`)).Activity.length)
 
     for (const [query, named] of [
       ['?action=rule', /action/],
       ['?action=*', /action/],
       ['?actor=robot', /actor.*robot/],
       ['?since=yesterday', /since/],
+      ['?since=2026-02-30', /since.*2026-02-30/],
+      ['?actor=console:a%00b', /actor.*NUL/],
       ['?until=2026-13-45T99:00:00Z', /until/],
       ['?limit=101', /limit/],
       ['?limit=0', /limit/],

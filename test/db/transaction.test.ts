@@ -2,7 +2,7 @@ import { sql } from 'kysely'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import type pg from 'pg'
 import { QUERY_CANCELED, poolOf } from '../../src/db/database.js'
-import { inTransaction, withReadSnapshot } from '../../src/db/transaction.js'
+import { inTransaction, sendWithCommit, withReadSnapshot } from '../../src/db/transaction.js'
 import { createTestDatabase, type TestDatabase } from '../helpers/test-database.js'
 
 let database: TestDatabase
@@ -160,5 +160,40 @@ describe('withReadSnapshot', () => {
       async (tx) => (await sql<{ t: string }>`SELECT current_setting('statement_timeout') AS t`.execute(tx.db)).rows[0]?.t,
     )
     expect(timeout).toBe('0')
+  })
+})
+
+describe('sendWithCommit', () => {
+  const insert = (id: number, note: string) => sql`INSERT INTO tx_probe VALUES (${id}, ${note})`.compile(database.db)
+
+  it('sends its statements with the COMMIT, values as literals whatever they hold', async () => {
+    const awkward = ["it's", 'back\\slash', '$1 and $2', 'naïve ✓ 😀', "'; DROP TABLE tx_probe; --"]
+    await inTransaction(database.db, async (tx) => {
+      for (const [i, note] of awkward.entries()) await sendWithCommit(tx.db, insert(100 + i, note))
+      // Not sent yet: nothing in the transaction reads them back.
+      const { rows } = await tx.client.query<{ n: string }>('SELECT count(*) AS n FROM tx_probe WHERE id >= 100')
+      expect(rows[0]?.n).toBe('0')
+    })
+    const stored = await sql<{ note: string }>`SELECT note FROM tx_probe WHERE id >= 100 ORDER BY id`.execute(database.db)
+    expect(stored.rows.map((row) => row.note)).toEqual(awkward)
+  })
+
+  it('rolls the whole transaction back when a statement sent with the COMMIT fails', async () => {
+    await expect(
+      inTransaction(database.db, async (tx) => {
+        await sql`INSERT INTO tx_probe VALUES (200, 'the change')`.execute(tx.db)
+        // The same key again: the COMMIT's message fails, and the change goes with it.
+        await sendWithCommit(tx.db, insert(200, 'its record'))
+      }),
+    ).rejects.toThrow(/duplicate key/)
+    expect((await sql<{ n: string }>`SELECT count(*) AS n FROM tx_probe WHERE id = 200`.execute(database.db)).rows[0]?.n).toBe('0')
+    // The connection is usable afterwards: the pool hands out a clean one.
+    await inTransaction(database.db, async (tx) => sendWithCommit(tx.db, insert(201, 'after')))
+    expect((await sql<{ n: string }>`SELECT count(*) AS n FROM tx_probe WHERE id = 201`.execute(database.db)).rows[0]?.n).toBe('1')
+  })
+
+  it('runs at once outside a transaction', async () => {
+    await sendWithCommit(database.db, insert(300, 'now'))
+    expect((await sql<{ n: string }>`SELECT count(*) AS n FROM tx_probe WHERE id = 300`.execute(database.db)).rows[0]?.n).toBe('1')
   })
 })
