@@ -37,15 +37,12 @@ export interface ActivityEntry {
  * with the change or not at all.
  */
 export async function recordActivity(db: DbHandle, entry: NewActivity): Promise<void> {
-  await db
-    .insertInto('activity')
-    .values(activityRow([entry])[0]!)
-    .execute()
+  await recordActivities(db, [entry])
 }
 
-/** Several entries of one change (a reorder, a copy), in one statement. */
+/** Several entries of one change, in one statement, sent with the transaction's COMMIT (no round trip of its own). */
 export async function recordActivities(db: DbHandle, entries: NewActivity[]): Promise<void> {
-  if (entries.length > 0) await db.insertInto('activity').values(activityRow(entries)).execute()
+  if (entries.length > 0) await sendWithCommit(db, db.insertInto('activity').values(activityRow(entries)).compile())
 }
 
 function activityRow(entries: NewActivity[]) {
