@@ -24,7 +24,9 @@ export async function up(db: Kysely<unknown>): Promise<void> {
     );
     CREATE INDEX activity_account ON activity (account_id, id DESC);
     CREATE INDEX activity_site ON activity (account_id, site_id, id DESC) WHERE site_id IS NOT NULL;
-    CREATE INDEX activity_occurred ON activity (occurred_at);
+    -- For the retention's delete only: rows arrive in time order, so a block range index finds them
+    -- at a fraction of a b-tree's cost on every insert.
+    CREATE INDEX activity_occurred ON activity USING brin (occurred_at);
 
     -- Idempotency keys: a request's claim while it runs, its stored answer once its change committed
     -- (written in that transaction). Shared by every process on the database.
