@@ -38,7 +38,8 @@ export interface RequestScope {
   claim?: RequestClaim
 }
 
-const SYSTEM: RequestScope = { actor: { type: 'system', id: 'system', label: 'the platform' }, request: null }
+/** The platform's own work: runs, schedules, safety stops. */
+export const SYSTEM_SCOPE: RequestScope = { actor: { type: 'system', id: 'system', label: 'the platform' }, request: null }
 
 // Ambient like a logger's context: the interfaces know the actor, the domain functions record the
 // change, and the dozens of calls between them need not carry it.
@@ -51,7 +52,7 @@ export function withRequestScope<T>(scope: RequestScope, work: () => T): T {
 
 /** The scope of the running work; the platform itself when no interface set one. */
 export function currentRequestScope(): RequestScope {
-  return storage.getStore() ?? SYSTEM
+  return storage.getStore() ?? SYSTEM_SCOPE
 }
 
 /** Whether the running request carries an idempotency key (its body is then hashed as it arrives). */

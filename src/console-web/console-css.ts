@@ -100,8 +100,12 @@ small { display: block; font-size: 12px; max-width: 320px; }
 .default-submit { position: absolute; left: -9999px; }
 .form-buttons { display: flex; gap: 12px; align-items: center; }
 tr.current { background: #eef5fc; }
-table.changes { font-size: 13px; min-width: 260px; }
+table.changes { font-size: 13px; }
 table.changes th, table.changes td { padding: 2px 6px; }
 table.changes code { white-space: pre-wrap; overflow-wrap: anywhere; }
-tr.activity-entry time, tr.activity-entry code[data-field=action] { white-space: nowrap; overflow-wrap: normal; }
+table:has(tr.activity-entry) { table-layout: fixed; width: 100%; }
+table:has(tr.activity-entry) th:last-child { width: 42%; }
+tr.activity-entry td { overflow-wrap: anywhere; vertical-align: top; }
+table.changes { width: 100%; table-layout: fixed; }
+table.changes th:first-child { width: 28%; }
 `

@@ -1,4 +1,5 @@
 import type { Db, DbHandle } from '../db/database.js'
+import { recordActivity } from '../activity/activity-store.js'
 import type { Channel, ChannelExport, Site } from '../db/schema.js'
 import { inTransaction, type Tx } from '../db/transaction.js'
 import { feedUrl } from '../feeds/feed-urls.js'
@@ -72,6 +73,12 @@ export async function recordHeldExport(db: Db, record: ExportRecord): Promise<vo
     await setChannelHold(tx.db, channel, hold)
     const entry = await insertHistoryEntry(tx.db, record, false, 'held')
     await recordEvent(tx, site.account_id, 'export.held', exportHeldData(entry, hold, checksData(channel, result.checks)))
+    await recordActivity(tx.db, {
+      accountId: site.account_id,
+      action: 'export.held',
+      target: { type: 'channel', id: channel.id, siteId: site.id },
+      changes: { hold: [null, { pid: hold.pid, reason: hold.reason, message: hold.message }] },
+    })
   })
 }
 

@@ -1,4 +1,5 @@
 import { performance } from 'node:perf_hooks'
+import { SYSTEM_SCOPE, withRequestScope } from '../activity/request-scope.js'
 import type { FastifyBaseLogger } from 'fastify'
 import type { Db } from '../db/database.js'
 import { inTransaction } from '../db/transaction.js'
@@ -82,9 +83,11 @@ export class RunWorker {
   }
 
   async start(): Promise<void> {
+    // A run is the platform's work, whoever asked for it: what it records is the system's, even when
+    // a request's wake-up is what started it.
     const handlers: RunHandlers = {
-      run: (job, jobId) => this.execute(job, jobId),
-      abandoned: (job) => this.abandon(job),
+      run: (job, jobId) => withRequestScope(SYSTEM_SCOPE, () => this.execute(job, jobId)),
+      abandoned: (job) => withRequestScope(SYSTEM_SCOPE, () => this.abandon(job)),
     }
     await this.queue.start(this.options.concurrency > 0 ? handlers : undefined, (error) => this.log.warn({ err: error }, 'run queue error'))
     if (this.options.concurrency > 0) this.sweeper.start()

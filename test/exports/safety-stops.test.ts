@@ -104,6 +104,14 @@ describe('a drop below the delivered feed', () => {
     const finished = await eventually(async () => received().find((e) => e.type === 'export.finished' && e.data.pid === held.pid), 'export.finished')
     expect(finished.data).toMatchObject({ message: 'Exported 50 of 50 products through Shop DE', counts: { now: 50, previous: 200, deleted: 150 } })
     expectError(await release(f, channel.id), 409, /has no held export/)
+    // The activity log says who held it (the platform) and who released it (this credential), once each.
+    const log = await f.c.get(`/activity?target_type=channel&target_id=${channel.id}&action=export.*`)
+    const entries = log.json<{ Activity: { action: string; actor: { type: string }; changes: Record<string, unknown> }[] }>().Activity
+    expect(entries.map((e) => [e.action, e.actor.type])).toEqual([
+      ['export.released', 'platform_credential'],
+      ['export.held', 'system'],
+    ])
+    expect(entries[0]?.changes.products_published).toEqual([null, 50])
 
     expect((await f.upload(stream, rows(10, 1000))).statusCode).toBe(202)
     const next = await f.run('all')
