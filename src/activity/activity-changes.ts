@@ -35,3 +35,15 @@ function jsonValue(value: unknown): unknown {
   if (value instanceof Date) return value.toISOString()
   return JSON.parse(JSON.stringify(value)) as unknown
 }
+
+/**
+ * What the log keeps of a URL that may carry its receiver's token in its path or query (a webhook's,
+ * an http destination's): its origin. The whole URL is compared and shown as `changed` only.
+ */
+export function urlOrigin(url: string): string {
+  try {
+    return new URL(url).origin
+  } catch {
+    return '(not a URL)'
+  }
+}

@@ -55,7 +55,8 @@ function present(value: string | undefined): value is string {
 
 function readLimit(value: number | string | undefined, fallback: number): number {
   if (value === undefined || value === '') return fallback
-  const number = Number(value)
+  // Digits only: Number() would take 0x10, 1e2, " 5" and +5 as well.
+  const number = typeof value === 'number' ? value : /^\d{1,4}$/.test(value) ? Number(value) : NaN
   if (!Number.isInteger(number) || number < 1 || number > MAX_ACTIVITY_PAGE) {
     throw new BadRequestError(`limit: must be a whole number from 1 to ${MAX_ACTIVITY_PAGE}`)
   }
@@ -63,7 +64,7 @@ function readLimit(value: number | string | undefined, fallback: number): number
 }
 
 function readAction(text: string): ActivityFilter['action'] {
-  const action = text.trim()
+  const action = bounded('action', text.trim(), 100)
   const prefix = /^([a-z][a-z_]*(?:\.[a-z][a-z_]*)?)\.\*$/.exec(action)
   if (prefix) return { prefix: `${prefix[1]}.` }
   if (/^[a-z][a-z_]*\.[a-z][a-z_]*$/.test(action)) return { exact: action }
@@ -77,6 +78,7 @@ function readActor(text: string): ActivityFilter['actor'] {
     throw new BadRequestError(`actor: "${type.slice(0, 100)}" is not an actor type; one of ${ACTOR_TYPES.join(', ')}, optionally followed by :<id>`)
   }
   const id = separator < 0 ? undefined : bounded('actor', text.slice(separator + 1).trim(), 255)
+  if (id === '') throw new BadRequestError(`actor: "${type}:" names no id; write ${type} alone, or ${type}:<id>`)
   return { type: type as ActorType, ...(id ? { id } : {}) }
 }
 

@@ -1,4 +1,4 @@
-import { changesBetween, type Changes } from '../activity/activity-changes.js'
+import { changesBetween, urlOrigin, type Changes } from '../activity/activity-changes.js'
 import { recordActivity } from '../activity/activity-store.js'
 import type { DbHandle } from '../db/database.js'
 import type { Channel, ChannelDestination } from '../db/schema.js'
@@ -33,18 +33,11 @@ function recordedChannel({ channel, destinations }: ChannelState): { shown: Reco
     safety_max_drop: channel.safety_max_drop,
     safety_max_left_out: channel.safety_max_left_out,
     safety_min_products: channel.safety_min_products,
-    destinations: destinations.map((d) => ({ kind: d.kind, name: d.name, active: d.active, origin: d.url === null ? null : originOf(d.url) })),
+    destinations: destinations.map((d) => ({ kind: d.kind, name: d.name, active: d.active, origin: d.url === null ? null : urlOrigin(d.url) })),
   }
   return { shown, urls: destinations.map((d) => d.url ?? '').join('\n') }
 }
 
-function originOf(url: string): string {
-  try {
-    return new URL(url).origin
-  } catch {
-    return '(not a URL)'
-  }
-}
 
 function channelChanges(before: ChannelState | null, after: ChannelState | null): Changes {
   const was = before ? recordedChannel(before) : null

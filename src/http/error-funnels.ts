@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto'
 import type { Duplex } from 'node:stream'
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify'
 import { AppError, retryAfterOf } from '../errors.js'
@@ -58,8 +59,11 @@ function isPlatformPath(path: string): boolean {
 /** Errors before routing (a URL that does not decode, e.g. an encoded lone surrogate). */
 export function answerFrameworkError(error: FastifyError, request: FastifyRequest, reply: FastifyReply): void {
   const status = typeof error.statusCode === 'number' && error.statusCode < 500 ? error.statusCode : 400
+  // Refused before any route's hooks: the answer names its request here (a path too long, say).
+  reply.header('x-request-id', request.id)
   const message = error.code === 'FST_ERR_BAD_URL' ? 'The URL is not valid: a percent-encoded sequence does not decode to text' : error.message
-  const refused = new AppError(status, message, 'bad_request')
+  // A message may quote the URL; a 5 KB path is not sent back whole.
+  const refused = new AppError(status, message.length > 300 ? `${message.slice(0, 300)}…` : message, 'bad_request')
   if (isPlatformPath(request.url)) void sendPlatformError(refused, request, reply)
   else void sendStreamError(refused, request, reply)
 }
@@ -81,6 +85,8 @@ export function answerClientError(error: Error & { code?: string; rawPacket?: un
   const stream = path.startsWith(`${streamPrefix}/streams`)
   const body = JSON.stringify(stream ? streamErrorBody(status, message) : platformErrorBody(message))
   const type = stream ? JSON_API : 'application/json; charset=utf-8'
-  const head = `HTTP/1.1 ${status} ${statusTitle(status)}\r\nContent-Type: ${type}\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close`
+  const head =
+    `HTTP/1.1 ${status} ${statusTitle(status)}\r\nContent-Type: ${type}\r\nContent-Length: ${Buffer.byteLength(body)}\r\n` +
+    `X-Request-Id: ${randomUUID()}\r\nConnection: close`
   socket.end(`${head}\r\n\r\n${body}`)
 }

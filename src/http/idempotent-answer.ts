@@ -68,7 +68,10 @@ export async function answerOnce<T>(request: FastifyRequest, reply: FastifyReply
   if (key === null || request.caller === null) return sendRendered(reply, await route.render(await route.run(), deps.db))
   const claim = new KeyedRequest(request, reply, deps, key, route.render as Render)
   try {
-    const result = await withRequestScope({ ...currentRequestScope(), claim }, async () => {
+    const scope = currentRequestScope()
+    // The entry of the change records the key: this route honours it.
+    const keyed = scope.request && { ...scope.request, idempotencyKey: key }
+    const result = await withRequestScope({ ...scope, request: keyed, claim }, async () => {
       if (!route.claimAfterBody) await claim.begin(bodyDigestOf(request))
       return route.run()
     })

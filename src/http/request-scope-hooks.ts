@@ -13,7 +13,6 @@ declare module 'fastify' {
 // A client's own X-Request-Id is kept when it could be one (a proxy's, a client library's): the
 // answer and the activity entry then carry the id the client logged.
 const CLIENT_REQUEST_ID = /^[\x21-\x7e]{1,128}$/
-const KEY_PATTERN = /^[\x21-\x7e]{1,255}$/
 const USER_AGENT_CHARACTERS = 512
 
 /** The request's id: the client's X-Request-Id when it is a plausible one, a new UUID otherwise. */
@@ -40,13 +39,8 @@ export function registerRequestScope(app: FastifyInstance): void {
   })
 }
 
+/** The request as an activity entry records it; its Idempotency-Key only where the route honours it (idempotent-answer.ts). */
 function factsOf(request: FastifyRequest): RequestFacts {
   const agent = request.headers['user-agent']
-  const key = request.headers['idempotency-key']
-  return {
-    id: request.id,
-    address: request.ip ?? null,
-    userAgent: typeof agent === 'string' ? agent.slice(0, USER_AGENT_CHARACTERS) : null,
-    idempotencyKey: typeof key === 'string' && KEY_PATTERN.test(key) ? key : null,
-  }
+  return { id: request.id, address: request.ip ?? null, userAgent: typeof agent === 'string' ? agent.slice(0, USER_AGENT_CHARACTERS) : null, idempotencyKey: null }
 }

@@ -151,7 +151,7 @@ describe('the activity log', () => {
       title: 'Secrets',
       project_id: (await c.post('/projects', { name: 'P' })).json<{ Projects: { id: string }[] }>().Projects[0]!.id,
     })
-    const hook = await c.post('/webhooks', { url: 'https://hooks.example.com/in' })
+    const hook = await c.post('/webhooks', { url: 'https://hooks.example.com/in?token=hook-token-5521' })
     expect(hook.statusCode, hook.body).toBe(201)
     const webhook = hook.json<{ Webhooks: { id: string; secret: string }[] }>().Webhooks[0]!
     const rotated = (await c.post(`/webhooks/${webhook.id}/rotate-secret`)).json<{ Webhooks: { secret: string }[] }>().Webhooks[0]!
@@ -170,11 +170,11 @@ describe('the activity log', () => {
     const entries = await allEntries(c)
     const text = JSON.stringify(entries)
     const stored = JSON.stringify(await t.db.selectFrom('activity').selectAll().where('account_id', '=', c.account.accountId).execute())
-    for (const secret of [webhook.secret, rotated.secret, 'dest-pass-9931', 'dest-pass-NEW1', c.account.token, c.account.xAuthToken.split(':')[1]!]) {
+    for (const secret of [webhook.secret, rotated.secret, 'hook-token-5521', 'dest-pass-9931', 'dest-pass-NEW1', c.account.token, c.account.xAuthToken.split(':')[1]!]) {
       expect(text).not.toContain(secret)
       expect(stored).not.toContain(secret)
     }
-    expect(only(entries, 'webhook.created').changes).toMatchObject({ secret: 'changed', url: [null, 'https://hooks.example.com/in'] })
+    expect(only(entries, 'webhook.created').changes).toMatchObject({ secret: 'changed', url: 'changed', origin: [null, 'https://hooks.example.com'] })
     expect(only(entries, 'webhook.secret_rotated').changes).toEqual({ secret: 'changed', previous_secret: 'changed' })
     expect(only(entries, 'channel.updated').changes).toEqual({ destination_url: 'changed' })
     expect(only(entries, 'channel.created').changes.destinations).toEqual([
@@ -236,6 +236,11 @@ describe('the activity log', () => {
       ['?until=2026-13-45T99:00:00Z', /until/],
       ['?limit=101', /limit/],
       ['?limit=0', /limit/],
+      ['?limit=0x10', /limit/],
+      ['?limit=1e2', /limit/],
+      ['?limit=%205', /limit/],
+      ['?actor=token:', /actor.*names no id/],
+      [`?action=${'a'.repeat(101)}.*`, /action.*at most 100/],
       ['?cursor=not-a-cursor', /cursor/],
       [`?target_id=${'x'.repeat(300)}`, /target_id/],
     ] as const) {
@@ -287,6 +292,11 @@ describe('the activity log', () => {
     })
     expect(mine.headers['x-request-id']).toBe('client-req-42')
     expect((await activity(c, '?action=project.created&limit=1')).Activity[0]!.request?.id).toBe('client-req-42')
+    // Refused before any route: a path parameter past its bound.
+    const tooLong = await t.request({ method: 'GET', url: `/platform/v2/sites/${'x'.repeat(1001)}/activity`, headers: c.account.platform })
+    expect(tooLong.statusCode).toBe(414)
+    expect(tooLong.headers['x-request-id']).toMatch(/^[0-9a-f-]{36}$/)
+    expect(tooLong.body.length).toBeLessThan(600)
     const odd = await t.request({ method: 'GET', url: '/platform/v2/projects', headers: { ...c.account.platform, 'x-request-id': 'x'.repeat(500) } })
     expect(odd.headers['x-request-id']).toMatch(/^[0-9a-f-]{36}$/)
   })

@@ -71,6 +71,12 @@ describe('Idempotency-Key', () => {
     expect(await batchCount(streamId)).toBe(3)
     const entries = (await c.get('/activity?action=products.deleted')).json<{ Activity: { request: { idempotency_key: string } }[] }>().Activity
     expect(entries.map((e) => e.request.idempotency_key)).toEqual(['wipe-1'])
+    // A route that takes no key (a PUT) does not claim to have honoured one.
+    const project = (await c.post('/projects', { name: 'P' })).json<{ Projects: { id: string }[] }>().Projects[0]!
+    const put = { method: 'PUT' as const, url: `/platform/v2/projects/${project.id}`, headers: { ...c.account.platform, 'idempotency-key': 'put-1' } }
+    expect((await t.request({ ...put, payload: { name: 'Q' } })).statusCode).toBe(200)
+    const updated = (await c.get('/activity?action=project.updated')).json<{ Activity: { request: { idempotency_key: string | null } }[] }>().Activity
+    expect(updated.map((e) => e.request.idempotency_key)).toEqual([null])
   })
 
   it('replays creating POSTs of both interfaces: one project, one run, one stream with its Location', async () => {

@@ -24,6 +24,8 @@ describe('requests the HTTP parser refuses', () => {
     const platform = await send(`GET /platform/v2/sites/1/errors?filter=${long} HTTP/1.1\r\nHost: x\r\n\r\n`)
     expect(platform.statusCode).toBe(431)
     expect(JSON.parse(platform.body)).toEqual({ success: false, message: expect.stringMatching(/larger than 16 KB/) })
+    // Named like every answer, though it never reached the app.
+    expect(platform.headers['x-request-id']).toMatch(/^[0-9a-f-]{36}$/)
     const stream = await send(`GET /streams?x=${long} HTTP/1.1\r\nHost: x\r\n\r\n`)
     expect(stream.statusCode).toBe(431)
     expect(stream.headers['content-type']).toMatch(/^application\/vnd\.api\+json/)
