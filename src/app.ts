@@ -4,6 +4,7 @@ import swagger from '@fastify/swagger'
 import swaggerUi from '@fastify/swagger-ui'
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
 import { FailedAuthLimit, MemoryFailedAuthStore } from './auth/failed-auth-limit.js'
+import { credentialBoxOf, type CredentialBox } from './auth/credential-box.js'
 import type { Config, TrustProxy } from './config.js'
 import { ConnectionSlots } from './db/connection-slots.js'
 import { SpoolBudget } from './streams/upload-spool.js'
@@ -43,9 +44,13 @@ export interface AppDeps {
   resolveHost?: ResolveHost
   /** Where exported feed files are kept; as FEED_STORAGE says unless given. */
   feedStorage?: FeedStorage
+  /** The key that seals file servers' credentials; as CREDENTIALS_KEY says unless given. */
+  credentials?: CredentialBox
 }
 
-export async function buildApp({ db, config, logger, clock = () => new Date(), rateLimits, resolveHost, feedStorage }: AppDeps): Promise<FastifyInstance> {
+export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
+  const { db, config, logger, clock = () => new Date(), rateLimits, resolveHost, feedStorage } = deps
+  const credentials = deps.credentials ?? credentialBoxOf(config)
   const feeds = feedStorage ?? (config.FEED_STORAGE === 'local' ? new LocalFeedStorage(path.join(config.DATA_DIR, 'feeds')) : new PostgresFeedStorage(db))
   // On a DATABASE_URL other processes may share the database: the counters live there, so that a
   // limit holds across all of them. The embedded Postgres serves this process (and its CLI) alone.
@@ -58,9 +63,9 @@ export async function buildApp({ db, config, logger, clock = () => new Date(), r
   // Checked at save and at connect time, by the channel routes and by the pushes to http destinations.
   const outbound = createOutboundGuard({ allowPrivate: config.ALLOW_PRIVATE_DESTINATIONS, resolve: resolveHost })
   // Background work (runs, pushes, schedules, cleanup). Before the interfaces: they queue runs on its queue.
-  await app.register(jobsPlugin, { db, config, clock, feedStorage: feeds, outbound, metrics })
+  await app.register(jobsPlugin, { db, config, clock, feedStorage: feeds, outbound, credentials, metrics })
 
-  await registerInterfaces(app, { db, config, clock, rateLimits: limits, outbound, feedStorage: feeds, metrics })
+  await registerInterfaces(app, { db, config, clock, rateLimits: limits, outbound, credentials, feedStorage: feeds, metrics })
   app.setNotFoundHandler((request, reply) => sendPlatformError(noRoute(request), request, reply))
   return app
 }
@@ -137,12 +142,13 @@ interface InterfaceDeps {
   clock: () => Date
   rateLimits: RateLimitStore
   outbound: OutboundGuard
+  credentials: CredentialBox
   feedStorage: FeedStorage
   metrics: AppMetrics
 }
 
 /** Health, feed files, the platform and stream APIs and the console, with the capacity they share. */
-async function registerInterfaces(app: App, { db, config, clock, rateLimits, outbound, feedStorage, metrics }: InterfaceDeps): Promise<void> {
+async function registerInterfaces(app: App, { db, config, clock, rateLimits, outbound, credentials, feedStorage, metrics }: InterfaceDeps): Promise<void> {
   // Uploads and product reads hold a connection as long as they take: each kind gets its share of
   // the pool, and each account its share of those.
   const { uploadSlots, uploadSpool } = uploadCapacity(config)
@@ -156,11 +162,11 @@ async function registerInterfaces(app: App, { db, config, clock, rateLimits, out
   await app.register(feedRoutes, { db, feedStorage, readSlots })
   const authLimit = new FailedAuthLimit(new MemoryFailedAuthStore(), config.AUTH_FAILURES_PER_MINUTE, clock)
   const runs = app.runWorker.queue
-  await app.register(platformPlugin, { db, config, clock, rateLimits, runs, authLimit, outbound, readSlots, feedStorage })
+  await app.register(platformPlugin, { db, config, clock, rateLimits, runs, authLimit, outbound, credentials, readSlots, feedStorage })
   await app.register(streamPlugin, { prefix: config.STREAM_PREFIX, db, config, clock, rateLimits, authLimit, uploadSlots, uploadSpool, metrics })
 
   const health = () => ({ uploads: uploadSlots.usage, reads: readSlots.usage, spool: uploadSpool.usage })
-  await app.register(consolePlugin, { db, config, clock, authLimit, runs, readSlots, feedStorage, health })
+  await app.register(consolePlugin, { db, config, clock, authLimit, runs, readSlots, feedStorage, health, outbound, credentials })
 }
 
 /**

@@ -20,6 +20,11 @@ const ConfigSchema = Type.Object({
   STREAM_PREFIX: Type.String({ pattern: '^(/[A-Za-z0-9._~-]+)*$', default: '' }),
   MAX_UPLOAD_BYTES: Type.Integer({ minimum: 1, default: 200 * 1024 * 1024 }),
   STREAM_REQUEST_TIMEOUT_MS: Type.Integer({ minimum: 1, default: 10_000 }),
+  // The key that seals the credentials of file servers (issue 34): 32 bytes, base64. Unset with the
+  // embedded database: DATA_DIR/credentials.key, made on first use. Unset on a DATABASE_URL: none stored.
+  CREDENTIALS_KEY: Type.Optional(Type.String({ minLength: 1 })),
+  // Keys of before a rotation, comma-separated: they open what they sealed until `credentials reseal`.
+  CREDENTIALS_KEYS_PREVIOUS: Type.String({ default: '' }),
   // The activity log's entries are kept this long (issue 33); the hourly cleanup removes older ones.
   ACTIVITY_RETENTION_DAYS: Type.Integer({ minimum: 1, maximum: 3650, default: 365 }),
   // A request's Idempotency-Key answers its repeats this long; then the key is free again.

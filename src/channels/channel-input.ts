@@ -1,4 +1,6 @@
 import type { ChannelFilename, ColumnMapping, FeedFormat, ValidationMode } from '../db/schema.js'
+import type { DestinationKind } from '../db/schema.js'
+import { readFileDestination, type FileDestination, type FileDestinationInput } from './file-destination-input.js'
 import { GENERIC_TEMPLATE, templateNamed, templateOfExportName } from '../templates/template-catalog.js'
 import { ISO_4217_CODES } from '../templates/iso-4217.js'
 import { BadRequestError } from '../errors.js'
@@ -17,11 +19,20 @@ export const MAX_MAPPED_COLUMNS = 500
 const MAX_FILENAMES = 10
 const MAX_DESTINATIONS = 10
 
-export interface DestinationInput {
+export interface DestinationInput extends FileDestinationInput {
   type?: string | null
   name?: string | null
   active?: boolean | null
   url?: string | null
+}
+
+/** A destination as saved: a feed URL, an http POST, or a file server with its settings (and new credentials, if given). */
+export interface DestinationConfig {
+  kind: DestinationKind
+  name: string | null
+  active: boolean
+  url: string | null
+  file: FileDestination | null
 }
 
 export interface ChannelInput extends SafetyInput {
@@ -47,7 +58,7 @@ export interface ChannelConfig {
   mapping: ColumnMapping[]
   filter: string
   filenames: ChannelFilename[]
-  destinations: { kind: 'feed' | 'http'; name: string | null; active: boolean; url: string | null }[] | undefined
+  destinations: DestinationConfig[] | undefined
   /** The built-in template export_name picks (template-catalog.ts), chosen when export_name is saved. */
   template: string
   validationMode: ValidationMode
@@ -174,27 +185,33 @@ function saveRule<T>(check: () => T): T {
 
 function readDestinations(value: DestinationInput[]): ChannelConfig['destinations'] {
   if (!Array.isArray(value) || value.length > MAX_DESTINATIONS) throw new BadRequestError(`destinations: an array of at most ${MAX_DESTINATIONS}`)
-  return value.map((item, i) => {
+  return value.map((item, i): DestinationConfig => {
     const kind = item.type ?? 'feed'
-    if (kind !== 'feed' && kind !== 'http')
-      throw new BadRequestError(`destinations[${i}].type: must be feed (served by the platform) or http (POSTed to a URL)`)
-    let url: string | null = null
-    if (kind === 'http') {
-      try {
-        const parsed = new URL(item.url ?? '')
-        if (parsed.protocol !== 'http:' && parsed.protocol !== 'https:') throw new Error('scheme')
-        url = parsed.toString()
-      } catch {
-        throw new BadRequestError(`destinations[${i}].url: an http or https URL is required for type http`)
-      }
-      // A password stored in a URL is shown back in every channel read and every error message.
-      if (new URL(url).username !== '' || new URL(url).password !== '') {
-        throw new BadRequestError(`destinations[${i}].url: credentials in the URL are not allowed; use a token in the path or query instead`)
-      }
+    if (kind !== 'feed' && kind !== 'http' && kind !== 'sftp' && kind !== 'ftps') {
+      throw new BadRequestError(
+        `destinations[${i}].type: must be feed (served by the platform), http (POSTed to a URL), sftp or ftps (uploaded to a file server)`,
+      )
     }
     const name = typeof item.name === 'string' ? checkText(item.name, `destinations[${i}].name`) : null
-    return { kind, name, active: item.active ?? true, url }
+    const file = kind === 'sftp' || kind === 'ftps' ? readFileDestination(kind, item, `destinations[${i}]`) : null
+    return { kind, name, active: item.active ?? true, url: kind === 'http' ? readHttpUrl(item.url, i) : null, file }
   })
+}
+
+function readHttpUrl(value: string | null | undefined, i: number): string {
+  let url: string
+  try {
+    const parsed = new URL(value ?? '')
+    if (parsed.protocol !== 'http:' && parsed.protocol !== 'https:') throw new Error('scheme')
+    url = parsed.toString()
+  } catch {
+    throw new BadRequestError(`destinations[${i}].url: an http or https URL is required for type http`)
+  }
+  // A password stored in a URL is shown back in every channel read and every error message.
+  if (new URL(url).username !== '' || new URL(url).password !== '') {
+    throw new BadRequestError(`destinations[${i}].url: credentials in the URL are not allowed; use a token in the path or query instead`)
+  }
+  return url
 }
 
 /**
@@ -206,12 +223,15 @@ function readDestinations(value: DestinationInput[]): ChannelConfig['destination
 export async function guardDestinations(guard: OutboundGuard, destinations: DestinationInput[] | null | undefined): Promise<void> {
   if (!Array.isArray(destinations)) return
   for (const [i, item] of destinations.entries()) {
-    if (item.type !== 'http' || typeof item.url !== 'string') continue
+    const fileServer = (item.type === 'sftp' || item.type === 'ftps') && typeof item.host === 'string'
+    if (!fileServer && (item.type !== 'http' || typeof item.url !== 'string')) continue
     try {
-      await guard.checkUrl(item.url)
+      if (fileServer) await guard.checkHost(String(item.host))
+      else await guard.checkUrl(String(item.url))
     } catch (error) {
       if (!(error instanceof OutboundRefusedError)) throw error
-      throw new BadRequestError(`destinations[${i}].url: ${excerpt(item.url)} is not allowed: ${error.reason}`)
+      const field = fileServer ? `destinations[${i}].host` : `destinations[${i}].url`
+      throw new BadRequestError(`${field}: ${excerpt(String(fileServer ? item.host : item.url))} is not allowed: ${error.reason}`)
     }
   }
 }

@@ -5,8 +5,6 @@ import type { Channel, ChannelDestination, ChannelExport, FeedFile, Site } from 
 import { NotFoundError } from '../errors.js'
 import { ANY_COLUMN, parseFilter } from '../catalog/filter.js'
 import type { FeedStorage } from '../feeds/feed-storage.js'
-import { newFeedToken } from '../feeds/feed-urls.js'
-import type { OutboundGuard } from '../net/outbound-guard.js'
 import { isId } from '../db/ids.js'
 import { getSite } from '../sites/sites.js'
 import { checkSavedFilenames, guardDestinations, readChannelInput, type ChannelConfig, type ChannelInput } from './channel-input.js'
@@ -15,6 +13,7 @@ import { copyRules } from '../rules/rule-store.js'
 import { intermediateColumns, siteRules } from '../rules/intermediate-stage.js'
 import { settleRequestClaim } from '../activity/request-scope.js'
 import { recordChannelChange } from './channel-activity.js'
+import { copyDestinations, replaceDestinations, type Connectors } from './channel-destinations.js'
 
 /** Where the channel's exports stand: a safety stop holds the last one, or what the last published one wrote serves, or none has. */
 export type ExportStatus = 'not_exported' | 'published' | 'held'
@@ -146,40 +145,16 @@ async function storedConfig(db: DbHandle, accountId: string, config: ChannelConf
   }
 }
 
-async function replaceDestinations(
-  db: DbHandle,
-  accountId: string,
-  channelId: string,
-  destinations: NonNullable<ChannelConfig['destinations']>,
-): Promise<void> {
-  await db.deleteFrom('channel_destination').where('channel_id', '=', channelId).execute()
-  if (destinations.length === 0) return
-  await db
-    .insertInto('channel_destination')
-    .values(
-      destinations.map((d) => ({
-        account_id: accountId,
-        channel_id: channelId,
-        kind: d.kind,
-        name: d.name,
-        active: d.active,
-        url: d.url,
-        token: d.kind === 'feed' ? newFeedToken() : null,
-      })),
-    )
-    .execute()
-}
-
 export async function createChannel(
   db: Db,
   accountId: string,
   siteSegment: string,
   input: ChannelInput,
   limits: AccountLimits,
-  guard: OutboundGuard,
+  connectors: Connectors,
 ): Promise<ChannelDetails> {
   const config = readChannelInput(input)
-  await guardDestinations(guard, input.destinations)
+  await guardDestinations(connectors.guard, input.destinations)
   return inTransaction(db, async (tx) => {
     const trx = tx.db
     await lockAccountCreates(trx, accountId)
@@ -194,7 +169,8 @@ export async function createChannel(
     // A refusal here rolls the insert back: nothing is saved.
     checkSavedFilenames(config.filenames, { siteId: site.id, channelId: created.id })
     // Without destinations a channel gets the built-in one: its files are served at once.
-    await replaceDestinations(trx, accountId, created.id, config.destinations ?? [{ kind: 'feed', name: null, active: true, url: null }])
+    const destinations = config.destinations ?? [{ kind: 'feed', name: null, active: true, url: null, file: null }]
+    await replaceDestinations(trx, { accountId, channelId: created.id }, destinations, connectors.credentials)
     const channel = await getChannel(trx, accountId, site.id, created.id)
     await recordChannelChange(trx, null, channel)
     await settleRequestClaim(tx, channel)
@@ -208,9 +184,9 @@ export async function updateChannel(
   siteSegment: string,
   channelId: string,
   input: ChannelInput,
-  guard: OutboundGuard,
+  connectors: Connectors,
 ): Promise<ChannelDetails> {
-  await guardDestinations(guard, input.destinations)
+  await guardDestinations(connectors.guard, input.destinations)
   return inTransaction(db, async ({ db: trx }) => {
     const current = await getChannel(trx, accountId, siteSegment, channelId)
     const config = readChannelInput(input, configOf(current.channel))
@@ -222,7 +198,7 @@ export async function updateChannel(
       .where('account_id', '=', accountId)
       .where('id', '=', current.channel.id)
       .execute()
-    if (config.destinations) await replaceDestinations(trx, accountId, current.channel.id, config.destinations)
+    if (config.destinations) await replaceDestinations(trx, { accountId, channelId: current.channel.id }, config.destinations, connectors.credentials)
     const updated = await getChannel(trx, accountId, current.channel.site_id, current.channel.id)
     await recordChannelChange(trx, current, updated)
     return updated
@@ -276,12 +252,6 @@ export async function copyChannels(trx: DbHandle, accountId: string, fromSiteId:
       .returning('id')
       .executeTakeFirstOrThrow()
     await copyRules(trx, accountId, { siteId: fromSiteId, channelId: channel.id }, { siteId: toSiteId, channelId: copy.id })
-    const destinations = await trx.selectFrom('channel_destination').selectAll().where('channel_id', '=', channel.id).orderBy('id').execute()
-    await replaceDestinations(
-      trx,
-      accountId,
-      copy.id,
-      destinations.map((d) => ({ kind: d.kind, name: d.name, active: d.active, url: d.url })),
-    )
+    await copyDestinations(trx, accountId, channel.id, copy.id)
   }
 }

@@ -7,6 +7,8 @@ import { purgeDeletedStreams, setStreamStatus, STREAM_STATUSES } from '../stream
 import { isId } from '../db/ids.js'
 import { withDatabase } from './with-database.js'
 import { loadConfig } from '../config.js'
+import { credentialBoxOf } from '../auth/credential-box.js'
+import { resealCredentials } from '../channels/channel-destinations.js'
 
 const print = (line: string): void => {
   process.stdout.write(`${line}\n`)
@@ -31,6 +33,7 @@ export function operatorCommands(program: Command): void {
   streamCommands(program)
   cleanupCommand(program)
   credentialCommands(program)
+  resealCommand(program)
 }
 
 function migrateCommand(program: Command): void {
@@ -143,6 +146,16 @@ function cleanupCommand(program: Command): void {
           `deleted ${report.consoleSessions} expired console session(s), ${report.activity} activity entries past ACTIVITY_RETENTION_DAYS ` +
           `and ${report.idempotencyKeys} expired idempotency key(s)`,
       )
+    })
+}
+
+function resealCommand(program: Command): void {
+  program
+    .command('reseal-credentials')
+    .description("seal the file servers' stored credentials with CREDENTIALS_KEY (after a rotation: the old key in CREDENTIALS_KEYS_PREVIOUS)")
+    .action(async () => {
+      const resealed = await withDatabase((db) => resealCredentials(db, credentialBoxOf(loadConfig())))
+      print(`resealed ${resealed} credential(s) with the current key`)
     })
 }
 

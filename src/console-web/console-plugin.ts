@@ -24,6 +24,7 @@ import { operatorRoutes } from './operator-routes.js'
 import { rulePageRoutes } from './rule-page-routes.js'
 import { ruleEditorRoutes } from './rule-editor-routes.js'
 import { activityPageRoutes } from './activity-page-routes.js'
+import { deliveryPageRoutes } from './delivery-page-routes.js'
 
 // Pages run no inline script and load nothing from elsewhere: every asset is served here.
 const CONTENT_SECURITY_POLICY =
@@ -97,6 +98,7 @@ export const consolePlugin: FastifyPluginAsync<ConsoleDeps> = async (app, deps) 
   await app.register(rulePageRoutes, deps)
   await app.register(ruleEditorRoutes, deps)
   await app.register(activityPageRoutes, deps)
+  await app.register(deliveryPageRoutes, deps)
 }
 
 /** A session lasts only while what signed it in does: the account's credential, or the operator token. */

@@ -1,9 +1,11 @@
+import type { CredentialBox } from '../auth/credential-box.js'
 import type { FailedAuthLimit } from '../auth/failed-auth-limit.js'
 import type { Config } from '../config.js'
 import type { ConnectionSlots } from '../db/connection-slots.js'
 import type { Db } from '../db/database.js'
 import type { FeedStorage } from '../feeds/feed-storage.js'
 import type { RunQueue } from '../jobs/run-queue.js'
+import type { OutboundGuard } from '../net/outbound-guard.js'
 
 /** What every route plugin of the console is given. */
 export interface ConsoleDeps {
@@ -20,4 +22,8 @@ export interface ConsoleDeps {
   feedStorage: FeedStorage
   /** Upload slots and spool, for the operator's view of this process. */
   health: () => Record<string, unknown>
+  /** What a destination's Test connects through, as a delivery does (issue 34). */
+  outbound: OutboundGuard
+  /** Opens the sealed credentials of file server destinations for a Test; never shown. */
+  credentials: CredentialBox
 }

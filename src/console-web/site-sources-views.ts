@@ -6,6 +6,7 @@ import { html, jsonAttribute, type Html } from './html.js'
 import { badge, dataTable, when } from './layout.js'
 import { channelChecksLine } from './diagnostics-page-views.js'
 import { rulesPath } from './rule-links.js'
+import { deliveriesPath } from './delivery-page-views.js'
 
 // The site page's sections on what the site is made of: its data sources, and each shown channel
 // with its last export, its checks, its feed files and its export history.
@@ -72,7 +73,10 @@ export function channelsSection(channels: ShownChannel[], more: number): Html {
       ${points.length > 0 ? historyChart(details.channel.name, chart) : ''}
       <p>
         <a href="/console/sites/${details.channel.site_id}/products?stage=channel&amp;channel=${details.channel.id}">Browse this channel's products</a> ·
-        <a href="${rulesPath(details.channel.site_id, details.channel.id)}" aria-label="Rules of ${details.channel.name}">Rules of this channel</a>
+        <a href="${rulesPath(details.channel.site_id, details.channel.id)}" aria-label="Rules of ${details.channel.name}">Rules of this channel</a> ·
+        <a href="${deliveriesPath(details.channel.site_id, details.channel.id)}" aria-label="Destinations and deliveries of ${details.channel.name}"
+          >Destinations and deliveries</a
+        >
       </p>
     </article>`
   })

@@ -393,15 +393,57 @@ export interface RuleTable {
   updated_at: Generated<Date>
 }
 
+export type DestinationKind = 'feed' | 'http' | 'sftp' | 'ftps'
+
+/** Where an SFTP or FTPS destination delivers (migration 0019); its credentials are sealed apart. */
+export interface FileServerSettings {
+  host: string
+  port: number
+  user: string
+  /** The remote directory the files go to ('' for the login directory). */
+  directory: string
+  /** SFTP: the server's host key, `SHA256:<base64>` as ssh-keygen -l prints it. */
+  host_key_sha256?: string
+  /** FTPS: plain FTP, without TLS, only when the destination says so. */
+  insecure?: boolean
+  /** FTPS: the server's TLS certificate pinned, `AB:CD:…` (its SHA-256 as openssl prints it); unset: the system's authorities. */
+  tls_certificate_sha256?: string
+  /** Upload under a temporary name, then rename into place (false for servers without rename). */
+  temp_rename: boolean
+}
+
+/** The secrets of a file server login, stored sealed (src/auth/credential-box.ts) in `sealed_credentials`. */
+export interface FileCredentials {
+  password?: string
+  private_key?: string
+  passphrase?: string
+}
+
 export interface ChannelDestinationTable {
   id: Id
   account_id: string
   channel_id: string
-  kind: 'feed' | 'http'
+  kind: DestinationKind
   name: string | null
   active: Generated<boolean>
   url: string | null
   token: string | null
+  settings: ColumnType<FileServerSettings | null, string | null, string | null>
+  sealed_credentials: string | null
+}
+
+export interface PushAttemptTable {
+  id: Id
+  account_id: string
+  push_id: string
+  channel_id: string
+  attempt: number
+  started_at: Date
+  duration_ms: number
+  bytes: number | null
+  remote_path: string | null
+  outcome: 'delivered' | 'failed' | 'retrying'
+  error: string | null
 }
 
 export interface FeedFileTable {
@@ -456,6 +498,8 @@ export interface ChannelPushTable {
   storage_key: string
   filename: string
   content_type: string
+  destination_id: string | null
+  kind: Generated<DestinationKind>
   status: Generated<ChannelPushStatus>
   attempts: Generated<number>
   run_at: Generated<Date>
@@ -597,6 +641,7 @@ export interface Database {
   feed_file: FeedFileTable
   channel_export: ChannelExportTable
   channel_push: ChannelPushTable
+  push_attempt: PushAttemptTable
   webhook: WebhookTable
   webhook_event: WebhookEventTable
   webhook_delivery: WebhookDeliveryTable

@@ -137,3 +137,31 @@ export async function deleteEndedPushes(db: Db, olderThanDays = 7): Promise<numb
     .executeTakeFirst()
   return Number(deleted.numDeletedRows)
 }
+
+export interface PushAttemptRecord {
+  startedAt: Date
+  durationMs: number
+  bytes: number | null
+  remotePath: string | null
+  outcome: 'delivered' | 'failed' | 'retrying'
+  error: string | null
+}
+
+/** One attempt of a push, as the API and the console show it (GET …/channels/{id}/deliveries). */
+export async function recordPushAttempt(db: DbHandle, push: ClaimedPush, attempt: PushAttemptRecord): Promise<void> {
+  await db
+    .insertInto('push_attempt')
+    .values({
+      account_id: push.account_id,
+      push_id: push.id,
+      channel_id: push.channel_id,
+      attempt: push.attempts,
+      started_at: attempt.startedAt,
+      duration_ms: Math.round(attempt.durationMs),
+      bytes: attempt.bytes,
+      remote_path: attempt.remotePath,
+      outcome: attempt.outcome,
+      error: attempt.error,
+    })
+    .execute()
+}

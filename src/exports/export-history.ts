@@ -1,6 +1,6 @@
 import type { Db, DbHandle } from '../db/database.js'
 import { recordActivity } from '../activity/activity-store.js'
-import type { Channel, ChannelExport, Site } from '../db/schema.js'
+import type { ChannelDestination, Channel, ChannelExport, Site } from '../db/schema.js'
 import { inTransaction, type Tx } from '../db/transaction.js'
 import { feedUrl } from '../feeds/feed-urls.js'
 import { recordEvent } from '../webhooks/outbox.js'
@@ -24,10 +24,7 @@ export interface ExportRecord {
   result: ChannelExportResult
 }
 
-interface Destination {
-  id: string
-  url: string | null
-}
+type Destination = Pick<ChannelDestination, 'id' | 'kind' | 'url' | 'settings'>
 
 /** One file to one destination. */
 interface PlannedPush {
@@ -39,7 +36,7 @@ interface PlannedPush {
 export async function recordChannelExport(db: Db, record: ExportRecord): Promise<number> {
   return inTransaction(db, async (tx) => {
     const { site, channel, result } = record
-    const destinations = await httpDestinations(tx.db, site, channel)
+    const destinations = await pushDestinations(tx.db, site, channel)
     const pushes = destinations.flatMap((destination) => result.files.map((file) => ({ destination, file })))
     const entry = await insertHistoryEntry(tx.db, record, pushes.length === 0)
     await announceExport(tx, record, entry)
@@ -48,17 +45,24 @@ export async function recordChannelExport(db: Db, record: ExportRecord): Promise
   })
 }
 
-/** The channel's active http destinations, in a stable order. */
-async function httpDestinations(db: DbHandle, site: Site, channel: Channel): Promise<Destination[]> {
+/** The channel's active destinations that files are sent to (http, sftp, ftps), in a stable order. */
+async function pushDestinations(db: DbHandle, site: Site, channel: Channel): Promise<Destination[]> {
   return db
     .selectFrom('channel_destination')
-    .select(['id', 'url'])
+    .select(['id', 'kind', 'url', 'settings'])
     .where('account_id', '=', site.account_id)
     .where('channel_id', '=', channel.id)
-    .where('kind', '=', 'http')
+    .where('kind', 'in', ['http', 'sftp', 'ftps'])
     .where('active', '=', true)
     .orderBy('id')
     .execute()
+}
+
+/** Where a push goes, as its row and the site error of a failed one show it: a URL, or the file server without its credentials. */
+function pushTarget(destination: Destination): string {
+  if (destination.kind === 'http' || !destination.settings) return destination.url ?? ''
+  const { user, host, port, directory } = destination.settings
+  return `${destination.kind}://${encodeURIComponent(user)}@${host.includes(':') ? `[${host}]` : host}:${port}/${directory.replace(/^\/+/, '')}`
 }
 
 /**
@@ -132,7 +136,7 @@ async function announceExport(tx: Tx, { site, channel, result }: ExportRecord, e
   if (crossing) await recordEvent(tx, site.account_id, 'channel.readiness_changed', readinessChangedData(entry, crossing))
 }
 
-/** A pending push of every file to every http destination, sent by the push worker after the run. */
+/** A pending push of every file to every destination it is sent to, sent by the push worker after the run. */
 async function queuePushes(db: DbHandle, { site, channel, pid }: ExportRecord, entry: ChannelExport, pushes: PlannedPush[]): Promise<void> {
   if (pushes.length === 0) return
   await db
@@ -144,7 +148,9 @@ async function queuePushes(db: DbHandle, { site, channel, pid }: ExportRecord, e
         channel_id: channel.id,
         export_id: entry.id,
         pid,
-        url: destination.url ?? '',
+        url: pushTarget(destination),
+        kind: destination.kind,
+        destination_id: destination.id,
         storage_key: file.storageKey,
         filename: file.filename,
         content_type: file.contentType,

@@ -4,7 +4,7 @@ import type { FeedStorage } from './feed-storage.js'
 
 export interface PushFile {
   /** Where the file is kept, and its key there. */
-  storage: FeedStorage
+  storage: Pick<FeedStorage, 'open'>
   key: string
   filename: string
   contentType: string

@@ -42,5 +42,6 @@ export function registerRequestScope(app: FastifyInstance): void {
 /** The request as an activity entry records it; its Idempotency-Key only where the route honours it (idempotent-answer.ts). */
 function factsOf(request: FastifyRequest): RequestFacts {
   const agent = request.headers['user-agent']
-  return { id: request.id, address: request.ip ?? null, userAgent: typeof agent === 'string' ? agent.slice(0, USER_AGENT_CHARACTERS) : null, idempotencyKey: null }
+  const userAgent = typeof agent === 'string' ? agent.slice(0, USER_AGENT_CHARACTERS) : null
+  return { id: request.id, address: request.ip ?? null, userAgent, idempotencyKey: null }
 }

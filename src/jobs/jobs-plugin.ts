@@ -3,6 +3,7 @@ import type { Config } from '../config.js'
 import type { Db } from '../db/database.js'
 import type { FeedStorage } from '../feeds/feed-storage.js'
 import type { OutboundGuard } from '../net/outbound-guard.js'
+import type { CredentialBox } from '../auth/credential-box.js'
 import { runCleanup } from './cleanup.js'
 import { createPushWorker, pushWorkerOptions } from './push-worker.js'
 import { Repeating } from './repeating.js'
@@ -28,6 +29,8 @@ export interface JobsOptions {
   feedStorage: FeedStorage
   /** The guard of outbound requests, for pushes to http destinations. */
   outbound: OutboundGuard
+  /** Opens file servers' sealed credentials for their pushes. */
+  credentials: CredentialBox
   /** Hears how runs end (the metrics); the run log (RunLog, on the app's logger) hears the same events. */
   metrics?: RunObserver
 }
@@ -49,7 +52,7 @@ export const CLEANUP_INTERVAL_MS = 60 * 60 * 1000
  * itself, not in a child scope.
  */
 export const jobsPlugin = fp<JobsOptions>(
-  async (app, { db, config, clock, feedStorage, outbound, metrics }) => {
+  async (app, { db, config, clock, feedStorage, outbound, credentials, metrics }) => {
     // Runs execute in every server process (RUN_CONCURRENCY at a time; none at 0); pg-boss and the run
     // table in Postgres make sure each run executes once, whichever process takes it.
     const worker = new RunWorker(
@@ -71,7 +74,7 @@ export const jobsPlugin = fp<JobsOptions>(
     app.decorate('runWorker', worker)
     // Exported files reach http destinations through a worker of their own, after the run: a slow
     // destination holds a push slot of its account, never a run slot, nor another account's push.
-    const pushes = createPushWorker(db, pushWorkerOptions(config, feedStorage, outbound), app.log)
+    const pushes = createPushWorker(db, pushWorkerOptions(config, { feedStorage, guard: outbound, credentials }), app.log)
     // Webhook deliveries: a worker of their own, with per-account slots, like the pushes.
     const webhooks = createDeliveryWorker(db, deliveryWorkerOptions(config, outbound), app.log)
     const settings: SchedulerSettings = {

@@ -1,11 +1,23 @@
 import type { FastifyBaseLogger } from 'fastify'
 import type { Config } from '../config.js'
 import type { Db } from '../db/database.js'
-import { claimPush, finishPush, isFileCurrent, releasePush, retryPush, type ClaimedPush } from '../exports/channel-pushes.js'
+import {
+  claimPush,
+  finishPush,
+  isFileCurrent,
+  recordPushAttempt,
+  releasePush,
+  retryPush,
+  type ClaimedPush,
+  type PushAttemptRecord,
+} from '../exports/channel-pushes.js'
+import { sendToFileServer } from '../feeds/file-server-delivery.js'
+import type { DeliveryResult } from '../feeds/file-server-push.js'
 import { materialiseFeedFile } from '../feeds/feed-materialiser.js'
 import type { FeedStorage } from '../feeds/feed-storage.js'
 import { sendFile, type SendResult } from '../feeds/http-push.js'
 import type { OutboundGuard } from '../net/outbound-guard.js'
+import type { CredentialBox } from '../auth/credential-box.js'
 import { LeasedClaimWorker, type ClaimSource, type SendTurn } from './leased-claim-worker.js'
 import { MAX_RETRY_DELAY_SECONDS, retryDelaySeconds, type RetryBackoff } from './retry-backoff.js'
 
@@ -30,10 +42,15 @@ export interface PushWorkerOptions {
   /** Where the exported files are kept. */
   feedStorage: FeedStorage
   guard: OutboundGuard
+  /** Opens file servers' sealed credentials. */
+  credentials: CredentialBox
 }
 
 /** The worker's options as the operator set them; it looks for due pushes as often as for runs. */
-export function pushWorkerOptions(config: Config, feedStorage: FeedStorage, guard: OutboundGuard): PushWorkerOptions {
+export function pushWorkerOptions(
+  config: Config,
+  { feedStorage, guard, credentials }: Pick<PushWorkerOptions, 'feedStorage' | 'guard' | 'credentials'>,
+): PushWorkerOptions {
   return {
     concurrency: config.PUSH_CONCURRENCY,
     maxOpen: config.PUSH_MAX_OPEN,
@@ -44,6 +61,7 @@ export function pushWorkerOptions(config: Config, feedStorage: FeedStorage, guar
     pollingSeconds: config.RUN_POLL_SECONDS,
     feedStorage,
     guard,
+    credentials,
   }
 }
 
@@ -100,20 +118,51 @@ class PushSender implements ClaimSource<ClaimedPush> {
     if (!(await isFileCurrent(this.db, push))) return finishPush(this.db, push, 'skipped', replaced)
     // A full file is written on its first download or push after its export.
     await materialiseFeedFile(this.db, this.options.feedStorage, { accountId: push.account_id, storageKey: push.storage_key })
-    const started = Date.now()
+    const started = new Date()
     const result = await this.attempt(push, turn)
     if (result === undefined) return releasePush(this.db, push)
-    if (result.ok) return finishPush(this.db, push, 'done', null)
-    if (result.kind === 'missing') return finishPush(this.db, push, 'skipped', replaced)
-    return this.afterFailedTry(push, result, Date.now() - started)
+    const tried = (outcome: PushAttemptRecord['outcome']) => this.record(push, started, result, outcome)
+    if (result.ok) {
+      await tried('delivered')
+      return finishPush(this.db, push, 'done', null)
+    }
+    if (result.kind === 'missing') {
+      await tried('failed')
+      return finishPush(this.db, push, 'skipped', result.error.includes('removed') ? `${what}: ${result.error}` : replaced)
+    }
+    return this.afterFailedTry(push, result, Date.now() - started.getTime(), tried)
+  }
+
+  /** Every attempt is kept: what was sent where, how long it took, and how it ended. */
+  private record(push: ClaimedPush, startedAt: Date, result: DeliveryResult | SendResult, outcome: PushAttemptRecord['outcome']): Promise<void> {
+    const delivered = result.ok && 'bytes' in result ? result : undefined
+    const remotePath = delivered?.remotePath ?? (!result.ok && 'remotePath' in result ? (result.remotePath ?? null) : null)
+    return recordPushAttempt(this.db, push, {
+      startedAt,
+      durationMs: Date.now() - startedAt.getTime(),
+      bytes: delivered?.bytes ?? null,
+      remotePath,
+      outcome,
+      error: result.ok ? null : result.error,
+    })
   }
 
   /** One try, within the try's limit and what is left of the budget; undefined when it was handed back (the worker stops). */
-  private async attempt(push: ClaimedPush, turn: SendTurn): Promise<SendResult | undefined> {
+  private async attempt(push: ClaimedPush, turn: SendTurn): Promise<DeliveryResult | SendResult | undefined> {
     const file = { storage: this.options.feedStorage, key: push.storage_key, filename: push.filename, contentType: push.content_type }
     const timeoutMs = Math.max(1, Math.min(this.options.timeoutSeconds * 1000, push.budget_left_ms))
     turn.sending()
-    const result = await sendFile(push.url, file, { guard: this.options.guard, timeoutMs, signal: turn.signal })
+    const { guard, credentials } = this.options
+    const result =
+      push.kind === 'http'
+        ? await sendFile(push.url, file, { guard, timeoutMs, signal: turn.signal })
+        : await sendToFileServer(this.db, { accountId: push.account_id, destinationId: push.destination_id }, file, {
+            guard,
+            credentials,
+            timeoutMs,
+            signal: turn.signal,
+            uploadTag: `push-${push.id}`,
+          })
     if (result.ok || result.kind !== 'aborted') return result
     // Ended early to make room for another (PUSH_MAX_OPEN): a failed try, retried like a timeout.
     const cut = turn.cutReason
@@ -121,16 +170,24 @@ class PushSender implements ClaimSource<ClaimedPush> {
   }
 
   /** Another try after the back-off while tries and the run's budget allow one, else the push has failed. */
-  private async afterFailedTry(push: ClaimedPush, result: FailedTry, elapsedMs: number): Promise<void> {
+  private async afterFailedTry(
+    push: ClaimedPush,
+    result: FailedTry,
+    elapsedMs: number,
+    tried: (outcome: PushAttemptRecord['outcome']) => Promise<void>,
+  ): Promise<void> {
     const sending = `Channel ${push.channel_id}: sending ${push.filename} to ${push.url}`
     const attempts = `${push.attempts} attempt${push.attempts === 1 ? '' : 's'}`
     if (!result.retry || push.attempts >= PUSH_ATTEMPTS) {
+      await tried('failed')
       return this.fail(push, `${sending} failed after ${attempts}: ${result.error}`, result.error)
     }
     const backoff = retryDelaySeconds(push.attempts, pushBackoff(this.options.retryBaseSeconds))
     if (push.budget_left_ms - elapsedMs <= backoff * 1000) {
+      await tried('failed')
       return this.fail(push, `${sending} stopped after ${attempts}: ${this.budgetSpent()} (last attempt: ${result.error})`, result.error)
     }
+    await tried('retrying')
     const next = await retryPush(this.db, push, backoff, result.error)
     if (next) this.log.warn({ ...pushFields(push), error: result.error, result: 'retrying', nextAttemptAt: next.toISOString() }, 'feed push attempt failed')
   }

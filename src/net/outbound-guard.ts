@@ -41,6 +41,10 @@ export interface OutboundGuard {
   checkTarget(url: string): URL
   /** For node:http(s) `lookup`: resolves, refuses when any address is forbidden, hands on the rest. */
   lookup: LookupFunction
+  /** The save-time check of a file server's host name or address (SFTP, FTPS), as checkUrl's of a URL's host. */
+  checkHost(host: string): Promise<void>
+  /** The connect-time check of a file server's host: the address to connect to, checked, so that a later lookup cannot differ. */
+  addressOf(host: string): Promise<string>
 }
 
 const systemResolve: ResolveHost = (hostname) => dns.promises.lookup(hostname, { all: true, verbatim: true })
@@ -128,5 +132,26 @@ export function createOutboundGuard({ allowPrivate, resolve = systemResolve }: O
     checkTarget: (url) => checkTarget(url, allowPrivate),
     checkUrl: (url) => checkUrl(url, policy),
     lookup: guardedLookup(policy),
+    checkHost: async (host) => {
+      await checkUrl(`https://${hostForUrl(host)}/`, policy)
+    },
+    addressOf: (host) => addressOf(host, policy),
   }
+}
+
+/** An IPv6 literal goes in brackets in a URL's authority. */
+function hostForUrl(host: string): string {
+  return net.isIP(host) === 6 ? `[${host}]` : host
+}
+
+/** The first allowed address of `host`; every address it resolves to must be allowed. */
+async function addressOf(host: string, { allowPrivate, resolve }: GuardPolicy): Promise<string> {
+  const name = normalizeHost(checkTarget(`https://${hostForUrl(host)}/`, allowPrivate).hostname)
+  if (net.isIP(name)) return name
+  const addresses = await resolve(name).catch(() => [])
+  const reason = resolvedRefusal(name, addresses, allowPrivate)
+  if (reason) throw new OutboundRefusedError(reason)
+  const first = addresses[0]
+  if (!first) throw new OutboundRefusedError(`${name} does not resolve to any address`)
+  return first.address
 }

@@ -14,6 +14,20 @@ import { IdempotencyHeaders, answerOnce } from '../http/idempotent-answer.js'
 
 // Settings that take a number, a number as text, "" (off) or null (not given) are read by the
 // domain (channel-input.ts): the validator's type coercion would turn null into "" or "" into null.
+// SFTP and FTPS destinations (checked by src/channels/file-destination-input.ts, which names the field of any mistake).
+const FileServerFields = {
+  host: Type.Optional(Type.Unknown({ description: 'sftp, ftps: the server' })),
+  port: Type.Optional(Type.Unknown({ description: 'default 22 (sftp), 21 (ftps)' })),
+  user: Type.Optional(Type.Unknown()),
+  password: Type.Optional(Type.Unknown({ description: 'write-only; left out on a change, the stored one stays' })),
+  private_key: Type.Optional(Type.Unknown({ description: 'sftp: an OpenSSH or PEM private key, write-only' })),
+  passphrase: Type.Optional(Type.Unknown({ description: "the private key's passphrase, write-only" })),
+  host_key_sha256: Type.Optional(Type.Unknown({ description: "sftp, required: the server's host key, SHA256:<base64> as ssh-keygen -l prints it" })),
+  directory: Type.Optional(Type.Unknown({ description: 'the remote directory; default the login directory' })),
+  insecure: Type.Optional(Type.Unknown({ description: 'ftps: true allows plain FTP without TLS' })),
+  tls_certificate_sha256: Type.Optional(Type.Unknown({ description: "ftps: pins the server's certificate (AB:CD:…); default: the system's authorities" })),
+  temp_rename: Type.Optional(Type.Unknown({ description: 'default true: upload under a temporary name, then rename' })),
+}
 const ChannelBody = Type.Object({
   name: Type.Optional(NullableString()),
   export_name: Type.Optional(NullableString({ description: 'the export template; channels sharing it run together with action export' })),
@@ -32,10 +46,11 @@ const ChannelBody = Type.Object({
     Type.Union([
       Type.Array(
         Type.Object({
-          type: Type.Optional(NullableString({ enum: ['feed', 'http', null] })),
+          type: Type.Optional(NullableString({ enum: ['feed', 'http', 'sftp', 'ftps', null] })),
           name: Type.Optional(NullableString()),
           active: Type.Optional(NullableBoolean()),
-          url: Type.Optional(NullableString()),
+          url: Type.Optional(NullableString({ description: 'http: where each file is POSTed' })),
+          ...FileServerFields,
         }),
       ),
       Type.Null(),
@@ -52,6 +67,7 @@ const tags = ['channels']
 export const channelRoutes: FastifyPluginAsyncTypebox<PlatformDeps> = async (app, deps) => {
   const { db } = deps
   const limits = accountLimits(deps.config)
+  const connectors = { guard: deps.outbound, credentials: deps.credentials }
   const Channels = Envelope('Channels', ChannelOut)
   const createResponses = { 201: Channels, ...writeErrorResponses }
   app.get(
@@ -87,7 +103,7 @@ export const channelRoutes: FastifyPluginAsyncTypebox<PlatformDeps> = async (app
     },
     async (request, reply) =>
       answerOnce(request, reply, deps, {
-        run: () => createChannel(db, accountOf(request), request.params.siteId, request.body, limits, deps.outbound),
+        run: () => createChannel(db, accountOf(request), request.params.siteId, request.body, limits, connectors),
         render: (created) => ({ status: 201, body: { success: true as const, Channels: [channelView(created, baseOf(request, deps))] } }),
       }),
   )
@@ -95,7 +111,7 @@ export const channelRoutes: FastifyPluginAsyncTypebox<PlatformDeps> = async (app
     '/sites/:siteId/channels/:channelId',
     { schema: { operationId: 'updateChannel', tags, params: ChannelParams, body: ChannelBody, response: { 200: Channels, ...writeErrorResponses } } },
     async (request) => {
-      const updated = await updateChannel(db, accountOf(request), request.params.siteId, request.params.channelId, request.body, deps.outbound)
+      const updated = await updateChannel(db, accountOf(request), request.params.siteId, request.params.channelId, request.body, connectors)
       return { success: true as const, Channels: [channelView(updated, baseOf(request, deps))] }
     },
   )

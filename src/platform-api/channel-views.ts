@@ -1,4 +1,4 @@
-import { Type } from '@sinclair/typebox'
+import { Type, type Static } from '@sinclair/typebox'
 import type { ChannelDetails } from '../channels/channels.js'
 import type { ChannelExport, ChannelHold } from '../db/schema.js'
 import { feedUrl } from '../feeds/feed-urls.js'
@@ -8,13 +8,29 @@ import { Links } from './schemas.js'
 // Channels as the platform interface shows them (docs/interface.md "Channel"): the specification's
 // fields, this product's own (template, safety stops, hold) beside them.
 
+const FileServer = Type.Object(
+  {
+    host: Type.String(),
+    port: Type.Integer(),
+    user: Type.String(),
+    directory: Type.String(),
+    host_key_sha256: Type.Optional(Type.String({ description: 'SFTP: the host key the server must present' })),
+    insecure: Type.Optional(Type.Boolean({ description: 'FTPS: true when plain FTP (no TLS) is allowed' })),
+    tls_certificate_sha256: Type.Optional(Type.String({ description: "FTPS: the server's certificate, pinned" })),
+    temp_rename: Type.Boolean({ description: 'uploaded under a temporary name, then renamed into place' }),
+    credentials: Type.Literal('stored', { description: 'credentials are write-only: never shown' }),
+  },
+  { description: 'SFTP and FTPS destinations: where files are uploaded' },
+)
 const Destination = Type.Object({
-  destination_id: Type.Integer({ description: '1 = served by the platform (feed URL), 2 = HTTP POST' }),
+  destination_id: Type.Integer({ description: '1 = served by the platform (feed URL), 2 = HTTP POST, 3 = SFTP, 4 = FTPS' }),
   name: Type.Union([Type.String(), Type.Null()]),
   destination_name: Type.Union([Type.String(), Type.Null()]),
   active: Type.Boolean(),
   urls: Type.Array(Type.String()),
+  server: Type.Optional(FileServer),
 })
+const DESTINATION_KINDS = { feed: [1, 'Feed URL'], http: [2, 'HTTP POST'], sftp: [3, 'SFTP'], ftps: [4, 'FTPS'] } as const
 const Filename = Type.Object({ type: Type.Union([Type.String(), Type.Null()]), filename: Type.String() })
 const Mapping = Type.Array(Type.Record(Type.String(), Type.String()))
 const Hold = Type.Object({
@@ -65,16 +81,16 @@ export const HistoryEntry = Type.Record(Type.String(), Type.String())
 export const ChannelWithHistory = Type.Intersect([ChannelOut, Type.Object({ history: Type.Array(HistoryEntry) })])
 
 export function channelView({ channel, destinations, files, exportStatus }: ChannelDetails, base: string) {
-  const feed_destinations: Record<string, { destination_id: number; name: string | null; destination_name: string | null; active: boolean; urls: string[] }> =
-    {}
+  const feed_destinations: Record<string, Static<typeof Destination>> = {}
   for (const d of destinations) {
-    const destinationName = d.kind === 'feed' ? 'Feed URL' : 'HTTP POST'
+    const [destinationId, destinationName] = DESTINATION_KINDS[d.kind]
     feed_destinations[d.id] = {
-      destination_id: d.kind === 'feed' ? 1 : 2,
+      destination_id: destinationId,
       name: d.name ?? destinationName,
       destination_name: destinationName,
       active: d.active,
       urls: d.kind === 'feed' && d.token ? files.map((f) => feedUrl(base, d.token ?? '', f.filename)) : [],
+      ...(d.settings && { server: { ...d.settings, credentials: 'stored' as const } }),
     }
   }
   const self = `/platform/v2/sites/${channel.site_id}/channels/${channel.id}`

@@ -6,6 +6,7 @@ import type { Db } from '../db/database.js'
 import type { FeedStorage } from '../feeds/feed-storage.js'
 import type { RateLimitStore } from '../http/rate-limit.js'
 import type { OutboundGuard } from '../net/outbound-guard.js'
+import type { CredentialBox } from '../auth/credential-box.js'
 import type { RunQueue } from '../jobs/run-queue.js'
 import { baseUrl } from './envelope.js'
 
@@ -15,8 +16,10 @@ export interface PlatformDeps {
   config: Config
   /** Where process requests queue their runs. */
   runs: RunQueue
-  /** Checks the URLs the service will call on an account's behalf (channel http destinations). */
+  /** Checks the URLs and hosts the service will connect to on an account's behalf (channel destinations, webhooks). */
   outbound: OutboundGuard
+  /** Seals the credentials of file server destinations (CREDENTIALS_KEY). */
+  credentials: CredentialBox
   /** Product reads' share of the pool, and each account's share of it. */
   readSlots: ConnectionSlots
   /** Failed authentications per caller address, shared with the stream interface. */

@@ -5,8 +5,17 @@ import { runDocs } from './openapi-docs-runs.js'
 import { siteDocs } from './openapi-docs-sites.js'
 import { ruleDocs } from './openapi-docs-rules.js'
 import { activityDocs } from './openapi-docs-activity.js'
+import { destinationDocs } from './openapi-docs-destinations.js'
 
 export { platformErrorExamples, platformTags } from './openapi-examples.js'
 
 /** The OpenAPI docs of every platform operation, by operationId (src/http/openapi.ts puts them in). */
-export const platformOperations: Record<string, OperationDocs> = { ...siteDocs, ...runDocs, ...channelDocs, ...templateDocs, ...ruleDocs, ...activityDocs }
+export const platformOperations: Record<string, OperationDocs> = {
+  ...siteDocs,
+  ...runDocs,
+  ...channelDocs,
+  ...templateDocs,
+  ...ruleDocs,
+  ...activityDocs,
+  ...destinationDocs,
+}

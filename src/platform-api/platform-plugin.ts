@@ -22,6 +22,7 @@ import { siteRoutes } from './site-routes.js'
 import { tagRoutes } from './tag-routes.js'
 import { webhookRoutes } from './webhook-routes.js'
 import { activityRoutes } from './activity-routes.js'
+import { destinationRoutes } from './destination-routes.js'
 
 /**
  * The platform interface: `/platform/v2` and `/product/v2`, JSON bodies, X-Auth-Token (bearer
@@ -80,6 +81,7 @@ export const platformPlugin: FastifyPluginAsync<PlatformDeps> = async (app, deps
   await app.register(siteReportRoutes, { prefix: '/platform/v2', ...deps })
   await app.register(webhookRoutes, { prefix: '/platform/v2', ...deps })
   await app.register(activityRoutes, { prefix: '/platform/v2', ...deps })
+  await app.register(destinationRoutes, { prefix: '/platform/v2', ...deps })
   await app.register(productRoutes, { prefix: '/product/v2', ...deps })
   await app.register(withdrawnProductWrites, { prefix: '/platform/v2' })
 }

@@ -2,6 +2,7 @@ import { expect } from 'vitest'
 import { accountLimits } from '../../src/accounts/object-limits.js'
 import type { ChannelInput } from '../../src/channels/channel-input.js'
 import { createChannel, type ChannelDetails } from '../../src/channels/channels.js'
+import { credentialBoxOf } from '../../src/auth/credential-box.js'
 import type { DataSource, FeedFormat, Project, Site, SiteTag, Stream } from '../../src/db/schema.js'
 import { newFeedToken } from '../../src/feeds/feed-urls.js'
 import { createOutboundGuard } from '../../src/net/outbound-guard.js'
@@ -75,7 +76,8 @@ export function factories(t: TestContext): Given {
     },
     channel: ({ account, site, ...input }) => {
       const guard = createOutboundGuard({ allowPrivate: t.config.ALLOW_PRIVATE_DESTINATIONS })
-      return createChannel(t.db, account.accountId, site.id, { name: 'Google', export_name: 'google-shopping', ...input }, limits(), guard)
+      const connectors = { guard, credentials: credentialBoxOf(t.config) }
+      return createChannel(t.db, account.accountId, site.id, { name: 'Google', export_name: 'google-shopping', ...input }, limits(), connectors)
     },
     tag: ({ account, site, ...input }) => createTag(t.db, account.accountId, site.id, input, limits()),
     legacyChannel: async ({ account, site, format, mapping = [], filenames }) => {

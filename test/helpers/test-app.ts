@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto'
 import { PostgresRateLimitStore } from '../../src/http/postgres-rate-limit.js'
 import type { FastifyInstance, InjectOptions } from 'fastify'
 import { afterAll, beforeAll } from 'vitest'
@@ -70,7 +71,15 @@ export function useTestApp(
     // file checks would end in the failed-authentication limit: it is off unless a file sets it.
     // The same clock makes one window of every platform request a file sends: their per-credential
     // limit is off too unless a file sets it.
-    context.config = loadConfig({ LOG_LEVEL: 'silent', AUTH_FAILURES_PER_MINUTE: '1000000', PLATFORM_RATE_LIMIT: '1000000', ...env })
+    // A key of the file's own: no test writes a key file into the checkout's DATA_DIR.
+    const credentialsKey = randomBytes(32).toString('base64')
+    context.config = loadConfig({
+      LOG_LEVEL: 'silent',
+      AUTH_FAILURES_PER_MINUTE: '1000000',
+      PLATFORM_RATE_LIMIT: '1000000',
+      CREDENTIALS_KEY: credentialsKey,
+      ...env,
+    })
     // The app's pool is the one the configuration names, as a server's is.
     context.database = await createTestDatabase({ poolSize: context.config.DB_POOL_SIZE })
     context.db = context.database.db

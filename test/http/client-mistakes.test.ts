@@ -39,7 +39,7 @@ async function realIds(f: ImportFixture): Promise<Ids> {
   const run = await f.run('import')
   const tag = await f.platform('POST', `/sites/${f.site.id}/tags`, { key: 'walk', value: 'v' })
   const channel = await f.platform('POST', `/sites/${f.site.id}/channels`, { name: 'Walk', export_name: 'walk' })
-  const channelJson = channel.json<{ Channels: { id: string; feed_destinations?: { urls?: string[] } }[] }>()
+  const channelJson = channel.json<{ Channels: { id: string; feed_destinations: Record<string, { urls?: string[] }> }[] }>()
   const webhook = await f.platform('POST', '/webhooks', { url: 'http://127.0.0.1:9/hooks' })
   const webhookId = webhook.json<{ Webhooks: { id: string }[] }>().Webhooks[0]?.id ?? ''
   await recordUpload(t.db, f.account.accountId)
@@ -50,6 +50,8 @@ async function realIds(f: ImportFixture): Promise<Ids> {
     siteId: f.site.id,
     tagId: tag.json<{ Tags: { id: string }[] }>().Tags[0]?.id ?? '',
     channelId: channelJson.Channels[0]?.id ?? '',
+    // Its built-in feed destination: a test of it is a 400 (only file servers are tested).
+    destinationId: Object.keys(channelJson.Channels[0]?.feed_destinations ?? {})[0] ?? '',
     streamId,
     dataSourceId: String(sourceId),
     batchId: upload.json<{ data: { id: string } }>().data.id,

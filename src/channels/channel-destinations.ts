@@ -1,0 +1,94 @@
+import type { CredentialBox } from '../auth/credential-box.js'
+import type { DbHandle } from '../db/database.js'
+import type { ChannelDestination } from '../db/schema.js'
+import { BadRequestError } from '../errors.js'
+import { newFeedToken } from '../feeds/feed-urls.js'
+import type { OutboundGuard } from '../net/outbound-guard.js'
+import type { DestinationConfig } from './channel-input.js'
+
+// A channel's destinations as stored: a feed URL's token, an http destination's URL, a file server's
+// settings and its credentials sealed (issue 34). Credentials are write-only: a file server given
+// again without them keeps those stored for the same kind, host, port and user.
+
+/** What saving a channel's destinations needs beside the database: the outbound guard and the key that seals credentials. */
+export interface Connectors {
+  guard: OutboundGuard
+  credentials: CredentialBox
+}
+
+/** The row of a destination to store (a copied one carries its sealed credentials as they are). */
+type StoredDestination = Pick<ChannelDestination, 'kind' | 'name' | 'active' | 'url' | 'settings' | 'sealed_credentials'>
+
+/** Replaces the channel's destinations; new credentials are sealed, omitted ones kept from the destination they belong to. */
+export async function replaceDestinations(
+  db: DbHandle,
+  target: { accountId: string; channelId: string },
+  destinations: DestinationConfig[],
+  credentials: CredentialBox,
+): Promise<void> {
+  const stored = await db.selectFrom('channel_destination').selectAll().where('channel_id', '=', target.channelId).execute()
+  const rows = destinations.map((d, i): StoredDestination => {
+    if (!d.file) return { kind: d.kind, name: d.name, active: d.active, url: d.url, settings: null, sealed_credentials: null }
+    const { settings } = d.file
+    const given = d.file.credentials
+    const kept = stored.find(
+      (s) => s.kind === d.kind && s.settings?.host === settings.host && s.settings.port === settings.port && s.settings.user === settings.user,
+    )
+    const sealed = given ? credentials.seal(JSON.stringify(given)) : kept?.sealed_credentials
+    if (!sealed) {
+      const needed = d.kind === 'sftp' ? 'password or private_key' : 'password'
+      throw new BadRequestError(`destinations[${i}].${d.kind === 'sftp' ? 'password' : 'password'}: a ${needed} is required for a new ${d.kind} login`)
+    }
+    return { kind: d.kind, name: d.name, active: d.active, url: null, settings, sealed_credentials: sealed }
+  })
+  await storeDestinations(db, target, rows)
+}
+
+/** Site copy: the destinations of a channel for its copy, credentials as they are sealed. */
+export async function copyDestinations(db: DbHandle, accountId: string, fromChannelId: string, toChannelId: string): Promise<void> {
+  const rows = await db.selectFrom('channel_destination').selectAll().where('channel_id', '=', fromChannelId).orderBy('id').execute()
+  await storeDestinations(db, { accountId, channelId: toChannelId }, rows)
+}
+
+async function storeDestinations(db: DbHandle, { accountId, channelId }: { accountId: string; channelId: string }, rows: StoredDestination[]): Promise<void> {
+  await db.deleteFrom('channel_destination').where('channel_id', '=', channelId).execute()
+  if (rows.length === 0) return
+  await db
+    .insertInto('channel_destination')
+    .values(
+      rows.map((d) => ({
+        account_id: accountId,
+        channel_id: channelId,
+        kind: d.kind,
+        name: d.name,
+        active: d.active,
+        url: d.url,
+        token: d.kind === 'feed' ? newFeedToken() : null,
+        settings: d.settings === null ? null : JSON.stringify(d.settings),
+        sealed_credentials: d.sealed_credentials,
+      })),
+    )
+    .execute()
+}
+
+/**
+ * Seals every stored credential again with the current key (after CREDENTIALS_KEY changed, the old
+ * key in CREDENTIALS_KEYS_PREVIOUS); returns how many were resealed. Each row in its own statement,
+ * only if it still holds what was read, so a change saved meanwhile is never overwritten.
+ */
+export async function resealCredentials(db: DbHandle, credentials: CredentialBox): Promise<number> {
+  const rows = await db.selectFrom('channel_destination').select(['id', 'sealed_credentials']).where('sealed_credentials', 'is not', null).execute()
+  let resealed = 0
+  for (const row of rows) {
+    const sealed = row.sealed_credentials!
+    if (credentials.isCurrent(sealed)) continue
+    const result = await db
+      .updateTable('channel_destination')
+      .set({ sealed_credentials: credentials.seal(credentials.open(sealed)) })
+      .where('id', '=', row.id)
+      .where('sealed_credentials', '=', sealed)
+      .executeTakeFirst()
+    resealed += Number(result.numUpdatedRows)
+  }
+  return resealed
+}

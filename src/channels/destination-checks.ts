@@ -1,0 +1,102 @@
+import { Readable } from 'node:stream'
+import type { CredentialBox } from '../auth/credential-box.js'
+import type { DbHandle } from '../db/database.js'
+import { isId } from '../db/ids.js'
+import { BadRequestError, NotFoundError } from '../errors.js'
+import { sendToFileServer } from '../feeds/file-server-delivery.js'
+import type { DeliveryResult } from '../feeds/file-server-push.js'
+import type { OutboundGuard } from '../net/outbound-guard.js'
+import { getChannel } from './channels.js'
+
+// What a person asks of a channel's file server destinations (issue 34): a test that does what a
+// delivery does with a small file, then removes it; and every attempt of the channel's deliveries.
+
+export interface DestinationTest {
+  destinationId: string
+  ok: boolean
+  /** Where the test file was written (and removed from). */
+  remotePath: string | null
+  durationMs: number
+  /** Why it failed, in the service's words (never the server's text beyond a status code). */
+  error: string | null
+}
+
+const PROBE = Buffer.from('catalog-platform destination test\n')
+
+/** Connects, checks the host key or certificate, writes and removes a small file; answers what happened. */
+export async function testDestination(
+  db: DbHandle,
+  target: { accountId: string; siteSegment: string; channelId: string; destinationId: string },
+  options: { guard: OutboundGuard; credentials: CredentialBox; timeoutMs: number },
+): Promise<DestinationTest> {
+  const { channel, destinations } = await getChannel(db, target.accountId, target.siteSegment, target.channelId)
+  const destination = isId(target.destinationId) ? destinations.find((d) => d.id === target.destinationId) : undefined
+  if (!destination) throw new NotFoundError(`Channel ${channel.id} has no destination ${target.destinationId.slice(0, 64)}`)
+  if (destination.kind !== 'sftp' && destination.kind !== 'ftps') {
+    throw new BadRequestError(`Destination ${destination.id} is of type ${destination.kind}: only sftp and ftps destinations are tested`)
+  }
+  const file = {
+    storage: { open: async () => ({ size: PROBE.length, stream: () => Readable.from([PROBE]), close: async () => {} }) },
+    key: 'probe',
+    filename: `.catalog-platform-test-${Date.now().toString(36)}.txt`,
+    contentType: 'text/plain',
+  }
+  const started = Date.now()
+  const result: DeliveryResult = await sendToFileServer(db, { accountId: target.accountId, destinationId: destination.id }, file, {
+    ...options,
+    removeAfter: true,
+  })
+  return {
+    destinationId: destination.id,
+    ok: result.ok,
+    remotePath: result.ok ? result.remotePath : (result.remotePath ?? null),
+    durationMs: Date.now() - started,
+    error: result.ok ? null : result.error,
+  }
+}
+
+export interface DeliveryAttempt {
+  id: string
+  pushId: string
+  attempt: number
+  filename: string
+  destination: string
+  startedAt: Date
+  durationMs: number
+  bytes: number | null
+  remotePath: string | null
+  outcome: string
+  error: string | null
+}
+
+/** The channel's delivery attempts, newest first. */
+export async function listDeliveryAttempts(
+  db: DbHandle,
+  target: { accountId: string; siteSegment: string; channelId: string },
+  page: { limit: number; offset: number },
+): Promise<DeliveryAttempt[]> {
+  const { channel } = await getChannel(db, target.accountId, target.siteSegment, target.channelId)
+  const rows = await db
+    .selectFrom('push_attempt as a')
+    .innerJoin('channel_push as p', 'p.id', 'a.push_id')
+    .select(['a.id', 'a.push_id', 'a.attempt', 'p.filename', 'p.url', 'a.started_at', 'a.duration_ms', 'a.bytes', 'a.remote_path', 'a.outcome', 'a.error'])
+    .where('a.account_id', '=', target.accountId)
+    .where('a.channel_id', '=', channel.id)
+    .orderBy('a.id', 'desc')
+    .limit(page.limit)
+    .offset(page.offset)
+    .execute()
+  return rows.map((row) => ({
+    id: row.id,
+    pushId: row.push_id,
+    attempt: row.attempt,
+    filename: row.filename,
+    destination: row.url,
+    startedAt: row.started_at,
+    durationMs: row.duration_ms,
+    bytes: row.bytes === null ? null : Number(row.bytes),
+    remotePath: row.remote_path,
+    outcome: row.outcome,
+    error: row.error,
+  }))
+}
