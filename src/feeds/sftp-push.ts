@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto'
 import type { Readable } from 'node:stream'
-import type { SFTPWrapper } from 'ssh2'
+import type { CipherAlgorithm, SFTPWrapper } from 'ssh2'
 import SftpClient from 'ssh2-sftp-client'
 import type { PushFile } from './http-push.js'
 import { failure, openPushFile, remotePaths, withinDeadline, type DeliveryOptions, type DeliveryResult, type FileServerTarget } from './file-server-push.js'
@@ -31,6 +31,7 @@ export async function sendBySftp(target: FileServerTarget, file: PushFile, optio
         privateKey: credentials.private_key,
         passphrase: credentials.passphrase,
         readyTimeout: options.timeoutMs,
+        algorithms: { cipher: CIPHERS },
         hostVerifier: (key: Buffer) => {
           presented = hostKeyFingerprint(key)
           return presented === settings.host_key_sha256
@@ -66,11 +67,14 @@ async function put(client: SftpClient, file: PushFile, paths: { final: string; u
   }
 }
 
-// Writes in flight at once, and their size: the SFTP client's own stream writes one request at a
-// time and waits for its answer, which took 57 s for a 100 MB feed that OpenSSH's sftp sends in
-// 0.5 s; 64 requests of 32 KiB in flight, as its fastPut does from a local file, keep the link full.
+// Writes in flight at once, and their size. The SFTP client's own stream writes one request at a
+// time and waits for its answer: a 100 MB feed took 57 s that OpenSSH's sftp sends in 0.5 s. With
+// 64 requests of 32 KiB in flight (its fastPut's setting) 500 MB took 2.5× OpenSSH's time, with 256
+// 1.8× (bench/results/sftp-delivery.md); more did not help. AES-GCM goes first among the ciphers,
+// though ChaCha20-Poly1305 measured no slower here.
+const CIPHERS: CipherAlgorithm[] = ['aes128-gcm@openssh.com', 'aes256-gcm@openssh.com', 'aes128-ctr', 'aes256-ctr', 'chacha20-poly1305@openssh.com']
 const WRITE_BYTES = 32 * 1024
-const WRITES_IN_FLIGHT = 64
+const WRITES_IN_FLIGHT = 256
 
 function sftpOf(client: SftpClient): SFTPWrapper {
   return (client as unknown as { sftp: SFTPWrapper }).sftp
@@ -79,32 +83,47 @@ function sftpOf(client: SftpClient): SFTPWrapper {
 /** Streams `body` into `remotePath` with many writes in flight, each at its offset; the file is closed either way. */
 async function pipelinedUpload(sftp: SFTPWrapper, body: Readable, remotePath: string): Promise<void> {
   const handle = await new Promise<Buffer>((resolve, reject) => sftp.open(remotePath, 'w', (error, opened) => (error ? reject(error) : resolve(opened))))
-  const inFlight = new Set<Promise<void>>()
-  let failed: unknown
-  const write = (piece: Buffer, position: number) => {
-    const written = new Promise<void>((resolve, reject) => sftp.write(handle, piece, 0, piece.length, position, (error) => (error ? reject(error) : resolve())))
-      .catch((error: unknown) => {
-        failed ??= error
-      })
-      .finally(() => inFlight.delete(written))
-    inFlight.add(written)
-  }
+  const writes = new WriteWindow(WRITES_IN_FLIGHT)
   try {
     let position = 0
     for await (const chunk of body as AsyncIterable<Buffer>) {
       for (let offset = 0; offset < chunk.length; offset += WRITE_BYTES) {
         const piece = chunk.subarray(offset, offset + WRITE_BYTES)
-        write(piece, position)
+        const at = position
         position += piece.length
-        while (inFlight.size >= WRITES_IN_FLIGHT && failed === undefined) await Promise.race(inFlight)
-        if (failed !== undefined) throw failed
+        await writes.start((done) => sftp.write(handle, piece, 0, piece.length, at, done))
       }
     }
-    await Promise.all(inFlight)
-    if (failed !== undefined) throw failed
+    await writes.drain()
   } finally {
     body.destroy()
     await new Promise<void>((resolve) => sftp.close(handle, () => resolve()))
+  }
+}
+
+/** Requests in flight, up to a bound: `start` waits for a free place, and throws the first request's error. */
+class WriteWindow {
+  private inFlight = 0
+  private failed: Error | undefined
+  private freed: (() => void) | undefined
+
+  constructor(private readonly size: number) {}
+
+  async start(request: (done: (error?: Error | null) => void) => void): Promise<void> {
+    while (this.inFlight >= this.size && this.failed === undefined) await new Promise<void>((resolve) => (this.freed = resolve))
+    if (this.failed) throw this.failed
+    this.inFlight += 1
+    request((error) => {
+      this.inFlight -= 1
+      if (error) this.failed ??= error
+      this.freed?.()
+      this.freed = undefined
+    })
+  }
+
+  async drain(): Promise<void> {
+    while (this.inFlight > 0) await new Promise<void>((resolve) => (this.freed = resolve))
+    if (this.failed) throw this.failed
   }
 }
 
