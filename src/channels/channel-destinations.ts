@@ -1,6 +1,6 @@
 import type { CredentialBox } from '../auth/credential-box.js'
 import type { DbHandle } from '../db/database.js'
-import type { ChannelDestination } from '../db/schema.js'
+import type { ChannelDestination, FileServerSettings } from '../db/schema.js'
 import { BadRequestError } from '../errors.js'
 import { newFeedToken } from '../feeds/feed-urls.js'
 import type { OutboundGuard } from '../net/outbound-guard.js'
@@ -8,7 +8,7 @@ import type { DestinationConfig } from './channel-input.js'
 
 // A channel's destinations as stored: a feed URL's token, an http destination's URL, a file server's
 // settings and its credentials sealed (issue 34). Credentials are write-only: a file server given
-// again without them keeps those stored for the same kind, host, port and user.
+// again without them keeps those stored for the same login (sameLogin below).
 
 /** What saving a channel's destinations needs beside the database: the outbound guard and the key that seals credentials. */
 export interface Connectors {
@@ -31,9 +31,7 @@ export async function replaceDestinations(
     if (!d.file) return { kind: d.kind, name: d.name, active: d.active, url: d.url, settings: null, sealed_credentials: null }
     const { settings } = d.file
     const given = d.file.credentials
-    const kept = stored.find(
-      (s) => s.kind === d.kind && s.settings?.host === settings.host && s.settings.port === settings.port && s.settings.user === settings.user,
-    )
+    const kept = stored.find((s) => s.kind === d.kind && s.settings !== null && sameLogin(s.settings, settings))
     const sealed = given ? credentials.seal(JSON.stringify(given)) : kept?.sealed_credentials
     if (!sealed) {
       const needed = d.kind === 'sftp' ? 'password or private_key' : 'password'
@@ -42,6 +40,22 @@ export async function replaceDestinations(
     return { kind: d.kind, name: d.name, active: d.active, url: null, settings, sealed_credentials: sealed }
   })
   await storeDestinations(db, target, rows)
+}
+
+/**
+ * Whether stored credentials may serve a destination as given again: the same server and user, and
+ * nothing that would expose them otherwise (plain FTP instead of TLS, another host key or
+ * certificate pin). Anything else asks for them again.
+ */
+function sameLogin(stored: FileServerSettings, given: FileServerSettings): boolean {
+  return (
+    stored.host === given.host &&
+    stored.port === given.port &&
+    stored.user === given.user &&
+    stored.host_key_sha256 === given.host_key_sha256 &&
+    (stored.insecure ?? false) === (given.insecure ?? false) &&
+    stored.tls_certificate_sha256 === given.tls_certificate_sha256
+  )
 }
 
 /** Site copy: the destinations of a channel for its copy, credentials as they are sealed. */

@@ -2,7 +2,7 @@ import { Readable } from 'node:stream'
 import type { CredentialBox } from '../auth/credential-box.js'
 import type { DbHandle } from '../db/database.js'
 import { isId } from '../db/ids.js'
-import { BadRequestError, NotFoundError } from '../errors.js'
+import { BadRequestError, NotFoundError, TooManyRequestsError } from '../errors.js'
 import { sendToFileServer } from '../feeds/file-server-delivery.js'
 import type { DeliveryResult } from '../feeds/file-server-push.js'
 import type { OutboundGuard } from '../net/outbound-guard.js'
@@ -23,6 +23,11 @@ export interface DestinationTest {
 
 const PROBE = Buffer.from('catalog-platform destination test\n')
 
+// A test holds an outbound connection up to PUSH_TIMEOUT_SECONDS: an account runs at most this many
+// at once in a process, so that a page of Test clicks against a silent server holds no more.
+const TESTS_PER_ACCOUNT = 2
+const testsRunning = new Map<string, number>()
+
 /** Connects, checks the host key or certificate, writes and removes a small file; answers what happened. */
 export async function testDestination(
   db: DbHandle,
@@ -41,11 +46,20 @@ export async function testDestination(
     filename: `.catalog-platform-test-${Date.now().toString(36)}.txt`,
     contentType: 'text/plain',
   }
+  const running = testsRunning.get(target.accountId) ?? 0
+  if (running >= TESTS_PER_ACCOUNT) {
+    throw new TooManyRequestsError(5, `This account already has ${running} destination tests running, the most it may have at once; retry when one has ended`)
+  }
+  testsRunning.set(target.accountId, running + 1)
   const started = Date.now()
-  const result: DeliveryResult = await sendToFileServer(db, { accountId: target.accountId, destinationId: destination.id }, file, {
-    ...options,
-    removeAfter: true,
-  })
+  let result: DeliveryResult
+  try {
+    result = await sendToFileServer(db, { accountId: target.accountId, destinationId: destination.id }, file, { ...options, removeAfter: true })
+  } finally {
+    const left = (testsRunning.get(target.accountId) ?? 1) - 1
+    if (left === 0) testsRunning.delete(target.accountId)
+    else testsRunning.set(target.accountId, left)
+  }
   return {
     destinationId: destination.id,
     ok: result.ok,

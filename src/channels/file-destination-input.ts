@@ -59,7 +59,10 @@ function credentials(kind: 'sftp' | 'ftps', item: FileDestinationInput, at: stri
   if (item.passphrase !== undefined && item.passphrase !== null) given.passphrase = text(item.passphrase, `${at}.passphrase`, 1024, true)
   if (given.private_key !== undefined) {
     const parsed = ssh2.utils.parseKey(given.private_key, given.passphrase)
-    if (parsed instanceof Error) throw new BadRequestError(`${at}.private_key: not a private key this passphrase opens (${parsed.message})`)
+    if (parsed instanceof Error) {
+      const hint = given.passphrase === undefined ? ' (or one that needs a passphrase)' : ' this passphrase opens'
+      throw new BadRequestError(`${at}.private_key: not a private key${hint}: ${parsed.message}`)
+    }
   }
   if (given.passphrase !== undefined && given.private_key === undefined) throw new BadRequestError(`${at}.passphrase: goes with a private_key`)
   if (Object.keys(given).length === 0) return undefined

@@ -38,7 +38,16 @@ async function logIn(client: Client, { settings, credentials, address }: FileSer
   await client.connect(address, settings.port)
   if (!settings.insecure) {
     const pinned = settings.tls_certificate_sha256
-    await client.useTLS({ servername: settings.host, rejectUnauthorized: pinned === undefined })
+    try {
+      await client.useTLS({ servername: settings.host, rejectUnauthorized: pinned === undefined })
+    } catch (error) {
+      if (!(error instanceof FTPError)) throw error
+      return failure(
+        'refused',
+        `the server refused TLS (AUTH TLS answered ${error.code}); nothing was sent. Set insecure: true only if plain FTP is acceptable`,
+        false,
+      )
+    }
     const presented = (client.ftp.socket as TLSSocket).getPeerCertificate().fingerprint256
     if (pinned !== undefined && presented !== pinned) {
       return failure('refused', `the server's TLS certificate is ${presented}, not the ${pinned} the destination pins; nothing was sent`, false)

@@ -84,6 +84,14 @@ function sftpOf(client: SftpClient): SFTPWrapper {
 async function pipelinedUpload(sftp: SFTPWrapper, body: Readable, remotePath: string): Promise<void> {
   const handle = await new Promise<Buffer>((resolve, reject) => sftp.open(remotePath, 'w', (error, opened) => (error ? reject(error) : resolve(opened))))
   const writes = new WriteWindow(WRITES_IN_FLIGHT)
+  // A connection that drops leaves the writes in flight unanswered: the window fails at once.
+  let gone = false
+  const lost = () => {
+    gone = true
+    writes.fail(new Error('the server closed the connection'))
+  }
+  sftp.once('close', lost)
+  sftp.once('error', lost)
   try {
     let position = 0
     for await (const chunk of body as AsyncIterable<Buffer>) {
@@ -96,8 +104,11 @@ async function pipelinedUpload(sftp: SFTPWrapper, body: Readable, remotePath: st
     }
     await writes.drain()
   } finally {
+    sftp.off('close', lost)
+    sftp.off('error', lost)
     body.destroy()
-    await new Promise<void>((resolve) => sftp.close(handle, () => resolve()))
+    // On a connection gone, a close would wait for an answer that never comes.
+    if (!gone) await new Promise<void>((resolve) => sftp.close(handle, () => resolve()))
   }
 }
 
@@ -121,8 +132,14 @@ class WriteWindow {
     })
   }
 
+  fail(error: Error): void {
+    this.failed ??= error
+    this.freed?.()
+    this.freed = undefined
+  }
+
   async drain(): Promise<void> {
-    while (this.inFlight > 0) await new Promise<void>((resolve) => (this.freed = resolve))
+    while (this.inFlight > 0 && this.failed === undefined) await new Promise<void>((resolve) => (this.freed = resolve))
     if (this.failed) throw this.failed
   }
 }

@@ -269,6 +269,63 @@ describe('SFTP and FTPS destinations', () => {
     expect((await f.c.get(`/sites/${f.site.id}/channels`)).json<{ Channels: unknown[] }>().Channels).toEqual([])
   })
 
+  it('asks for the credentials again when a change would expose them, and refuses a server without TLS', async () => {
+    const f = await importFixture(t)
+    const channel = await channelWith(f, [sftpDestination(), ftpsDestination()], 'asks.csv')
+    const { password: _s, ...sftpWithout } = sftpDestination()
+    const { password: _f, ...ftpsWithout } = ftpsDestination()
+    const otherKey = `SHA256:${Buffer.alloc(32, 9).toString('base64').replace(/=+$/, '')}`
+    for (const [destination, field] of [
+      [{ ...ftpsWithout, insecure: true }, 'destinations[0].password'],
+      [{ ...ftpsWithout, tls_certificate_sha256: undefined }, 'destinations[0].password'],
+      [{ ...sftpWithout, host_key_sha256: otherKey }, 'destinations[0].password'],
+    ] as const) {
+      const response = await f.c.put(`/sites/${f.site.id}/channels/${channel.id}`, { destinations: [destination] })
+      expect(response.statusCode, JSON.stringify(destination)).toBe(400)
+      expect(response.json<{ message: string }>().message).toContain(field)
+    }
+    // A server that offers no TLS: refused before the login, and said so.
+    const plain = await startFtpsServer({ tls: false })
+    try {
+      const response = await f.c.post(`/sites/${f.site.id}/channels`, {
+        name: 'Plain',
+        export_name: 'generic',
+        destinations: [{ type: 'ftps', host: plain.host, port: plain.port, user: plain.user, password: plain.password }],
+      })
+      const created = response.json<{ Channels: ChannelJson[] }>().Channels[0]!
+      const id = Object.keys(created.feed_destinations)[0]!
+      const test = (await f.c.post(`/sites/${f.site.id}/channels/${created.id}/destinations/${id}/test`)).json<{ Tests: { ok: boolean; error: string }[] }>()
+      expect(test.Tests[0]).toMatchObject({ ok: false, error: expect.stringMatching(/refused TLS .*nothing was sent/) as string })
+      expect(plain.log()).not.toContain(`PASS ${plain.password}`)
+    } finally {
+      await plain.stop()
+    }
+  })
+
+  it('runs at most two tests of an account at once: a third is a 429 while they hold their connections', async () => {
+    const f = await importFixture(t)
+    const silent = net.createServer((socket) => socket.on('error', () => {}))
+    const held = new Set<net.Socket>()
+    silent.on('connection', (socket) => held.add(socket))
+    await new Promise<void>((resolve) => silent.listen(0, '127.0.0.1', resolve))
+    try {
+      const port = (silent.address() as net.AddressInfo).port
+      const channel = await channelWith(f, [sftpDestination({ port })], 'silent.csv')
+      const id = Object.keys(channel.feed_destinations)[1]!
+      const url = `/sites/${f.site.id}/channels/${channel.id}/destinations/${id}/test`
+      const first = [f.c.post(url), f.c.post(url)]
+      await eventually(async () => held.size >= 2, 'two tests connected')
+      const third = await f.c.post(url)
+      expect(third.statusCode).toBe(429)
+      expect(third.headers['retry-after']).toBe('5')
+      for (const socket of held) socket.destroy()
+      for (const answer of await Promise.all(first)) expect(answer.json<{ Tests: { ok: boolean }[] }>().Tests[0]?.ok).toBe(false)
+    } finally {
+      for (const socket of held) socket.destroy()
+      await new Promise((resolve) => silent.close(resolve))
+    }
+  })
+
   it('never shows a credential: not in a channel, a test, the deliveries, the activity log or a site error', async () => {
     const f = await importFixture(t)
     await exportedSite(f)

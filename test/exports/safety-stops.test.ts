@@ -146,7 +146,7 @@ describe('a drop below the delivered feed', () => {
     expect((await f.run('all')).message).toContain('held')
     expect((await f.upload(stream, rows(150))).statusCode).toBe(202)
     expect((await f.run('all')).message).toBe(
-      'Imported 200 products; Exported 200 of 200 products through Shop DE; 2 files queued for delivery to http destinations',
+      "Imported 200 products; Exported 200 of 200 products through Shop DE; 2 files queued for delivery to the channels' destinations",
     )
     await eventually(async () => (destination.received.length === 4 ? true : undefined), 'the passing export pushed')
     // Each export pushes its full file and its `new` file: the full files hold 200 products both times, never the held 50.
