@@ -19,6 +19,7 @@ const DOMAIN = [
   'src/templates/**',
   'src/webhooks/**',
   'src/rules/**',
+  'src/sources/**',
 ]
 const SHARED = ['src/http/**', 'src/auth/**', 'src/net/**', 'src/input/**', 'src/activity/**', 'src/idempotency/**']
 

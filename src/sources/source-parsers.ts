@@ -1,0 +1,40 @@
+import { csvRecords } from './csv-source.js'
+import { jsonArrayRecords, ndjsonRecords } from './json-source.js'
+import { RecordGuard } from './record-guard.js'
+import { decompressed } from './source-bytes.js'
+import { SourceFormatError, type SourceFormat, type SourceFormatOptions, type SourceLimits, type SourceRecord } from './source-types.js'
+import { xmlRecords } from './xml-source.js'
+
+export { SourceFormatError, type SourceFormat, type SourceFormatOptions, type SourceLimits, type SourceRecord } from './source-types.js'
+
+/**
+ * The records of a catalog file (fetched from a feed URL or SFTP) as it streams in: product rows,
+ * or per-record errors with the line and an excerpt, in file order. Decompresses gzip by its magic
+ * bytes (whatever the file name or Content-Type says), then parses as a stream: memory holds one
+ * record and the file's attribute names, whatever the file's size. A file that cannot be read as a
+ * whole (malformed XML or gzip, a bad CSV header, more than `maxRows` records) throws
+ * SourceFormatError; the records before it have been yielded by then.
+ */
+export function parseSource(
+  body: AsyncIterable<Buffer>,
+  format: SourceFormat,
+  options: SourceFormatOptions,
+  limits: SourceLimits,
+): AsyncGenerator<SourceRecord> {
+  const bytes = decompressed(body)
+  const guard = new RecordGuard(limits)
+  switch (format) {
+    case 'csv':
+    case 'tsv':
+      return csvRecords(bytes, format, options, guard)
+    case 'xml':
+      return xmlRecords(bytes, options.itemElement, guard)
+    case 'ndjson':
+      return ndjsonRecords(bytes, guard)
+    case 'json':
+      return jsonArrayRecords(bytes, guard)
+    default:
+      // The format comes from a source's settings: a value from before a change of this type.
+      throw new SourceFormatError(`unknown source format ${JSON.stringify(format satisfies never)}`)
+  }
+}
