@@ -14,6 +14,7 @@ import { intermediateColumns, siteRules } from '../rules/intermediate-stage.js'
 import { settleRequestClaim } from '../activity/request-scope.js'
 import { recordChannelChange } from './channel-activity.js'
 import { copyDestinations, replaceDestinations, type Connectors } from './channel-destinations.js'
+import { requireXmlRuleNames } from './channel-rule-names.js'
 
 /** Where the channel's exports stand: a safety stop holds the last one, or what the last published one wrote serves, or none has. */
 export type ExportStatus = 'not_exported' | 'published' | 'held'
@@ -192,6 +193,7 @@ export async function updateChannel(
     const config = readChannelInput(input, configOf(current.channel))
     checkSavedFilenames(config.filenames, { siteId: current.channel.site_id, channelId: current.channel.id })
     await checkFilter(trx, { id: current.channel.site_id, account_id: accountId }, config.filter)
+    if (config.format === 'xml') await requireXmlRuleNames(trx, current.channel)
     await trx
       .updateTable('channel')
       .set({ ...(await storedConfig(trx, accountId, config)), updated_at: new Date() })

@@ -53,11 +53,15 @@ async function readDrafts(db: DbHandle, scope: RuleScopeOf, value: unknown): Pro
   if (!Array.isArray(value)) throw new BadRequestError('rules: must be a list of rules (they stand in for the saved ones, in order)')
   if (value.length > RULE_LIMITS.rulesPerScope) throw new BadRequestError(`rules: at most ${RULE_LIMITS.rulesPerScope} rules`)
   const drafts: RuleSpec[] = []
+  let actions = 0
   for (const [i, item] of value.entries()) {
     try {
       const rule = await checkedRule(db, scope, item as RuleInput)
       const id = (item as { id?: unknown } | null)?.id
       drafts.push({ ...rule, id: typeof id === 'string' || typeof id === 'number' ? String(id).slice(0, 40) : `draft-${i + 1}` })
+      actions += rule.then.length + rule.else.length
+      if (actions > RULE_LIMITS.actionsPerScope)
+        throw new BadRequestError(`then, else: the drafts have more than ${RULE_LIMITS.actionsPerScope} actions together`)
     } catch (error) {
       throw error instanceof BadRequestError ? new BadRequestError(`rules[${i}].${error.message}`) : error
     }

@@ -56,6 +56,21 @@ async function ruleOfScope(db: DbHandle, accountId: string, scope: RuleScopeOf, 
   return found
 }
 
+/** A scope's rules have at most RULE_LIMITS.actionsPerScope actions together: `rule` added, or replacing `replacing`. */
+async function requireActionRoom(trx: DbHandle, accountId: string, scope: RuleScopeOf, rule: Omit<RuleSpec, 'id'>, replacing: string | null): Promise<void> {
+  let others = scopeRows(trx, accountId, scopeOf(scope))
+  if (replacing !== null) others = others.where('id', '<>', replacing)
+  const { rows } = await sql<{ n: string | null }>`
+    SELECT sum(jsonb_array_length(r.then_actions) + jsonb_array_length(r.else_actions)) AS n FROM (${others}) AS r`.execute(trx)
+  const total = Number(rows[0]?.n ?? 0) + rule.then.length + rule.else.length
+  if (total > RULE_LIMITS.actionsPerScope) {
+    throw new BadRequestError(
+      `then, else: a ${scope.channel ? 'channel' : 'site'}'s rules have at most ${RULE_LIMITS.actionsPerScope} actions together; ` +
+        `with this rule they would have ${total}`,
+    )
+  }
+}
+
 /** Serialises the writes of a site's rules (its own and its channels'). */
 async function lockScope(trx: DbHandle, scope: RuleScopeOf): Promise<void> {
   await trx.selectFrom('site').select('id').where('id', '=', scope.site.id).forNoKeyUpdate().executeTakeFirst()
@@ -77,6 +92,7 @@ export async function createRule(db: Db, accountId: string, ref: RuleScopeRef, i
         `A ${scope.channel ? 'channel' : 'site'} can have at most ${RULE_LIMITS.rulesPerScope} rules; it has ${have}. Delete some before adding more`,
       )
     }
+    await requireActionRoom(trx, accountId, scope, rule, null)
     const created = await trx
       .insertInto('rule')
       .values({ account_id: accountId, site_id: scope.site.id, channel_id: scope.channel?.id ?? null, position: (rows[0]?.last ?? 0) + 1, ...stored(rule) })
@@ -106,6 +122,7 @@ export async function updateRule(db: Db, accountId: string, ref: RuleScopeRef, r
   return inTransaction(db, async ({ db: trx }) => {
     await lockScope(trx, scope)
     const before = await ruleOfScope(trx, accountId, scope, current.id)
+    await requireActionRoom(trx, accountId, scope, rule, current.id)
     const updated = await trx
       .updateTable('rule')
       .set({ ...stored(rule), updated_at: new Date() })

@@ -7,10 +7,22 @@ import type { Action, ConcatPart } from './rule-types.js'
 
 type Input = Record<string, unknown>
 
+/**
+ * A text naming at most RULE_LIMITS.templateReferences `{attribute}`s: each copies a value of up to
+ * RULE_LIMITS.writtenChars characters, and 600 of them in one value took a preview past its timeout.
+ */
+function boundedTemplate(text: string, field: string): string {
+  const references = text.match(/\{[^{}]+\}/g)?.length ?? 0
+  if (references > RULE_LIMITS.templateReferences) {
+    throw new BadRequestError(`${field}: names ${references} {attribute}s; at most ${RULE_LIMITS.templateReferences} in one text`)
+  }
+  return text
+}
+
 /** An action of a known name with its parameters checked. */
 export function checkAction(input: Input, path: string): Action {
   const text = (key: string, optional?: { fallback: string }) =>
-    ruleText(input[key], `${path}.${key}`, optional ? { optional: true, fallback: optional.fallback } : {})
+    boundedTemplate(ruleText(input[key], `${path}.${key}`, optional ? { optional: true, fallback: optional.fallback } : {}), `${path}.${key}`)
   const flag = (key: string, fallback: boolean) => ruleFlag(input[key], `${path}.${key}`, fallback)
   switch (input.action) {
     case 'set':

@@ -28,6 +28,8 @@ export function readRule(input: RuleInput): Omit<RuleSpec, 'id'> {
   }
   const onlyExcludes = [...then, ...otherwise].every((action) => action.action === 'exclude')
   const attribute = input.attribute === undefined || input.attribute === null ? null : attributeName(input.attribute, 'attribute')
+  // The product's key: a rule writing it could make two products one, or one without an id.
+  if (attribute !== null && attribute.trim().toLowerCase() === 'id') throw new BadRequestError("attribute: id is the product's key; a rule cannot write it")
   if (attribute === null && !onlyExcludes)
     throw new BadRequestError('attribute: is required (the attribute the actions write); only a rule that only excludes has none')
   return {

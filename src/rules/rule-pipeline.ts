@@ -1,4 +1,5 @@
 import { sql, type RawBuilder } from 'kysely'
+import { RULE_LIMITS } from './rule-values.js'
 import type { SqlQuoter } from '../feeds/sql-quoter.js'
 import { actionSql, groupSql, templateAttributes, type RuleColumns } from './rule-sql.js'
 import type { Action, Group, RuleSpec } from './rule-types.js'
@@ -71,11 +72,16 @@ export function rulePipeline(q: SqlQuoter, rules: RuleSpec[], source: PipelineSo
     const apply = (actions: Action[], when: string) => {
       for (const action of actions) {
         if (action.action === 'exclude') next({ excluded: `(l.excluded OR ${when})` })
-        else if (target) next({ [target]: `CASE WHEN ${when} THEN coalesce(${actionSql(q, action, `l.${target}`, read)}, '') ELSE l.${target} END` })
+        else if (target) {
+          const written = `left(coalesce(${actionSql(q, action, `l.${target}`, read)}, ''), ${RULE_LIMITS.writtenChars})`
+          next({ [target]: `CASE WHEN ${when} THEN ${written} ELSE l.${target} END` })
+        }
       }
     }
     apply(rule.then, `l.m${k}`)
     apply(rule.else, `NOT (l.m${k} OR l.g${k})`)
+    // g<k> served this rule only: the levels after it need not carry it.
+    columns = columns.filter((c) => c !== `g${k}`)
     if (track && target) next({}, { [`a${k}`]: `l.${target}` })
     steps.push({ rule, matched: `m${k}`, before: target ? `b${k}` : `''`, after: target ? `a${k}` : `''` })
   })

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest'
 import { importFixture, type ImportFixture } from '../helpers/factories.js'
 import { HIGH_LIMITS, useTestApp } from '../helpers/test-app.js'
-import { listRules, plainChannel, rulesPath } from './rule-fixture.js'
+import { importedSite, listRules, plainChannel, rulesPath } from './rule-fixture.js'
 
 // The bounds of rules (README "Limits"): each quantity at its bound is accepted, one past it is a 400
 // naming the field. Characters are counted as Postgres counts them: an emoji is one.
@@ -151,5 +151,72 @@ describe('the bound on rules of a scope', () => {
     const refused = await f.c.post(`${rulesPath(f)}/preview`, { rules: drafts(101) })
     expect(refused.statusCode).toBe(400)
     expect(refused.json<{ message: string }>().message).toMatch(/^rules: at most 100/)
+  })
+})
+
+describe("the bounds that keep a scope's SQL small", () => {
+  it("100 actions over a scope's rules; one more, by a new rule, a change or drafts, is a 400 and saves nothing", async () => {
+    const f = await importFixture(t)
+    const twenty = times(20, () => trim)
+    const ids: string[] = []
+    for (let i = 0; i < 5; i++) {
+      const response = await f.c.post(rulesPath(f), { attribute: `a${i}`, then: twenty })
+      expect(response.statusCode, response.body).toBe(201)
+      ids.push(response.json<{ Rules: { id: string }[] }>().Rules[0]!.id)
+    }
+    const more = await f.c.post(rulesPath(f), { attribute: 'more', then: [trim] })
+    expect(more.statusCode).toBe(400)
+    expect(more.json<{ message: string }>().message).toMatch(
+      /^then, else: a site's rules have at most 100 actions together; with this rule they would have 101/,
+    )
+    const grown = await f.c.put(`${rulesPath(f)}/${ids[0]}`, { then: twenty, else: [trim] })
+    expect(grown.statusCode).toBe(400)
+    expect((await listRules(f)).map((saved) => saved.attribute)).toEqual(['a0', 'a1', 'a2', 'a3', 'a4'])
+    const drafts = times(6, (i) => ({ attribute: `d${i}`, then: twenty }))
+    const preview = await f.c.post(`${rulesPath(f)}/preview`, { rules: drafts })
+    expect(preview.statusCode).toBe(400)
+    expect(preview.json<{ message: string }>().message).toMatch(/more than 100 actions together/)
+  })
+
+  it('cuts what an action writes at 100,000 characters, however the rules grow a value', async () => {
+    const f = await importFixture(t)
+    await importedSite(f, [{ id: 'p1', title: 'Shirt' }])
+    const rules = [
+      {
+        attribute: 'x',
+        then: [
+          { action: 'set', value: '{title}'.repeat(50) },
+          { action: 'set', value: '{x}'.repeat(50) },
+          { action: 'set', value: '{x}'.repeat(50) },
+        ],
+      },
+    ]
+    const response = await f.c.post(`${rulesPath(f)}/preview`, { rules, summary: false, ids: ['p1'] })
+    expect(response.statusCode, response.body.slice(0, 300)).toBe(200)
+    const after = response.json<{ Previews: { products: { after: Record<string, string> | null }[] }[] }>().Previews[0]!.products[0]!.after
+    expect(after?.x?.length).toBe(100_000)
+    const tooMany = await f.c.post(rulesPath(f), { attribute: 'x', then: [{ action: 'set', value: '{x}'.repeat(51) }] })
+    expect(tooMany.statusCode).toBe(400)
+    expect(tooMany.json<{ message: string }>().message).toMatch(/^then\[0\]\.value: names 51 \{attribute\}s; at most 50/)
+  })
+
+  it("refuses a rule that writes the product's id", async () => {
+    const f = await importFixture(t)
+    for (const attribute of ['id', ' ID ']) {
+      const response = await f.c.post(rulesPath(f), { attribute, then: [{ action: 'set', value: 'same' }] })
+      expect(response.statusCode).toBe(400)
+      expect(response.json<{ message: string }>().message).toMatch(/^attribute: id is the product's key/)
+    }
+  })
+
+  it('refuses to turn a channel to XML while one of its rules writes an attribute XML cannot carry, naming the rule', async () => {
+    const f = await importFixture(t)
+    const channelId = await plainChannel(f, 'csv')
+    const rule = await f.c.post(rulesPath(f, channelId), { attribute: 'has space', then: [{ action: 'set', value: 'x' }] })
+    expect(rule.statusCode, rule.body).toBe(201)
+    const ruleId = rule.json<{ Rules: { id: string }[] }>().Rules[0]!.id
+    const changed = await f.c.put(`/sites/${f.site.id}/channels/${channelId}`, { format: 'xml' })
+    expect(changed.statusCode).toBe(400)
+    expect(changed.json<{ message: string }>().message).toMatch(new RegExp(`^format: xml cannot carry the attribute "has space" that rule ${ruleId}`))
   })
 })
