@@ -52,7 +52,10 @@ async function resolveStage(db: DbHandle, accountId: string, siteSegment: string
   // (every read is paged), and an export's data is its channel's stage. The intermediate stage is
   // the import stage read through the site's rules (src/rules/intermediate-stage.ts).
   if (IMPORT_STAGE_NAMES.has(name)) {
-    if (ref.id !== undefined && ref.id !== '' && ref.id !== '0') throw new NotFoundError(`The import stage has no id ${ref.id}; leave it out or use 0`)
+    if (ref.id !== undefined && ref.id !== '' && ref.id !== '0') {
+      // The id of a stage is no product id: `/stage/intermediate/SKU1` names a stage that does not exist.
+      throw new NotFoundError(`The ${ref.name} stage has no id ${ref.id.slice(0, 100)}; leave it out or use 0 (a product is read with filter=id = '…')`)
+    }
     key = IMPORT_STAGE
   } else if (CHANNEL_STAGE_NAMES.has(name)) {
     const channel =

@@ -118,6 +118,12 @@ describe('product data reads', () => {
     expect((await read('', `/product/v2/site/${f.site.id}/stage/export/0`)).statusCode).toBe(404)
     expect((await read('', `/product/v2/site/${f.site.id}/stage/channel/12`)).statusCode).toBe(404)
     expect((await read('', `/product/v2/site/${f.site.id}/stage/import/5`)).statusCode).toBe(404)
+    // A product id where the stage's id goes names no stage: the answer says which stage and what to do.
+    const productAsId = await read('', `/product/v2/site/${f.site.id}/stage/intermediate/SKU1`)
+    expect(productAsId.statusCode).toBe(404)
+    expect(productAsId.json<{ message: string }>().message).toMatch(
+      /^The intermediate stage has no id SKU1; leave it out or use 0 \(a product is read with filter=id/,
+    )
     const other = await client(t, 'Other account')
     const foreign = await t.request({ method: 'GET', url: `/product/v2/site/${f.site.id}/stage/import`, headers: other.account.platform })
     expect(foreign.statusCode).toBe(404)
