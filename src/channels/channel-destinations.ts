@@ -35,7 +35,7 @@ export async function replaceDestinations(
     const sealed = given ? credentials.seal(JSON.stringify(given)) : kept?.sealed_credentials
     if (!sealed) {
       const needed = d.kind === 'sftp' ? 'password or private_key' : 'password'
-      throw new BadRequestError(`destinations[${i}].${d.kind === 'sftp' ? 'password' : 'password'}: a ${needed} is required for a new ${d.kind} login`)
+      throw new BadRequestError(`destinations[${i}].password: a ${needed} is required for a new ${d.kind} login`)
     }
     return { kind: d.kind, name: d.name, active: d.active, url: null, settings, sealed_credentials: sealed }
   })

@@ -1,8 +1,7 @@
 import { randomBytes } from 'node:crypto'
 import path from 'node:path'
-import type { Readable } from 'node:stream'
 import type { FileCredentials, FileServerSettings } from '../db/schema.js'
-import type { PushFile, SendResult } from './http-push.js'
+import type { SendResult } from './http-push.js'
 
 // What the SFTP and FTPS uploads share (issue 34): the target, the answer of one attempt, the
 // temporary name a file is uploaded under before it is renamed into place, and a deadline.
@@ -40,12 +39,6 @@ export function remotePaths(settings: FileServerSettings, filename: string, tag 
   return { final, upload: path.posix.join(directory, `.${filename}.${tag}.part`) }
 }
 
-/** The file's bytes from its storage; undefined when a newer export replaced it. */
-export async function openPushFile(file: PushFile): Promise<{ stream: Readable; size: number } | undefined> {
-  const stored = await file.storage.open(file.key)
-  return stored && { stream: stored.stream(), size: stored.size }
-}
-
 export function failure(kind: Extract<SendResult, { ok: false }>['kind'], error: string, retry: boolean, remotePath?: string): DeliveryResult {
   return { ok: false, kind, error, retry, ...(remotePath !== undefined && { remotePath }) }
 }
@@ -71,4 +64,13 @@ export async function withinDeadline(options: DeliveryOptions, stop: () => void,
     clearTimeout(timer)
     if (onAbort) options.signal?.removeEventListener('abort', onAbort)
   }
+}
+
+/** The network's reason in the service's words, never more of the server's text than its error code. */
+export function networkReason(code: string | undefined, message: string | undefined): string {
+  if (code === 'ECONNREFUSED') return 'the connection was refused'
+  if (code === 'ECONNRESET' || /reset|closed|end/i.test(message ?? '')) return 'the server closed the connection'
+  if (code === 'ETIMEDOUT' || /timed? ?out/i.test(message ?? '')) return 'no answer in time'
+  if (code === 'EHOSTUNREACH' || code === 'ENETUNREACH') return 'the host is unreachable'
+  return code ?? 'the connection failed'
 }

@@ -1,8 +1,7 @@
 import type { TLSSocket } from 'node:tls'
 import { Client, FTPError, enterPassiveModeIPv6 } from 'basic-ftp'
-import type { PushFile } from './http-push.js'
-import { failure, openPushFile, remotePaths, withinDeadline, type DeliveryOptions, type DeliveryResult, type FileServerTarget } from './file-server-push.js'
-import { networkReason } from './sftp-push.js'
+import { openPushFile, type PushFile } from './http-push.js'
+import { failure, networkReason, remotePaths, withinDeadline, type DeliveryOptions, type DeliveryResult, type FileServerTarget } from './file-server-push.js'
 
 // Uploads a file to an FTP server over explicit TLS (AUTH TLS, then the login), or in the clear only
 // when the destination says `insecure`. The server's certificate is verified against the system's

@@ -34,7 +34,7 @@ export async function sendFile(url: string, file: PushFile, options: SendOptions
   const result = await guardedPost({
     url,
     headers: { 'content-type': file.contentType, 'content-disposition': contentDisposition(file.filename) },
-    body: () => openFile(file),
+    body: () => openPushFile(file),
     ...options,
   })
   if (result.ok) return { ok: true }
@@ -44,8 +44,8 @@ export async function sendFile(url: string, file: PushFile, options: SendOptions
   return { ok: false, kind, error, retry }
 }
 
-/** The file as a body, or undefined when it is not there (a newer export replaced it, say). */
-async function openFile(file: PushFile): Promise<PostBody | undefined> {
+/** The file as a body, or undefined when it is not there (a newer export replaced it, say). Every kind of push reads it so. */
+export async function openPushFile(file: PushFile): Promise<Exclude<PostBody, Buffer> | undefined> {
   const stored = await file.storage.open(file.key)
   return stored && { stream: stored.stream(), size: stored.size }
 }

@@ -2,8 +2,8 @@ import { createHash } from 'node:crypto'
 import type { Readable } from 'node:stream'
 import type { CipherAlgorithm, SFTPWrapper } from 'ssh2'
 import SftpClient from 'ssh2-sftp-client'
-import type { PushFile } from './http-push.js'
-import { failure, openPushFile, remotePaths, withinDeadline, type DeliveryOptions, type DeliveryResult, type FileServerTarget } from './file-server-push.js'
+import { openPushFile, type PushFile } from './http-push.js'
+import { failure, networkReason, remotePaths, withinDeadline, type DeliveryOptions, type DeliveryResult, type FileServerTarget } from './file-server-push.js'
 
 // Uploads a file to an SFTP server (OpenSSH's sftp subsystem and any other): the host key checked
 // against the destination's SHA-256 fingerprint before anything is sent, the file written under a
@@ -164,13 +164,4 @@ function transferFailure(error: unknown, remotePath: string): DeliveryResult {
     true,
     remotePath,
   )
-}
-
-/** The network's reason in the service's words, never more of the server's text than its error code. */
-export function networkReason(code: string | undefined, message: string | undefined): string {
-  if (code === 'ECONNREFUSED') return 'the connection was refused'
-  if (code === 'ECONNRESET' || /reset|closed|end/i.test(message ?? '')) return 'the server closed the connection'
-  if (code === 'ETIMEDOUT' || /timed? ?out/i.test(message ?? '')) return 'no answer in time'
-  if (code === 'EHOSTUNREACH' || code === 'ENETUNREACH') return 'the host is unreachable'
-  return code ?? 'the connection failed'
 }
