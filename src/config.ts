@@ -56,6 +56,13 @@ const ConfigSchema = Type.Object({
   PUSH_BUDGET_SECONDS: Type.Number({ minimum: 0.1, maximum: 86_400, default: 300 }),
   // The wait before a failed push's second try, doubled before its third (within PUSH_BUDGET_SECONDS).
   PUSH_RETRY_BASE_SECONDS: Type.Number({ minimum: 0.01, maximum: 3600, default: 2 }),
+  // Fetched sources (issue 34): a feed URL's or an SFTP file's bounds. The file is fetched to local
+  // disk first (at most SOURCE_MAX_BYTES, as sent), then read; the whole of it within the timeout.
+  SOURCE_MAX_BYTES: Type.Integer({ minimum: 1, default: 2_147_483_648 }),
+  SOURCE_MAX_UNPACKED_BYTES: Type.Integer({ minimum: 1, default: 8_589_934_592 }),
+  SOURCE_MAX_PRODUCTS: Type.Integer({ minimum: 1, default: 5_000_000 }),
+  SOURCE_FETCH_TIMEOUT_SECONDS: Type.Number({ minimum: 0.1, maximum: 86_400, default: 900 }),
+  SOURCE_IDLE_SECONDS: Type.Number({ minimum: 0.1, maximum: 3600, default: 60 }),
   // Webhooks (issue 15): subscriptions per account, http URLs only where allowed (https otherwise),
   // and a delivery worker of their own with per-account slots, so one slow receiver delays no other account.
   WEBHOOK_ALLOW_HTTP: Type.Boolean({ default: false }),

@@ -34,7 +34,7 @@ export async function accountObjectCounts(db: DbHandle, limit: number): Promise<
     SELECT a.id, a.name, a.created_at,
       (SELECT count(*) FROM project WHERE account_id = a.id) AS projects,
       (SELECT count(*) FROM site WHERE account_id = a.id) AS sites,
-      (SELECT count(*) FROM stream WHERE account_id = a.id AND deleted_at IS NULL) AS streams,
+      (SELECT count(*) FROM stream WHERE account_id = a.id AND deleted_at IS NULL AND NOT source_owned) AS streams,
       (SELECT count(*) FROM channel WHERE account_id = a.id) AS channels,
       (SELECT count(*) FROM webhook WHERE account_id = a.id) AS webhooks
     FROM account a
@@ -162,6 +162,7 @@ export async function streamStatesOfAllAccounts(
     .innerJoin('account as a', 'a.id', 's.account_id')
     .select(['s.id', 's.name', 's.type', 's.status', 's.account_id', 'a.name as account_name', 's.updated_at'])
     .where('s.deleted_at', 'is', null)
+    .where('s.source_owned', '=', false)
   if (accountId !== undefined) query = query.where('s.account_id', '=', accountId)
   const rows = await query
     .orderBy(sql`s.status = 'active'`)
@@ -172,6 +173,7 @@ export async function streamStatesOfAllAccounts(
     .selectFrom('stream')
     .select(['status', (eb) => eb.fn.countAll<string>().as('n')])
     .where('deleted_at', 'is', null)
+    .where('source_owned', '=', false)
   if (accountId !== undefined) counts = counts.where('account_id', '=', accountId)
   const byStatus = Object.fromEntries((await counts.groupBy('status').execute()).map((row) => [row.status, Number(row.n)]))
   const streams = rows.map((row) => ({

@@ -87,22 +87,25 @@ async function storeDestinations(db: DbHandle, { accountId, channelId }: { accou
 
 /**
  * Seals every stored credential again with the current key (after CREDENTIALS_KEY changed, the old
- * key in CREDENTIALS_KEYS_PREVIOUS); returns how many were resealed. Each row in its own statement,
- * only if it still holds what was read, so a change saved meanwhile is never overwritten.
+ * key in CREDENTIALS_KEYS_PREVIOUS): those of channels' file server destinations and of sites'
+ * fetched sources. Returns how many were resealed. Each row in its own statement, only if it still
+ * holds what was read, so a change saved meanwhile is never overwritten.
  */
 export async function resealCredentials(db: DbHandle, credentials: CredentialBox): Promise<number> {
-  const rows = await db.selectFrom('channel_destination').select(['id', 'sealed_credentials']).where('sealed_credentials', 'is not', null).execute()
   let resealed = 0
-  for (const row of rows) {
-    const sealed = row.sealed_credentials!
-    if (credentials.isCurrent(sealed)) continue
-    const result = await db
-      .updateTable('channel_destination')
-      .set({ sealed_credentials: credentials.seal(credentials.open(sealed)) })
-      .where('id', '=', row.id)
-      .where('sealed_credentials', '=', sealed)
-      .executeTakeFirst()
-    resealed += Number(result.numUpdatedRows)
+  for (const table of ['channel_destination', 'data_source'] as const) {
+    const rows = await db.selectFrom(table).select(['id', 'sealed_credentials']).where('sealed_credentials', 'is not', null).execute()
+    for (const row of rows) {
+      const sealed = row.sealed_credentials!
+      if (credentials.isCurrent(sealed)) continue
+      const result = await db
+        .updateTable(table)
+        .set({ sealed_credentials: credentials.seal(credentials.open(sealed)) })
+        .where('id', '=', row.id)
+        .where('sealed_credentials', '=', sealed)
+        .executeTakeFirst()
+      resealed += Number(result.numUpdatedRows)
+    }
   }
   return resealed
 }

@@ -1,3 +1,4 @@
+import { copySiteSources } from '../sites/site-sources.js'
 import { sql } from 'kysely'
 import { lockAccountCreates, requireRoom, type AccountLimits } from '../accounts/object-limits.js'
 import type { Db, DbHandle } from '../db/database.js'
@@ -60,7 +61,7 @@ export function copySite(db: Db, { accountId, segment, input, limits }: SiteCopy
     const copy = await insertSiteCopy(trx, source, target, input.copy_schedule_and_trigger === true)
     await copyTags(trx, accountId, source.id, copy.id)
     if (input.copy_shared_setting) {
-      await copyDataSources(trx, accountId, source.id, copy.id)
+      await copySiteSources(trx, accountId, source.id, copy.id)
       await copyRules(trx, accountId, { siteId: source.id, channelId: null }, { siteId: copy.id, channelId: null })
     }
     if (input.copy_export) await copyChannels(trx, accountId, source.id, copy.id)
@@ -106,21 +107,6 @@ async function copyTags(trx: DbHandle, accountId: string, fromSiteId: string, to
         .where('account_id', '=', accountId)
         .where('site_id', '=', fromSiteId)
         .where('is_reference', '=', false),
-    )
-    .execute()
-}
-
-async function copyDataSources(trx: DbHandle, accountId: string, fromSiteId: string, toSiteId: string): Promise<void> {
-  await trx
-    .insertInto('data_source')
-    .columns(['account_id', 'site_id', 'stream_id', 'import_type', 'description', 'status', 'import_empty'])
-    .expression((eb) =>
-      eb
-        .selectFrom('data_source')
-        .select((s) => [s.val(accountId).as('account_id'), s.val(toSiteId).as('site_id'), 'stream_id', 'import_type', 'description', 'status', 'import_empty'])
-        .where('account_id', '=', accountId)
-        .where('site_id', '=', fromSiteId)
-        .orderBy('id'),
     )
     .execute()
 }

@@ -1,7 +1,7 @@
 import type { FastifyPluginAsync } from 'fastify'
 import { checksOfChannel } from '../channels/channel-diagnostics.js'
 import { channelHistory, listChannels } from '../channels/channels.js'
-import { listDataSources } from '../sites/data-sources.js'
+import { listSiteSources } from '../sites/site-sources.js'
 import { listImportHistory } from '../sites/import-history.js'
 import { listSiteRuns } from '../sites/site-overview.js'
 import { listSiteErrors } from '../sites/site-errors.js'
@@ -29,7 +29,7 @@ export const sitePageRoutes: FastifyPluginAsync<ConsoleDeps> = async (app, deps)
       listSiteRuns(db, accountId, site.id, { limit: CHART_POINTS, offset: 0 }).then((r) => r.runs),
       listImportHistory(db, accountId, site.id, { limit: CHART_POINTS, offset: 0 }),
       listSiteErrors(db, accountId, site.id, { pid: filter.pid || undefined, limit: 1000, offset: 0 }),
-      listDataSources(db, accountId, site.id, { limit: 100, cursor: 0, previous: 0 }),
+      listSiteSources(db, accountId, site.id, { limit: 100, cursor: 0 }).then((page) => page.sources),
       listChannels(db, accountId, site.id),
     ])
     // A site may have thousands of channels: the page shows the first ones, one query each.
@@ -55,7 +55,7 @@ export const sitePageRoutes: FastifyPluginAsync<ConsoleDeps> = async (app, deps)
       imports,
       errors: shownErrors,
       errorFilter: filter,
-      sources: sources.sources,
+      sources,
       channels: histories,
       moreChannels: channels.length - shown.length,
       held,

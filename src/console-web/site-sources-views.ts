@@ -1,6 +1,6 @@
 import type { ChannelChecks } from '../channels/channel-diagnostics.js'
 import type { ChannelDetails } from '../channels/channels.js'
-import type { ChannelExport, DataSource } from '../db/schema.js'
+import type { ChannelExport, DataSource, SourceFetchReport } from '../db/schema.js'
 import { feedUrl } from '../feeds/feed-urls.js'
 import { html, jsonAttribute, type Html } from './html.js'
 import { badge, dataTable, when } from './layout.js'
@@ -26,17 +26,44 @@ export function sourcesSection(sources: DataSource[]): Html {
         <td>${source.description}</td>
         <td>${source.import_type === 1 ? 'main' : 'additional'}</td>
         <td>${badge(source.status)}</td>
-        <td><a href="/console/streams/${source.stream_id}">stream #${source.stream_id}</a></td>
+        <td>${origin(source)}</td>
+        <td>${lastFetch(source.last_fetch)}</td>
       </tr>`,
   )
   return html`<section aria-labelledby="sources-heading">
     <h2 id="sources-heading">Data sources</h2>
     ${
       sources.length === 0
-        ? html`<p class="muted">No data sources: connect a stream through the platform interface.</p>`
-        : dataTable(['Id', 'Description', 'Feed', 'Status', 'Stream'], rows)
+        ? html`<p class="muted">
+            No data sources: connect a stream, a feed URL or an SFTP file through the platform interface (POST /sites/{siteId}/sources).
+          </p>`
+        : dataTable(['Id', 'Description', 'Feed', 'Status', 'From', 'Last fetch'], rows)
     }
   </section>`
+}
+
+/** Where a source's data comes from; never a credential. */
+function origin(source: DataSource): Html {
+  const settings = source.settings
+  if (source.kind === 'stream' || !settings) return html`<a href="/console/streams/${source.stream_id}">stream #${source.stream_id}</a>`
+  if (settings.kind === 'feed_url') return html`${settings.format} from <code>${settings.url}</code>`
+  return html`${settings.format} from <code>sftp://${settings.user}@${settings.host}:${settings.port}/${settings.path}</code>`
+}
+
+function lastFetch(report: SourceFetchReport | null): Html {
+  if (!report) return html`<span class="muted">${'—'}</span>`
+  const at = when(new Date(report.started_at))
+  if (report.outcome === 'failed') return html`${badge('failed')} ${at}: ${report.error ?? ''}`
+  if (report.outcome === 'unchanged') return html`${badge('unchanged')} ${at}`
+  const refused = report.errors.map((error) => html`<li>${error.occurrences} × ${error.message} (lines ${error.lines.join(', ')})</li>`)
+  return html`${badge('imported')} ${at}: ${report.products ?? 0} products${report.refused_rows ? `, ${report.refused_rows} refused` : ''}
+  ${
+    refused.length > 0
+      ? html`<ul>
+          ${refused}
+        </ul>`
+      : ''
+  }`
 }
 
 export function channelsSection(channels: ShownChannel[], more: number): Html {

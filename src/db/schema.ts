@@ -78,9 +78,12 @@ export interface StreamTable {
   deleted_at: Date | null
   columns: Generated<string[]>
   applied_seq: Generated<string>
+  /** The stream of a fetched source (feed URL, SFTP): no interface shows it, only its source writes to it. */
+  source_owned: Generated<boolean>
 }
 
-export type BatchKind = 'upsert' | 'delete' | 'delete_all'
+/** `replace`: a fetched source's file, whole; rows not in it are deleted. */
+export type BatchKind = 'upsert' | 'delete' | 'delete_all' | 'replace'
 export type BatchStatus = 'uploaded' | 'processed' | 'failed'
 
 export interface StageError {
@@ -145,6 +148,76 @@ export interface DataSourceTable {
   status: Generated<'active' | 'paused'>
   import_empty: Generated<boolean>
   created_at: CreatedAt
+  kind: Generated<SourceKind>
+  settings: ColumnType<FetchedSourceSettings | null, string | null, string | null>
+  sealed_credentials: string | null
+  last_fetch: ColumnType<SourceFetchReport | null, string | null, string | null>
+  fetch_state: ColumnType<SourceFetchState | null, string | null, string | null>
+}
+
+export type SourceKind = 'stream' | 'feed_url' | 'sftp'
+
+/** How a fetched source's file is read (issue 34). */
+export interface SourceFileFormat {
+  format: 'csv' | 'tsv' | 'xml' | 'ndjson' | 'json'
+  /** csv, tsv: the separator; default ',' or a tab. */
+  delimiter?: string
+  /** csv, tsv: the quote character; '' for none. */
+  quote?: string
+  /** csv, tsv: whether the first record names the columns. */
+  header?: boolean
+  /** xml: the element that is one product (default: RSS item or Atom entry). */
+  item_element?: string
+  /** The attribute that is the product's id. */
+  id_column: string
+}
+
+/** Where a fetched source's file is: a URL, or a path on an SFTP server. Credentials are sealed apart. */
+export type FetchedSourceSettings = SourceFileFormat &
+  (
+    | { kind: 'feed_url'; url: string; basic_user?: string; header_name?: string }
+    | { kind: 'sftp'; host: string; port: number; user: string; path: string; host_key_sha256: string }
+  )
+
+/** A fetched source's secrets: the basic-auth password or header value; SFTP's password or key. */
+export interface SourceCredentials {
+  password?: string
+  header_value?: string
+  private_key?: string
+  passphrase?: string
+}
+
+/** What tells that a source's file has not changed since the last fetch that read it. */
+export interface SourceFetchState {
+  etag?: string
+  last_modified?: string
+  size?: number
+  mtime?: number
+  sha256?: string
+}
+
+/** The last fetch of a source, as the API shows it. */
+export interface SourceFetchReport {
+  outcome: 'imported' | 'unchanged' | 'failed'
+  pid: string
+  started_at: string
+  duration_ms: number
+  /** Bytes fetched (as sent: compressed when the file was). */
+  bytes: number | null
+  /** The batch the fetch made of the file, when it read one. */
+  batch_id: string | null
+  products: number | null
+  refused_rows: number | null
+  /** Refused records grouped by message, with the first line numbers of each. */
+  errors: SourceRowError[]
+  error: string | null
+}
+
+export interface SourceRowError {
+  message: string
+  occurrences: number
+  lines: number[]
+  example: string
 }
 
 export interface StreamProductTable {

@@ -1,7 +1,7 @@
-import { createHash } from 'node:crypto'
 import type { Readable } from 'node:stream'
-import type { CipherAlgorithm, SFTPWrapper } from 'ssh2'
-import SftpClient from 'ssh2-sftp-client'
+import type { SFTPWrapper } from 'ssh2'
+import type SftpClient from 'ssh2-sftp-client'
+import { loginSftp } from './sftp-login.js'
 import { openPushFile, type PushFile } from './http-push.js'
 import { failure, networkReason, remotePaths, withinDeadline, type DeliveryOptions, type DeliveryResult, type FileServerTarget } from './file-server-push.js'
 
@@ -10,39 +10,23 @@ import { failure, networkReason, remotePaths, withinDeadline, type DeliveryOptio
 // temporary name and renamed into place, so that the receiver never reads half a file. A refused
 // login or a host key that does not match is not retried; the network's failures are.
 
-/** `SHA256:<base64 without padding>` of a host key, as `ssh-keygen -l` prints it. */
-export function hostKeyFingerprint(key: Buffer): string {
-  return `SHA256:${createHash('sha256').update(key).digest('base64').replace(/=+$/, '')}`
-}
-
 export async function sendBySftp(target: FileServerTarget, file: PushFile, options: DeliveryOptions): Promise<DeliveryResult> {
-  const client = new SftpClient('push')
   const { settings, credentials } = target
   const { final, upload } = remotePaths(settings, file.filename, options.uploadTag)
-  let presented: string | undefined
-  const stop = () => void client.end().catch(() => {})
+  let client: SftpClient | undefined
+  const stop = () => void client?.end().catch(() => {})
   return withinDeadline(options, stop, async () => {
-    try {
-      await client.connect({
-        host: target.address,
-        port: settings.port,
-        username: settings.user,
-        password: credentials.password,
-        privateKey: credentials.private_key,
-        passphrase: credentials.passphrase,
-        readyTimeout: options.timeoutMs,
-        algorithms: { cipher: CIPHERS },
-        hostVerifier: (key: Buffer) => {
-          presented = hostKeyFingerprint(key)
-          return presented === settings.host_key_sha256
-        },
-      })
-    } catch (error) {
-      if (presented !== undefined && presented !== settings.host_key_sha256) {
-        return failure('refused', `the server's host key is ${presented}, not the ${settings.host_key_sha256} the destination expects; nothing was sent`, false)
-      }
-      return connectFailure(error)
-    }
+    const login = await loginSftp({
+      address: target.address,
+      port: settings.port,
+      user: settings.user,
+      hostKeySha256: settings.host_key_sha256 ?? '',
+      credentials,
+      timeoutMs: options.timeoutMs,
+      nothingDone: 'nothing was sent',
+    })
+    if ('failed' in login) return login.failed
+    client = login.client
     try {
       const delivered = await put(client, file, { final, upload })
       if (delivered.ok && options.removeAfter) await client.delete(final)
@@ -70,9 +54,7 @@ async function put(client: SftpClient, file: PushFile, paths: { final: string; u
 // Writes in flight at once, and their size. The SFTP client's own stream writes one request at a
 // time and waits for its answer: a 100 MB feed took 57 s that OpenSSH's sftp sends in 0.5 s. With
 // 64 requests of 32 KiB in flight (its fastPut's setting) 500 MB took 2.5× OpenSSH's time, with 256
-// 1.8× (bench/results/sftp-delivery.md); more did not help. AES-GCM goes first among the ciphers,
-// though ChaCha20-Poly1305 measured no slower here.
-const CIPHERS: CipherAlgorithm[] = ['aes128-gcm@openssh.com', 'aes256-gcm@openssh.com', 'aes128-ctr', 'aes256-ctr', 'chacha20-poly1305@openssh.com']
+// 1.8× (bench/results/sftp-delivery.md); more did not help.
 const WRITE_BYTES = 32 * 1024
 const WRITES_IN_FLIGHT = 256
 
@@ -142,14 +124,6 @@ class WriteWindow {
     while (this.inFlight > 0 && this.failed === undefined) await new Promise<void>((resolve) => (this.freed = resolve))
     if (this.failed) throw this.failed
   }
-}
-
-function connectFailure(error: unknown): DeliveryResult {
-  const { message, level, code } = error as { message?: string; level?: string; code?: string }
-  if (level === 'client-authentication' || /authentication/i.test(message ?? '')) {
-    return failure('refused', 'the server refused the login (user, password or key); nothing was sent', false)
-  }
-  return failure('unreachable', `could not connect: ${networkReason(code, message)}`, true)
 }
 
 function transferFailure(error: unknown, remotePath: string): DeliveryResult {

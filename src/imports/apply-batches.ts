@@ -52,7 +52,7 @@ export interface PendingBatchesRequest {
   run?: { pid: string; siteId: string }
 }
 
-type LockedStream = { id: string; account_id: string; type: StreamType; columns: string[] }
+type LockedStream = { id: string; account_id: string; type: StreamType; columns: string[]; source_owned: boolean }
 
 /** What reading the pending batches found: each batch's processing stage, and the stream's attribute names after them. */
 interface ReadBatches {
@@ -73,7 +73,7 @@ export async function applyPendingBatches(db: Db, request: PendingBatchesRequest
     const none: AppliedStream = { failedRows: 0, batches: { processed: 0, failed: 0, each: [] } }
     const stream = await tx.db
       .selectFrom('stream')
-      .select(['id', 'account_id', 'type', 'columns'])
+      .select(['id', 'account_id', 'type', 'columns', 'source_owned'])
       .where('id', '=', request.streamId)
       .forUpdate()
       .executeTakeFirst()
@@ -120,7 +120,8 @@ async function readBatches(
   for (const batch of pending) {
     // Deleting every row forgets the stream's attribute names: the names of the uploads after it
     // start a new set (the way out of the MAX_ATTRIBUTES_PER_STREAM cap).
-    if (batch.kind === 'delete_all') read.columns = new Set()
+    // A replace (a fetched source's whole file) does too: its names are the file's.
+    if (batch.kind === 'delete_all' || batch.kind === 'replace') read.columns = new Set()
     if (stream.type === 'referenced' && batch.kind === 'upsert') {
       // Referenced payloads meet the per-stream cap here, when their rows are first read.
       const names = new AttributeNames(read.columns, request.maxAttributes)
@@ -167,7 +168,8 @@ async function endBatches(
       .where('id', '=', batch.id)
       .returningAll()
       .executeTakeFirstOrThrow()
-    await recordEvent(tx, stream.account_id, 'batch.processed', batchProcessedData(updated, request.run))
+    // A fetched source's batches belong to no stream of the interface: its fetch report tells of them.
+    if (!stream.source_owned) await recordEvent(tx, stream.account_id, 'batch.processed', batchProcessedData(updated, request.run))
   }
   return batches
 }
@@ -191,6 +193,16 @@ async function applyGroup(trx: Transaction<Database>, streamId: string, accountI
     await sql`UPDATE stream_product SET data = NULL, changed_seq = ${seq} WHERE stream_id = ${streamId} AND data IS NOT NULL`.execute(trx)
     return
   }
+  if (kind === 'replace') {
+    // A fetched file, whole: its rows as an upsert (unchanged ones keep their changed_seq, so an
+    // export compares only what changed), then every other row of the stream deleted.
+    await upsertRows(trx, { streamId, accountId, group, seq })
+    await sql`
+      UPDATE stream_product sp SET data = NULL, changed_seq = ${seq}
+      WHERE sp.stream_id = ${streamId} AND sp.data IS NOT NULL
+        AND NOT EXISTS (SELECT 1 FROM batch_row br WHERE br.batch_id = ${group[0]?.id}::uuid AND br.product_id = sp.product_id)`.execute(trx)
+    return
+  }
   if (kind === 'delete') {
     await sql`
       UPDATE stream_product sp SET data = NULL, changed_seq = ${seq}
@@ -198,6 +210,14 @@ async function applyGroup(trx: Transaction<Database>, streamId: string, accountI
       WHERE sp.stream_id = ${streamId} AND sp.product_id = gone.product_id AND sp.data IS NOT NULL`.execute(trx)
     return
   }
+  await upsertRows(trx, { streamId, accountId, group, seq })
+}
+
+async function upsertRows(
+  trx: Transaction<Database>,
+  { streamId, accountId, group, seq }: { streamId: string; accountId: string; group: PendingBatch[]; seq: string },
+): Promise<void> {
+  const ids = group.map((batch) => batch.id)
   // Most groups hold each id once, and then a plain INSERT ... ON CONFLICT is all it takes. A group
   // that repeats an id makes Postgres refuse to touch a row twice (21000); only then is the group
   // deduplicated, which sorts every row and costs half as much again as the insert.

@@ -7,6 +7,7 @@ import { siteErrorReporter } from '../sites/site-errors.js'
 import { applyPendingBatches, type AppliedBatches } from './apply-batches.js'
 import { buildImportStage, type CatalogLimits, type StageSource } from './build-stage.js'
 import { IMPORT_STAGE } from '../db/stage-keys.js'
+import { fetchIntoStream, type SourceFetching } from './fetched-source.js'
 
 export interface ImportRun {
   pid: string
@@ -15,6 +16,8 @@ export interface ImportRun {
   now: () => Date
   limits: CatalogLimits
   observer?: ImportObserver
+  /** How fetched sources (feed URLs, SFTP files) are fetched; without it, they keep their data and say why. */
+  fetching?: SourceFetching
 }
 
 /** Whose import applied a stream's batches. */
@@ -56,6 +59,10 @@ export async function importSite(db: Db, site: Site, run: ImportRun): Promise<{ 
     })
     if (applied.has(row.stream_id)) continue
     applied.add(row.stream_id)
+    if (row.kind !== 'stream') {
+      await fetchSource(db, { site, run, report, row })
+      continue
+    }
     if (row.status === 'locked' || row.status === 'locked_processing') {
       await report(SiteErrorCode.streamLocked, `Stream ${row.stream_id} is ${row.status}: its new batches were not imported, its current data was`, {
         stream_id: row.stream_id,
@@ -77,13 +84,34 @@ function activeSources(db: Db, site: Site) {
   return db
     .selectFrom('data_source as ds')
     .innerJoin('stream as s', 's.id', 'ds.stream_id')
-    .select(['ds.id', 'ds.stream_id', 'ds.import_type', 'ds.import_empty', 's.name', 's.status', 's.deleted_at'])
+    .select(['ds.id', 'ds.account_id', 'ds.stream_id', 'ds.import_type', 'ds.import_empty', 's.name', 's.status', 's.deleted_at'])
+    .select(['ds.kind', 'ds.settings', 'ds.sealed_credentials', 'ds.fetch_state'])
     .where('ds.account_id', '=', site.account_id)
     .where('ds.site_id', '=', site.id)
     .where('ds.status', '=', 'active')
     .orderBy('ds.id')
     .execute()
 }
+
+type SourceRow = Awaited<ReturnType<typeof activeSources>>[number]
+
+/**
+ * A fetched source: its file fetched into its own stream (a batch when it changed), then applied at
+ * once. Only its source writes to that stream, so every batch of it is this run's to apply.
+ */
+async function fetchSource(db: Db, { site, run, report, row }: { site: Site; run: ImportRun; report: ReturnType<typeof siteErrorReporter>; row: SourceRow }) {
+  if (!run.fetching) {
+    await report(SiteErrorCode.sourceFetchFailed, `Source ${row.id} was not fetched: this process fetches no sources; its previous data was kept`, {
+      data_source_id: row.id,
+    })
+  } else {
+    await fetchIntoStream(db, row, { pid: run.pid, now: run.now, report, fetching: run.fetching })
+  }
+  await applyStream(db, { site, run: { ...run, upToSeq: ALL_BATCHES }, report, streamId: row.stream_id })
+}
+
+// The highest sequence number a batch can have.
+const ALL_BATCHES = '9223372036854775807'
 
 /** Applies one stream's pending batches, and tells of them (the observer) and of rows that failed to parse (a site error). */
 async function applyStream(

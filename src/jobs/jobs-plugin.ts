@@ -1,3 +1,4 @@
+import type { SourceFetching } from '../imports/fetched-source.js'
 import fp from 'fastify-plugin'
 import type { Config } from '../config.js'
 import type { Db } from '../db/database.js'
@@ -68,6 +69,7 @@ export const jobsPlugin = fp<JobsOptions>(
         limits: { attributesPerStream: config.MAX_ATTRIBUTES_PER_STREAM, stageColumns: config.MAX_STAGE_COLUMNS, feedMaxBytes: config.FEED_MAX_BYTES },
         accountConcurrency: config.RUN_ACCOUNT_CONCURRENCY,
         observer: allRunObservers(metrics, new RunLog(app.log)),
+        fetching: sourceFetchingOf(config, { guard: outbound, credentials }),
       },
       app.log,
     )
@@ -119,3 +121,19 @@ export const jobsPlugin = fp<JobsOptions>(
   },
   { name: 'jobs', fastify: '5.x' },
 )
+
+/** The bounds of a fetched source's import, from the configuration. */
+function sourceFetchingOf(config: Config, { guard, credentials }: Pick<SourceFetching, 'guard' | 'credentials'>): SourceFetching {
+  return {
+    guard,
+    credentials,
+    limits: {
+      maxBytes: config.SOURCE_MAX_BYTES,
+      maxUnpackedBytes: config.SOURCE_MAX_UNPACKED_BYTES,
+      maxProducts: config.SOURCE_MAX_PRODUCTS,
+      timeoutSeconds: config.SOURCE_FETCH_TIMEOUT_SECONDS,
+      idleSeconds: config.SOURCE_IDLE_SECONDS,
+      maxColumns: config.MAX_ATTRIBUTES_PER_STREAM,
+    },
+  }
+}

@@ -6,6 +6,7 @@ import { siteChannelIds } from '../exports/export-store.js'
 import { exportKeyPrefix, type FeedStorage } from '../feeds/feed-storage.js'
 import type { CatalogLimits } from '../imports/build-stage.js'
 import { importSite, type ImportObserver } from '../imports/import-site.js'
+import type { SourceFetching } from '../imports/fetched-source.js'
 import { latestBatchSeq } from './run-store.js'
 import { findRunSite } from './run-store.js'
 import { RunFailure, SiteErrorCode } from '../sites/run-failure.js'
@@ -34,6 +35,8 @@ export interface RunContext {
   onHookError?: (error: unknown) => void
   /** Hears of the batches each import applies (the metrics, the run log). */
   observer?: ImportObserver
+  /** How imports fetch the sites' feed URL and SFTP sources. */
+  fetching?: SourceFetching
 }
 
 /**
@@ -57,9 +60,9 @@ async function runnableSite(db: Db, run: Run): Promise<Site> {
   return site
 }
 
-async function runImport(db: Db, site: Site, run: Run, { now, limits, observer }: RunContext, trace?: RunTrace): Promise<string> {
+async function runImport(db: Db, site: Site, run: Run, { now, limits, observer, fetching }: RunContext, trace?: RunTrace): Promise<string> {
   const upToSeq = await latestBatchSeq(db)
-  const { productCount } = await importSite(db, site, { pid: run.pid, upToSeq, now, limits, observer })
+  const { productCount } = await importSite(db, site, { pid: run.pid, upToSeq, now, limits, observer, fetching })
   if (trace) trace.products = productCount
   return `Imported ${productCount} products`
 }

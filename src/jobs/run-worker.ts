@@ -1,3 +1,4 @@
+import type { SourceFetching } from '../imports/fetched-source.js'
 import { performance } from 'node:perf_hooks'
 import { SYSTEM_SCOPE, withRequestScope } from '../activity/request-scope.js'
 import type { FastifyBaseLogger } from 'fastify'
@@ -35,6 +36,8 @@ export interface RunWorkerOptions {
   accountConcurrency: number
   /** Hears how runs start and end (the metrics, the run log). */
   observer?: RunObserver
+  /** How imports fetch the sites' feed URL and SFTP sources. */
+  fetching?: SourceFetching
 }
 
 /**
@@ -190,8 +193,8 @@ export class RunWorker {
 
   /** What a run of this worker works with; a replaced feed file that cannot be removed after its export committed is only logged. */
   private runContext(pid: string): RunContext {
-    const { feedStorage: storage, now, limits, observer } = this.options
-    return { storage, now, limits, observer, onHookError: (error) => this.log.warn({ err: error, pid }, 'removing replaced feed files failed') }
+    const { feedStorage: storage, now, limits, observer, fetching } = this.options
+    return { storage, now, limits, observer, fetching, onHookError: (error) => this.log.warn({ err: error, pid }, 'removing replaced feed files failed') }
   }
 
   /**

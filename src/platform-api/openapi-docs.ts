@@ -6,6 +6,7 @@ import { siteDocs } from './openapi-docs-sites.js'
 import { ruleDocs } from './openapi-docs-rules.js'
 import { activityDocs } from './openapi-docs-activity.js'
 import { destinationDocs } from './openapi-docs-destinations.js'
+import { sourceDocs } from './openapi-docs-sources.js'
 
 export { platformErrorExamples, platformTags } from './openapi-examples.js'
 
@@ -18,4 +19,5 @@ export const platformOperations: Record<string, OperationDocs> = {
   ...ruleDocs,
   ...activityDocs,
   ...destinationDocs,
+  ...sourceDocs,
 }

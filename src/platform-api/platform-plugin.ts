@@ -13,6 +13,7 @@ import { channelRoutes } from './channel-routes.js'
 import { diagnosticsRoutes } from './diagnostics-routes.js'
 import { templateRoutes } from './template-routes.js'
 import { dataSourceRoutes } from './data-source-routes.js'
+import { siteSourceRoutes } from './site-source-routes.js'
 import { processRoutes } from './process-routes.js'
 import { productRoutes } from './product-routes.js'
 import { projectRoutes } from './project-routes.js'
@@ -73,6 +74,7 @@ export const platformPlugin: FastifyPluginAsync<PlatformDeps> = async (app, deps
   await app.register(siteRoutes, { prefix: '/platform/v2', ...deps })
   await app.register(tagRoutes, { prefix: '/platform/v2', ...deps })
   await app.register(dataSourceRoutes, { prefix: '/platform/v2', ...deps })
+  await app.register(siteSourceRoutes, { prefix: '/platform/v2', ...deps })
   await app.register(processRoutes, { prefix: '/platform/v2', ...deps })
   await app.register(channelRoutes, { prefix: '/platform/v2', ...deps })
   await app.register(diagnosticsRoutes, { prefix: '/platform/v2', ...deps })

@@ -37,7 +37,8 @@ export async function listDataSources(
   page: { limit: number; cursor: number; previous: number },
 ): Promise<SourcePage> {
   const site = await getSite(db, accountId, siteSegment)
-  const ofSite = db.selectFrom('data_source').selectAll().where('account_id', '=', accountId).where('site_id', '=', site.id)
+  // The stream endpoints show stream sources; the sources endpoints (site-sources.ts) show every kind.
+  const ofSite = db.selectFrom('data_source').selectAll().where('account_id', '=', accountId).where('site_id', '=', site.id).where('kind', '=', 'stream')
   let rows: DataSource[]
   if (page.previous > 0) {
     rows = (
@@ -64,6 +65,7 @@ export async function listDataSources(
         .select((eb) => eb.fn.max('id').as('id'))
         .where('account_id', '=', accountId)
         .where('site_id', '=', site.id)
+        .where('kind', '=', 'stream')
         .where('id', '<', first.id)
         .executeTakeFirst()
     : undefined
@@ -80,17 +82,18 @@ export async function listDataSources(
   }
 }
 
-export async function getDataSource(db: DbHandle, accountId: string, siteSegment: string, sourceId: string): Promise<DataSource> {
+/** A data source of the site: a stream source (the stream endpoints), or of any kind (the sources endpoints, site-sources.ts). */
+export async function getDataSource(
+  db: DbHandle,
+  accountId: string,
+  siteSegment: string,
+  sourceId: string,
+  kinds: 'stream' | 'any' = 'stream',
+): Promise<DataSource> {
   const site = await getSite(db, accountId, siteSegment)
-  const source = isId(sourceId)
-    ? await db
-        .selectFrom('data_source')
-        .selectAll()
-        .where('account_id', '=', accountId)
-        .where('site_id', '=', site.id)
-        .where('id', '=', sourceId)
-        .executeTakeFirst()
-    : undefined
+  let query = db.selectFrom('data_source').selectAll().where('account_id', '=', accountId).where('site_id', '=', site.id).where('id', '=', sourceId)
+  if (kinds === 'stream') query = query.where('kind', '=', 'stream')
+  const source = isId(sourceId) ? await query.executeTakeFirst() : undefined
   if (!source) throw new NotFoundError()
   return source
 }
@@ -113,6 +116,7 @@ export async function createDataSource(db: Db, accountId: string, siteSegment: s
       .where('account_id', '=', accountId)
       .where('id', '=', streamId)
       .where('deleted_at', 'is', null)
+      .where('source_owned', '=', false)
       .executeTakeFirst()
     if (!stream) throw new BadRequestError(`stream_id: no stream ${streamId} in this account`)
     await requireRoom(trx, accountId, limits, { dataSources: 1 })
@@ -140,7 +144,7 @@ export async function createDataSource(db: Db, accountId: string, siteSegment: s
   })
 }
 
-function sourceTarget(source: DataSource) {
+export function sourceTarget(source: DataSource) {
   return { type: 'data_source', id: source.id, siteId: source.site_id }
 }
 
@@ -184,7 +188,7 @@ export async function deleteDataSource(db: Db, accountId: string, siteSegment: s
   })
 }
 
-function readImportType(value: DataSourceInput['import_type'], required: boolean): number | undefined {
+export function readImportType(value: DataSourceInput['import_type'], required: boolean): number | undefined {
   if (value === null || value === undefined || value === '') {
     if (required) throw new BadRequestError('import_type: is required (1 = main data feed, 2 = additional data feed)')
     return undefined
@@ -194,7 +198,7 @@ function readImportType(value: DataSourceInput['import_type'], required: boolean
   return type
 }
 
-function readStatus(value: string | null | undefined, required: boolean): 'active' | 'paused' | undefined {
+export function readStatus(value: string | null | undefined, required: boolean): 'active' | 'paused' | undefined {
   if (value === null || value === undefined) {
     if (required) throw new BadRequestError('status: is required (active or paused)')
     return undefined

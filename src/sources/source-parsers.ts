@@ -21,7 +21,7 @@ export function parseSource(
   options: SourceFormatOptions,
   limits: SourceLimits,
 ): AsyncGenerator<SourceRecord> {
-  const bytes = decompressed(body)
+  const bytes = limits.maxUnpackedBytes === undefined ? decompressed(body) : atMost(decompressed(body), limits.maxUnpackedBytes)
   const guard = new RecordGuard(limits)
   switch (format) {
     case 'csv':
@@ -36,5 +36,15 @@ export function parseSource(
     default:
       // The format comes from a source's settings: a value from before a change of this type.
       throw new SourceFormatError(`unknown source format ${JSON.stringify(format satisfies never)}`)
+  }
+}
+
+/** The bytes, failing the file once they pass `max` (the decompressed size of a gzip file). */
+async function* atMost(bytes: AsyncIterable<Buffer>, max: number): AsyncGenerator<Buffer> {
+  let seen = 0
+  for await (const chunk of bytes) {
+    seen += chunk.length
+    if (seen > max) throw new SourceFormatError(`the file is larger than ${max} bytes once decompressed (SOURCE_MAX_UNPACKED_BYTES)`)
+    yield chunk
   }
 }

@@ -27,6 +27,8 @@ export interface SourceLimits {
   maxColumns: number
   /** More records than this fail the whole file. */
   maxRows: number
+  /** Bytes of the file once decompressed (a gzip bomb): more fail the whole file. Unset: no bound besides the others. */
+  maxUnpackedBytes?: number
   /** Default MAX_ATTRIBUTE_NAME_CHARS (255), what a stream's rows may use. */
   maxAttributeNameLength?: number
 }

@@ -29,7 +29,7 @@ export async function streamSummaries(db: DbHandle, accountId: string): Promise<
       SELECT id, status, created_at, row_count, error_count FROM batch
       WHERE stream_id = s.id AND account_id = s.account_id ORDER BY seq DESC LIMIT 1
     ) b ON true
-    WHERE s.account_id = ${accountId} AND s.deleted_at IS NULL
+    WHERE s.account_id = ${accountId} AND s.deleted_at IS NULL AND NOT s.source_owned
     ORDER BY s.id`.execute(db)
   return rows.map((row) => ({
     id: String(row.id),

@@ -39,6 +39,7 @@ export async function createStream(db: Db, accountId: string, input: StreamInput
       .select((eb) => eb.fn.countAll<string>().as('count'))
       .where('account_id', '=', accountId)
       .where('deleted_at', 'is', null)
+      .where('source_owned', '=', false)
       .executeTakeFirstOrThrow()
     if (Number(live.count) >= MAX_STREAMS_PER_ACCOUNT) {
       throw new UnprocessableError(`An account can have at most ${MAX_STREAMS_PER_ACCOUNT} streams; delete one before creating another`)
@@ -71,6 +72,8 @@ export async function getStream(db: DbHandle, accountId: string, streamId: strin
         .where('account_id', '=', accountId)
         .where('id', '=', streamId)
         .where('deleted_at', 'is', null)
+        // A fetched source's own stream is no stream of the interface: only its source writes to it.
+        .where('source_owned', '=', false)
         .executeTakeFirst()
     : undefined
   if (!stream) throw new NotFoundError(`Stream ${streamId} not found`)
@@ -78,7 +81,7 @@ export async function getStream(db: DbHandle, accountId: string, streamId: strin
 }
 
 export async function listStreams(db: DbHandle, accountId: string, offset: number, limit: number) {
-  const live = db.selectFrom('stream').where('account_id', '=', accountId).where('deleted_at', 'is', null)
+  const live = db.selectFrom('stream').where('account_id', '=', accountId).where('deleted_at', 'is', null).where('source_owned', '=', false)
   const [streams, total] = await Promise.all([
     live.selectAll().orderBy('id').offset(offset).limit(limit).execute(),
     live.select((eb) => eb.fn.countAll<string>().as('count')).executeTakeFirstOrThrow(),

@@ -45,6 +45,7 @@ async function realIds(f: ImportFixture): Promise<Ids> {
   await recordUpload(t.db, f.account.accountId)
   const delivery = await f.platform('GET', `/webhooks/${webhookId}/deliveries`)
   const rule = await f.platform('POST', `/sites/${f.site.id}/rules`, { attribute: 'title', then: [{ action: 'trim' }] })
+  const fetched = await f.platform('POST', `/sites/${f.site.id}/sources`, { type: 'feed_url', url: 'http://127.0.0.1:9/catalog.csv' })
   return {
     projectId: f.site.project_id,
     siteId: f.site.id,
@@ -54,6 +55,8 @@ async function realIds(f: ImportFixture): Promise<Ids> {
     destinationId: Object.keys(channelJson.Channels[0]?.feed_destinations ?? {})[0] ?? '',
     streamId,
     dataSourceId: String(sourceId),
+    // A feed URL source: hostile changes meet a fetched source's checks.
+    sourceId: String(fetched.json<{ Sources: { id: number }[] }>().Sources[0]?.id ?? ''),
     batchId: upload.json<{ data: { id: string } }>().data.id,
     pid: run.pid,
     stageName: 'intermediate',

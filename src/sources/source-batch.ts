@@ -1,0 +1,124 @@
+import { randomUUID } from 'node:crypto'
+import { createReadStream } from 'node:fs'
+import { MAX_PRODUCT_ID_BYTES, RowError } from '../catalog/row-rules.js'
+import { copyText, CopyWriter } from '../db/copy-writer.js'
+import type { Db } from '../db/database.js'
+import type { SourceFileFormat, SourceRowError } from '../db/schema.js'
+import { inTransaction } from '../db/transaction.js'
+import { hasUnstorableCharacter } from '../input/text-input.js'
+import { finishBatch, insertBatch } from '../streams/batch-store.js'
+import { StageCollector } from '../streams/upload-stage.js'
+import { pastDeadline, type FetchBudget } from './fetch-parts.js'
+import { setAttribute } from './record-guard.js'
+import { parseSource, type SourceLimits } from './source-parsers.js'
+
+// A fetched file becomes one `replace` batch of its source's stream (issue 34), as an upload becomes
+// a batch: each product a batch_row (by COPY), each refused record an error grouped by its message,
+// with the first line numbers of each. A file that cannot be read whole (malformed XML, too many
+// products, past its time) rolls back: nothing of it is kept and the source's data stays as it was.
+
+export interface SourceBatchRequest {
+  stream: { id: string; accountId: string }
+  file: string
+  format: SourceFileFormat
+  limits: SourceLimits
+  budget: FetchBudget
+  now: () => Date
+  /** The source's import_empty: a file without products is kept (and empties the source) instead of refused. */
+  keepEmpty: boolean
+}
+
+export interface SourceBatch {
+  /** Undefined when the file held no product: nothing was stored. */
+  batchId: string | undefined
+  products: number
+  refused: number
+  errors: SourceRowError[]
+}
+
+const LINES_PER_MESSAGE = 20
+// A NUL or a lone surrogate as JSON.stringify writes it; only then are the values checked one by one.
+const UNSTORABLE_ESCAPE = /\\u(?:0000|[dD][89a-fA-F])/
+
+export function saveSourceBatch(db: Db, request: SourceBatchRequest): Promise<SourceBatch> {
+  return inTransaction(db, async (tx): Promise<SourceBatch> => {
+    const batchId = randomUUID()
+    const stream = await tx.db.selectFrom('stream').selectAll().where('id', '=', request.stream.id).executeTakeFirstOrThrow()
+    await insertBatch(tx.db, { batchId, stream, kind: 'replace', contentType: null, now: request.now() })
+    const copy = new CopyWriter(tx.client, 'COPY batch_row (batch_id, line_no, account_id, product_id, data) FROM STDIN')
+    const rows = new SourceRows(request.format.id_column)
+    const prefix = `${batchId}\t`
+    const accountField = `\t${request.stream.accountId}\t`
+    try {
+      const records = parseSource(createReadStream(request.file), request.format.format, formatOptions(request.format), request.limits)
+      for await (const record of records) {
+        if (Date.now() > request.budget.deadline) throw pastDeadline(request.budget)
+        if ('error' in record) {
+          rows.refuse(record.error, record.line, record.excerpt)
+          continue
+        }
+        const product = rows.read(record.line, record.row)
+        if (product === undefined) continue
+        copy.row(`${prefix}${record.line}${accountField}${copyText(product.id)}\t${copyText(product.data)}\n`)
+        await copy.flushIfFull()
+      }
+      await copy.finish()
+    } catch (error) {
+      copy.abort(error as Error)
+      throw error
+    }
+    const outcome = { products: rows.collector.successCount, refused: rows.collector.errorCount, errors: rows.errors() }
+    if (outcome.products === 0 && !request.keepEmpty) {
+      tx.rollbackOnly()
+      return { batchId: undefined, ...outcome }
+    }
+    await finishBatch(tx.db, batchId, rows.collector.stage(request.now()), 'uploaded', [...rows.columns])
+    return { batchId, ...outcome }
+  })
+}
+
+function formatOptions(format: SourceFileFormat) {
+  return { delimiter: format.delimiter, quote: format.quote, header: format.header, itemElement: format.item_element }
+}
+
+/** The rules a source's row meets beyond its file's (those of a stream's rows: an id, something besides it, storable text). */
+class SourceRows {
+  readonly collector = new StageCollector()
+  readonly columns = new Set<string>()
+  private readonly lines = new Map<string, number[]>()
+
+  constructor(private readonly idColumn: string) {}
+
+  read(line: number, row: Record<string, string>): { id: string; data: string } | undefined {
+    const id = Object.hasOwn(row, this.idColumn) ? row[this.idColumn]?.trim() : undefined
+    if (id === undefined || id === '') return this.refuse(`the id column "${this.idColumn}" is missing or empty`, line, JSON.stringify(row))
+    if (Buffer.byteLength(id) > MAX_PRODUCT_ID_BYTES) return this.refuse(RowError.longId, line, id)
+    if (Object.values(row).every((value) => value === '')) return this.refuse(RowError.emptyAttributes, line, JSON.stringify(row))
+    // The chosen column is the product's id: the row's `id` says the same, as a stream's row does.
+    if (this.idColumn !== 'id' || row.id !== id) setAttribute(row, 'id', id)
+    const data = JSON.stringify(row)
+    if (UNSTORABLE_ESCAPE.test(data) && Object.entries(row).some(([name, value]) => hasUnstorableCharacter(name) || hasUnstorableCharacter(value))) {
+      return this.refuse(RowError.controlCharacter, line, data)
+    }
+    for (const name in row) if (!this.columns.has(name)) this.columns.add(name)
+    this.collector.success()
+    return { id, data }
+  }
+
+  refuse(message: string, line: number, excerpt: string): undefined {
+    this.collector.error(message, line, excerpt)
+    const lines = this.lines.get(message) ?? []
+    if (lines.length < LINES_PER_MESSAGE) lines.push(line)
+    this.lines.set(message, lines)
+    return undefined
+  }
+
+  errors(): SourceRowError[] {
+    return this.collector.stage(new Date(0)).errors.map((error) => ({
+      message: error.message,
+      occurrences: error.occurrences,
+      lines: this.lines.get(error.message) ?? [],
+      example: error.example.value,
+    }))
+  }
+}
