@@ -1,9 +1,8 @@
-import { exceedsLineLimit, MAX_LINE_BYTES } from '../catalog/row-rules.js'
+import { BoundedParts, HEAD_CHARS, TextLines, type TextLine } from '../catalog/bounded-text.js'
+import { MAX_LINE_BYTES } from '../catalog/row-rules.js'
 
 export type Element =
   { kind: 'text'; text: string; index: number } | { kind: 'tooLarge'; head: string; index: number } | { kind: 'trailing'; text: string; index: number }
-
-const HEAD_CHARS = 1000
 
 /** Splits a referenced payload into product texts as its decoded chunks arrive. */
 export interface ElementSplitter {
@@ -24,38 +23,23 @@ export function elementSplitter(contentType: string | null): ElementSplitter {
  * Splits NDJSON into its lines, as the line splitter of chunked uploads does: a line is one product
  * whatever it holds, so a broken one (an unterminated string, an unbalanced brace, something after
  * the object) fails alone and never takes the lines after it along. Elements are numbered by line;
- * blank lines are not products.
+ * blank lines are not products. The \r of a CRLF line end is not part of the line.
  */
 export class NdjsonLineSplitter implements ElementSplitter {
-  private readonly current = new ElementText()
-  private line = 0
+  private readonly lines = new TextLines(MAX_LINE_BYTES)
 
   push(text: string): Element[] {
-    const out: Element[] = []
-    let from = 0
-    for (let newline = text.indexOf('\n'); newline !== -1; newline = text.indexOf('\n', from)) {
-      this.current.append(text.slice(from, newline))
-      this.finish(out)
-      from = newline + 1
-    }
-    this.current.append(text.slice(from))
-    return out
+    return this.lines.push(text).flatMap(lineElement)
   }
 
   end(): Element[] {
-    const out: Element[] = []
-    if (!this.current.empty) this.finish(out)
-    return out
+    return this.lines.end().flatMap(lineElement)
   }
+}
 
-  private finish(out: Element[]): void {
-    const index = ++this.line
-    const { text, chars, oversized: cut } = this.current.take()
-    // Past the limit in UTF-16 units is past it in bytes; within it, only a long line is measured.
-    const oversized = cut || (chars > MAX_LINE_BYTES / 4 && exceedsLineLimit(Buffer.byteLength(text), text.endsWith('\r')))
-    if (oversized) out.push({ kind: 'tooLarge', head: text.slice(0, HEAD_CHARS), index })
-    else if (text.trim() !== '') out.push({ kind: 'text', text, index })
-  }
+function lineElement(line: TextLine): Element[] {
+  if ('head' in line) return [{ kind: 'tooLarge', head: line.head, index: line.line }]
+  return line.text.trim() === '' ? [] : [{ kind: 'text', text: line.text, index: line.line }]
 }
 
 /**
@@ -71,7 +55,7 @@ export class JsonElementSplitter implements ElementSplitter {
   private depth = 0
   private inString = false
   private escaped = false
-  private readonly current = new ElementText()
+  private readonly current = new BoundedParts(MAX_LINE_BYTES)
   private index = 0
 
   push(text: string): Element[] {
@@ -140,46 +124,12 @@ export class JsonElementSplitter implements ElementSplitter {
   private finish(lastPart: string, out: Element[]): void {
     this.current.append(lastPart)
     const index = ++this.index
-    const { text, oversized } = this.current.take()
-    out.push(oversized ? { kind: 'tooLarge', head: text, index } : { kind: 'text', text, index })
+    const taken = this.current.take()
+    out.push('head' in taken ? { kind: 'tooLarge', head: taken.head, index } : { kind: 'text', text: taken.text, index })
     this.started = false
     this.inString = false
     this.escaped = false
     this.depth = 0
-  }
-}
-
-/**
- * The text of one element as its parts arrive, bounded: once it passes the line limit (counted in
- * UTF-16 units, each at least one UTF-8 byte) only its first HEAD_CHARS are kept, for the error example.
- */
-class ElementText {
-  private parts: string[] = []
-  private chars = 0
-  private oversized = false
-
-  get empty(): boolean {
-    return this.chars === 0 && !this.oversized
-  }
-
-  append(part: string): void {
-    if (this.oversized || part === '') return
-    this.chars += part.length
-    if (this.chars > MAX_LINE_BYTES) {
-      this.oversized = true
-      this.parts = [this.parts.join('').slice(0, HEAD_CHARS)]
-      return
-    }
-    this.parts.push(part)
-  }
-
-  /** The element so far (its head, when oversized), its length in units; starts the next one. */
-  take(): { text: string; chars: number; oversized: boolean } {
-    const taken = { text: this.parts.join(''), chars: this.chars, oversized: this.oversized }
-    this.parts = []
-    this.chars = 0
-    this.oversized = false
-    return taken
   }
 }
 

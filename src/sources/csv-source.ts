@@ -1,7 +1,7 @@
 import { pipeline, Readable } from 'node:stream'
 import { CsvError, Parser } from 'csv-parse'
 import { excerpt } from '../input/text-input.js'
-import { HEAD_CHARS } from './bounded-text.js'
+import { HEAD_CHARS } from '../catalog/bounded-text.js'
 import { setAttribute, type RecordGuard } from './record-guard.js'
 import { SourceFormatError, type SourceFormatOptions, type SourceRecord } from './source-types.js'
 

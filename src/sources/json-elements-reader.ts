@@ -1,4 +1,4 @@
-import { BoundedParts, type BoundedText } from './bounded-text.js'
+import { BoundedParts, type BoundedText } from '../catalog/bounded-text.js'
 import { SourceFormatError } from './source-types.js'
 
 /** One element of the product array: its text (or head, when too long) and the line it starts on. */
@@ -22,8 +22,9 @@ const NEWLINE = 10
  * members are skipped unread). Only strings and nesting are tracked; JSON.parse of each element does
  * the rest, so memory is one element at most (bounded, see BoundedParts), whatever the file's size.
  *
- * src/imports/json-elements.ts splits referenced payloads the same way, but it is a run step (a
- * layer above this one), knows no wrapper object and has the stream's fixed line limit.
+ * A stream's referenced payloads are split by src/imports/json-elements.ts instead: they may also be
+ * objects one after the other without an array, and what follows the array is a refused record
+ * there, where a source's file fails whole. Both bound an element with BoundedParts.
  */
 export class JsonElementsReader {
   private state: State = 'start'

@@ -1,6 +1,6 @@
 import { stringifyScalars } from '../catalog/row-text.js'
-import type { BoundedText } from './bounded-text.js'
-import { TextLines } from './bounded-text.js'
+import type { BoundedText } from '../catalog/bounded-text.js'
+import { TextLines } from '../catalog/bounded-text.js'
 import { JsonElementsReader } from './json-elements-reader.js'
 import { setAttribute, type RecordGuard } from './record-guard.js'
 import { decodedText } from './source-bytes.js'

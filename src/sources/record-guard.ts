@@ -78,10 +78,3 @@ export function setAttribute(row: Record<string, string>, name: string, value: s
   if (name === '__proto__') Object.defineProperty(row, name, { value, enumerable: true, writable: true, configurable: true })
   else row[name] = value
 }
-
-/** The UTF-8 size of a text, measured only when its length in UTF-16 units leaves it in doubt. */
-export function exceedsBytes(text: string, max: number): boolean {
-  if (text.length > max) return true
-  // A UTF-16 unit is at most 3 UTF-8 bytes.
-  return text.length * 3 > max && Buffer.byteLength(text) > max
-}

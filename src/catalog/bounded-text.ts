@@ -1,4 +1,5 @@
-import { exceedsBytes } from './record-guard.js'
+// Texts of records (a line of NDJSON or a CSV file, an element of a JSON array) as their parts arrive,
+// bounded, for the stream's referenced payloads and the sources' files alike.
 
 // What is kept of a refused record for its excerpt (stored cut to 1,000 characters).
 export const HEAD_CHARS = 1000
@@ -51,7 +52,7 @@ export type TextLine = BoundedText & { line: number }
 
 /**
  * Splits a text into lines as chunks arrive, each bounded by BoundedParts. A line's size leaves out
- * the \r of a CRLF ending when the two arrive in the same chunk (nearly always).
+ * the \r of a CRLF ending when the two arrive in the same chunk (nearly always); its text keeps it.
  */
 export class TextLines {
   private readonly current: BoundedParts
@@ -65,9 +66,11 @@ export class TextLines {
     const out: TextLine[] = []
     let from = 0
     for (let newline = text.indexOf('\n'); newline !== -1; newline = text.indexOf('\n', from)) {
-      const end = newline > from && text.charCodeAt(newline - 1) === 13 ? newline - 1 : newline
-      this.current.append(text.slice(from, end))
-      out.push({ line: ++this.line, ...this.current.take() })
+      const crlf = newline > from && text.charCodeAt(newline - 1) === 13
+      this.current.append(text.slice(from, crlf ? newline - 1 : newline))
+      const taken = this.current.take()
+      // Measured without it, the \r stays in the text as written (an excerpt shows the line as sent).
+      out.push({ line: ++this.line, ...('text' in taken && crlf ? { text: `${taken.text}\r` } : taken) })
       from = newline + 1
     }
     this.current.append(text.slice(from))
@@ -78,4 +81,11 @@ export class TextLines {
   end(): TextLine[] {
     return this.current.empty ? [] : [{ line: ++this.line, ...this.current.take() }]
   }
+}
+
+/** The UTF-8 size of a text, measured only when its length in UTF-16 units leaves it in doubt. */
+export function exceedsBytes(text: string, max: number): boolean {
+  if (text.length > max) return true
+  // A UTF-16 unit is at most 3 UTF-8 bytes.
+  return text.length * 3 > max && Buffer.byteLength(text) > max
 }
