@@ -96,7 +96,7 @@ async function countLiveMains(trx: Trx, mains: StageSource[]): Promise<number> {
     else if (!main.importEmpty) {
       throw new RunFailure(
         SiteErrorCode.emptyMainSource,
-        `The main data source ${main.dataSourceId} (stream ${main.streamId} "${main.streamName}") has no products; ` +
+        `The main data source ${main.dataSourceId} (${main.fetched ? 'fetched' : `stream ${main.streamId} "${main.streamName}"`}) has no products; ` +
           'the import was stopped and the previous data kept. Allow empty imports on the data source to import it empty.',
         { data_source_id: main.dataSourceId, stream_id: main.streamId },
       )

@@ -1,3 +1,4 @@
+import { sql } from 'kysely'
 import type { CredentialBox } from '../auth/credential-box.js'
 import { MAX_LINE_BYTES } from '../catalog/row-rules.js'
 import type { Db } from '../db/database.js'
@@ -73,12 +74,24 @@ export async function fetchIntoStream(db: Db, source: FetchedRow, run: SourceFet
       await run.report(SiteErrorCode.sourceRowsRefused, message, { data_source_id: source.id, refused_rows: batch.refused })
     }
   } catch (error) {
-    if (!(error instanceof SourceFetchError || error instanceof SourceFormatError || error instanceof EmptyFileError)) throw error
-    await recordFetch(db, source, report({ error: error.message, ...(error instanceof EmptyFileError && error.counts) }))
-    await run.report(SiteErrorCode.sourceFetchFailed, `Source ${source.id} could not be imported: ${error.message}; its previous data was kept`, {
+    const failure = sourceFailure(error)
+    if (!failure) throw error
+    await recordFetch(db, source, report({ error: failure.message, ...(failure instanceof EmptyFileError && failure.counts) }))
+    await run.report(SiteErrorCode.sourceFetchFailed, `Source ${source.id} could not be imported: ${failure.message}; its previous data was kept`, {
       data_source_id: source.id,
     })
   }
+}
+
+/**
+ * The failure of this source alone, or undefined for one of the run (the database's, which a retry
+ * of the run may not meet). A reader's own fault on a tenant's file (a TypeError, a RangeError) fails
+ * the source too: the run would only meet it again at every retry.
+ */
+function sourceFailure(error: unknown): Error | undefined {
+  if (error instanceof SourceFetchError || error instanceof SourceFormatError || error instanceof EmptyFileError) return error
+  if (error instanceof TypeError || error instanceof RangeError) return new Error(`the file could not be read (a ${error.name} in the platform's reader)`)
+  return undefined
 }
 
 class EmptyFileError extends Error {
@@ -112,6 +125,7 @@ async function fetchAndSave(
       return 'unchanged'
     }
     const batch = await saveSourceBatch(db, {
+      source: { id: source.id, accountId: source.account_id, settings: source.settings, sealedCredentials: source.sealed_credentials },
       stream: { id: source.stream_id, accountId: source.account_id },
       file: file.path,
       format: source.settings,
@@ -136,13 +150,18 @@ function openCredentials(source: FetchedRow, box: CredentialBox): SourceCredenti
   }
 }
 
+/**
+ * Records what the fetch found; what tells an unchanged file only while the source is still as the
+ * fetch read it (a change saved meanwhile makes the next import read the file again).
+ */
 async function recordFetch(db: Db, source: FetchedRow, report: SourceFetchReport, state?: SourceFetchState): Promise<void> {
   await db
     .updateTable('data_source')
-    .set({ last_fetch: JSON.stringify(report), ...(state && { fetch_state: JSON.stringify(state) }) })
+    .set({ last_fetch: JSON.stringify(report) })
     .where('account_id', '=', source.account_id)
     .where('id', '=', source.id)
     .execute()
+  if (state) await recordState(db, source, state)
 }
 
 async function recordState(db: Db, source: FetchedRow, state: SourceFetchState): Promise<void> {
@@ -151,5 +170,7 @@ async function recordState(db: Db, source: FetchedRow, state: SourceFetchState):
     .set({ fetch_state: JSON.stringify(state) })
     .where('account_id', '=', source.account_id)
     .where('id', '=', source.id)
+    .where(sql<boolean>`settings = ${JSON.stringify(source.settings)}::jsonb`)
+    .where(sql<boolean>`sealed_credentials IS NOT DISTINCT FROM ${source.sealed_credentials}`)
     .execute()
 }

@@ -56,6 +56,7 @@ export async function importSite(db: Db, site: Site, run: ImportRun): Promise<{ 
       streamName: row.name,
       importType: row.import_type === 2 ? 2 : 1,
       importEmpty: row.import_empty,
+      fetched: row.kind !== 'stream',
     })
     if (applied.has(row.stream_id)) continue
     applied.add(row.stream_id)

@@ -13,6 +13,8 @@ export interface StageSource {
   streamName: string
   importType: 1 | 2
   importEmpty: boolean
+  /** A feed URL or SFTP source: its stream is its own, which no interface shows. */
+  fetched: boolean
 }
 
 export interface StageSite {

@@ -50,10 +50,14 @@ const MANAGED_HEADERS = new Set([
   'te',
   'upgrade',
 ])
+// Names that are properties of every JavaScript object: as a header they would never be sent.
+const NOT_HEADERS = new Set(['__proto__', 'constructor', 'prototype'])
 const TOKEN = /^[!#$%&'*+.^_`|~0-9A-Za-z-]{1,100}$/
 const XML_NAME = /^(?:[A-Za-z_][\w.-]*:)?[A-Za-z_][\w.-]*$/
 
-export function readFetchedSource(kind: 'feed_url' | 'sftp', input: FetchedSourceInput): FetchedSource {
+export function readFetchedSource(kind: 'feed_url' | 'sftp', input: FetchedSourceInput & { stream_id?: unknown }): FetchedSource {
+  if (input.stream_id !== undefined && input.stream_id !== null)
+    throw new BadRequestError(`stream_id: belongs to a stream source; a ${kind} source fetches its own file`)
   if (kind === 'feed_url') {
     for (const field of ['host', 'port', 'user', 'password', 'private_key', 'passphrase', 'host_key_sha256', 'path'] as const) {
       if (input[field] !== undefined && input[field] !== null)
@@ -109,9 +113,17 @@ function readAuth(value: unknown): { auth: { basic_user?: string; header_name?: 
     const name = text(auth.name, 'auth.name', 100)
     if (!TOKEN.test(name)) throw new BadRequestError(`auth.name: "${name.slice(0, 100)}" is not a header name`)
     if (MANAGED_HEADERS.has(name.toLowerCase())) throw new BadRequestError(`auth.name: ${name} is set by the fetch itself`)
-    return { auth: { header_name: name }, credentials: given('value') ? { header_value: text(auth.value, 'auth.value', 4096) } : undefined }
+    if (NOT_HEADERS.has(name.toLowerCase())) throw new BadRequestError(`auth.name: "${name}" is not a header name`)
+    return { auth: { header_name: name }, credentials: given('value') ? { header_value: headerValue(auth.value) } : undefined }
   }
   throw new BadRequestError('auth.type: "basic" (user and password) or "header" (name and value)')
+}
+
+/** A header's value as HTTP carries it: tabs, visible ASCII and Latin-1 (Node refuses anything else when it sends). */
+function headerValue(value: unknown): string {
+  const written = text(value, 'auth.value', 4096)
+  if (/[^\t\x20-\x7e\x80-\xff]/.test(written)) throw new BadRequestError('auth.value: a header value holds ASCII and Latin-1 characters only')
+  return written
 }
 
 /** The format, named or told by the file's extension (`.csv.gz` is csv), and how to read it. */

@@ -24,7 +24,7 @@ export async function fetchByHttp(source: SourceToFetch, settings: FeedUrlSettin
     const location = response.headers.location
     if (REDIRECTS.has(status) && location) {
       response.resume()
-      url = new URL(location, address).href
+      url = redirectTarget(location, address)
       continue
     }
     if (status === 304) {
@@ -48,6 +48,14 @@ export async function fetchByHttp(source: SourceToFetch, settings: FeedUrlSettin
     return { ...written, state: { ...(etag && { etag }), ...(lastModified && { last_modified: lastModified }), sha256: written.sha256 } }
   }
   throw new SourceFetchError(`more than ${MAX_REDIRECTS} redirects from ${settings.url}`)
+}
+
+function redirectTarget(location: string, from: URL): string {
+  try {
+    return new URL(location, from).href
+  } catch {
+    throw new SourceFetchError(`${from.host} redirected to something that is not a URL`)
+  }
 }
 
 function checked(source: SourceToFetch, url: string): URL {

@@ -40,7 +40,15 @@ function jsonRecord(line: number, text: string, what: 'line' | 'element', guard:
     return guard.error(line, `the ${what} is not valid JSON: ${(error as Error).message}`, text)
   }
   if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) return guard.error(line, `the ${what} is not a JSON object`, text)
-  return guard.row(line, rowOfObject(text, parsed as Record<string, unknown>), () => text)
+  let row: Record<string, string>
+  try {
+    row = rowOfObject(text, parsed as Record<string, unknown>)
+  } catch (error) {
+    // A value nested thousands deep: JSON.stringify runs out of stack on it (a few KB do it).
+    if (error instanceof RangeError) return guard.error(line, `the ${what} holds a value nested too deeply to keep as text`, text.slice(0, 1000))
+    throw error
+  }
+  return guard.row(line, row, () => text)
 }
 
 /**

@@ -2,13 +2,14 @@ import { randomUUID } from 'node:crypto'
 import { createReadStream } from 'node:fs'
 import { MAX_PRODUCT_ID_BYTES, RowError } from '../catalog/row-rules.js'
 import { copyText, CopyWriter } from '../db/copy-writer.js'
-import type { Db } from '../db/database.js'
-import type { SourceFileFormat, SourceRowError } from '../db/schema.js'
+import { sql } from 'kysely'
+import type { Db, DbHandle } from '../db/database.js'
+import type { FetchedSourceSettings, SourceFileFormat, SourceRowError } from '../db/schema.js'
 import { inTransaction } from '../db/transaction.js'
 import { hasUnstorableCharacter } from '../input/text-input.js'
 import { finishBatch, insertBatch } from '../streams/batch-store.js'
 import { StageCollector } from '../streams/upload-stage.js'
-import { pastDeadline, type FetchBudget } from './fetch-parts.js'
+import { pastDeadline, SourceFetchError, type FetchBudget } from './fetch-parts.js'
 import { setAttribute } from './record-guard.js'
 import { parseSource, type SourceLimits } from './source-parsers.js'
 
@@ -18,6 +19,8 @@ import { parseSource, type SourceLimits } from './source-parsers.js'
 // products, past its time) rolls back: nothing of it is kept and the source's data stays as it was.
 
 export interface SourceBatchRequest {
+  /** The source as its fetch read it: the batch is kept only while its settings are still these. */
+  source: { id: string; accountId: string; settings: FetchedSourceSettings; sealedCredentials: string | null }
   stream: { id: string; accountId: string }
   file: string
   format: SourceFileFormat
@@ -31,6 +34,7 @@ export interface SourceBatchRequest {
 export interface SourceBatch {
   /** Undefined when the file held no product: nothing was stored. */
   batchId: string | undefined
+  /** Distinct product ids kept (a later record of an id replaces an earlier one). */
   products: number
   refused: number
   errors: SourceRowError[]
@@ -42,6 +46,7 @@ const UNSTORABLE_ESCAPE = /\\u(?:0000|[dD][89a-fA-F])/
 
 export function saveSourceBatch(db: Db, request: SourceBatchRequest): Promise<SourceBatch> {
   return inTransaction(db, async (tx): Promise<SourceBatch> => {
+    await holdUnchanged(tx.db, request.source)
     const batchId = randomUUID()
     const stream = await tx.db.selectFrom('stream').selectAll().where('id', '=', request.stream.id).executeTakeFirstOrThrow()
     await insertBatch(tx.db, { batchId, stream, kind: 'replace', contentType: null, now: request.now() })
@@ -50,9 +55,13 @@ export function saveSourceBatch(db: Db, request: SourceBatchRequest): Promise<So
     const prefix = `${batchId}\t`
     const accountField = `\t${request.stream.accountId}\t`
     try {
-      const records = parseSource(createReadStream(request.file), request.format.format, formatOptions(request.format), request.limits)
+      const { budget } = request
+      const checkpoint = () => {
+        if (Date.now() > budget.deadline) throw pastDeadline(budget)
+      }
+      const records = parseSource(createReadStream(request.file), request.format.format, formatOptions(request.format), request.limits, checkpoint)
       for await (const record of records) {
-        if (Date.now() > request.budget.deadline) throw pastDeadline(request.budget)
+        checkpoint()
         if ('error' in record) {
           rows.refuse(record.error, record.line, record.excerpt)
           continue
@@ -67,7 +76,13 @@ export function saveSourceBatch(db: Db, request: SourceBatchRequest): Promise<So
       copy.abort(error as Error)
       throw error
     }
-    const outcome = { products: rows.collector.successCount, refused: rows.collector.errorCount, errors: rows.errors() }
+    const repeated = rows.collector.successCount === 0 ? { count: 0, lines: [] } : await repeatedIds(tx.db, batchId)
+    const errors = rows.errors()
+    if (repeated.count > 0) {
+      const message = 'the id appears again further on; the later record is kept'
+      errors.push({ message, occurrences: repeated.count, lines: repeated.lines, example: '' })
+    }
+    const outcome = { products: rows.collector.successCount - repeated.count, refused: rows.collector.errorCount, errors }
     if (outcome.products === 0 && !request.keepEmpty) {
       tx.rollbackOnly()
       return { batchId: undefined, ...outcome }
@@ -75,6 +90,37 @@ export function saveSourceBatch(db: Db, request: SourceBatchRequest): Promise<So
     await finishBatch(tx.db, batchId, rows.collector.stage(request.now()), 'uploaded', [...rows.columns])
     return { batchId, ...outcome }
   })
+}
+
+/**
+ * Holds the source's row (FOR SHARE) as its fetch read it: a change saved since (another URL, file
+ * or format) fails the fetch, and one saved meanwhile waits for this batch to commit, then makes
+ * the next import read the file again.
+ */
+async function holdUnchanged(db: DbHandle, source: SourceBatchRequest['source']): Promise<void> {
+  const held = await db
+    .selectFrom('data_source')
+    .select('id')
+    .where('account_id', '=', source.accountId)
+    .where('id', '=', source.id)
+    .where(sql<boolean>`settings = ${JSON.stringify(source.settings)}::jsonb`)
+    .where(sql<boolean>`sealed_credentials IS NOT DISTINCT FROM ${source.sealedCredentials}`)
+    .forShare()
+    .executeTakeFirst()
+  if (!held) throw new SourceFetchError('the source was changed or deleted while it was fetched; the next import reads it as it is now')
+}
+
+/** Ids found in more than one record: how many records are replaced by a later one, and the first of their lines. */
+async function repeatedIds(db: DbHandle, batchId: string): Promise<{ count: number; lines: number[] }> {
+  const { rows } = await sql<{ repeated: string }>`
+    SELECT count(*) - count(DISTINCT product_id) AS repeated FROM batch_row WHERE batch_id = ${batchId}`.execute(db)
+  const count = Number(rows[0]?.repeated ?? 0)
+  if (count === 0) return { count, lines: [] }
+  const { rows: lines } = await sql<{ line_no: number }>`
+    SELECT line_no FROM (
+      SELECT line_no, row_number() OVER (PARTITION BY product_id ORDER BY line_no DESC) AS later FROM batch_row WHERE batch_id = ${batchId}
+    ) AS numbered WHERE later > 1 ORDER BY line_no LIMIT ${LINES_PER_MESSAGE}`.execute(db)
+  return { count, lines: lines.map((row) => Number(row.line_no)) }
 }
 
 function formatOptions(format: SourceFileFormat) {

@@ -20,8 +20,10 @@ export function parseSource(
   format: SourceFormat,
   options: SourceFormatOptions,
   limits: SourceLimits,
+  /** Called as each piece of the decompressed file is read: throws to stop the reading (a deadline). */
+  checkpoint: () => void = () => undefined,
 ): AsyncGenerator<SourceRecord> {
-  const bytes = limits.maxUnpackedBytes === undefined ? decompressed(body) : atMost(decompressed(body), limits.maxUnpackedBytes)
+  const bytes = measured(decompressed(body), limits.maxUnpackedBytes ?? Number.POSITIVE_INFINITY, checkpoint)
   const guard = new RecordGuard(limits)
   switch (format) {
     case 'csv':
@@ -39,10 +41,15 @@ export function parseSource(
   }
 }
 
-/** The bytes, failing the file once they pass `max` (the decompressed size of a gzip file). */
-async function* atMost(bytes: AsyncIterable<Buffer>, max: number): AsyncGenerator<Buffer> {
+/**
+ * The bytes, failing the file once they pass `max` (the decompressed size of a gzip file), and
+ * passing each piece's `checkpoint`: a file of nothing but blank lines yields no record for a long
+ * time, and is stopped here all the same.
+ */
+async function* measured(bytes: AsyncIterable<Buffer>, max: number, checkpoint: () => void): AsyncGenerator<Buffer> {
   let seen = 0
   for await (const chunk of bytes) {
+    checkpoint()
     seen += chunk.length
     if (seen > max) throw new SourceFormatError(`the file is larger than ${max} bytes once decompressed (SOURCE_MAX_UNPACKED_BYTES)`)
     yield chunk

@@ -178,6 +178,56 @@ describe('feed URL sources', () => {
     }
   }, 120_000)
 
+  it('refuses alone a record nested too deeply, reports ids given twice with their lines, and keeps the later record', async () => {
+    const f = await importFixture(t)
+    const deep = `{"id":"J2","d":${'['.repeat(20_000)}${']'.repeat(20_000)}}`
+    const { source } = await feedSource(f, `{"id":"J1","title":"one"}\n${deep}\n{"id":"J1","title":"again"}\n{"id":"J3"}\n`, {}, `deep-${++fileNo}.ndjson`)
+    expect((await imported(f)).map((row) => [row.id, row.title])).toEqual([
+      ['J1', 'again'],
+      ['J3', undefined],
+    ])
+    const fetched = await sourceOf(f, source.id)
+    expect(fetched.last_fetch).toMatchObject({ outcome: 'imported', products: 2, refused_rows: 1 })
+    expect(fetched.last_fetch?.errors.map((e) => [e.message, e.lines])).toEqual([
+      ['the line holds a value nested too deeply to keep as text', [2]],
+      ['the id appears again further on; the later record is kept', [1]],
+    ])
+  })
+
+  it('stops a file of nothing but blank lines at its deadline, and fails a redirect to something that is not a URL', async () => {
+    const f = await importFixture(t)
+    const { source, path } = await feedSource(f, 'id,title\nK1,Kept\n')
+    await imported(f)
+    feeds.route(path, (_req, res) => res.writeHead(200).end(gzipSync(Buffer.concat([Buffer.from('id,title\nK2,x\n'), Buffer.alloc(60_000_000, 10)]))))
+    const started = Date.now()
+    const run = await f.run('import')
+    expect(Date.now() - started).toBeLessThan(30_000)
+    expect(run.status).toBe('success')
+    expect((await sourceOf(f, source.id)).last_fetch?.error).toMatch(/did not finish within 3 s/)
+    feeds.route(path, (_req, res) => res.writeHead(301, { location: 'http://[::1' }).end())
+    await f.run('import')
+    expect((await sourceOf(f, source.id)).last_fetch?.error).toMatch(/redirected to something that is not a URL/)
+    expect((await f.stage()).rows).toEqual([{ id: 'K1', title: 'Kept' }])
+  }, 60_000)
+
+  it('reads the file again after a change saved while a fetch was under way', async () => {
+    const f = await importFixture(t)
+    const slow = `/slow-${++fileNo}.csv`
+    // Both servers label their files alike: the old fetch's validators must not make the new file look unchanged.
+    feeds.route(slow, (_req, res) => void setTimeout(() => res.writeHead(200, { etag: '"same"' }).end('id,title\nOLD,from the old URL\n'), 1000))
+    feeds.file(`/new-${fileNo}.csv`, 'id,title\nNEW,from the new URL\n', { etag: '"same"' })
+    const created = await f.c.post(`/sites/${f.site.id}/sources`, { type: 'feed_url', url: `${feeds.origin}${slow}` })
+    const id = created.json<{ Sources: SourceJson[] }>().Sources[0]!.id
+    const started = await f.process({ action: 'import' })
+    const pid = started.json<{ process_id: string }>().process_id
+    await new Promise((resolve) => setTimeout(resolve, 300))
+    const saved = await f.c.send('PUT', `/sites/${f.site.id}/sources/${id}`, { url: `${feeds.origin}/new-${fileNo}.csv` })
+    expect(saved.statusCode, saved.body).toBe(200)
+    await f.waitFor(pid)
+    expect((await sourceOf(f, id)).last_fetch?.error).toMatch(/changed or deleted while it was fetched/)
+    expect(await imported(f)).toEqual([{ id: 'NEW', title: 'from the new URL' }])
+  })
+
   it('sends basic auth or one header only to the source origin, never shows them, and keeps them when saved again', async () => {
     const f = await importFixture(t)
     const name = `private-${++fileNo}.csv`
@@ -259,6 +309,15 @@ describe('feed URL sources', () => {
       [{ type: 'feed_url', url: `${feeds.origin}/a.csv`, auth: { type: 'basic', user: 'u' } }, /^auth\.password: required/],
       [{ type: 'feed_url', url: `${feeds.origin}/a.csv`, auth: { type: 'header', name: 'Host', value: 'v' } }, /^auth\.name: Host is set by the fetch/],
       [{ type: 'feed_url', url: `${feeds.origin}/a.csv`, host: 'x' }, /^host: belongs to an sftp source/],
+      [
+        { type: 'feed_url', url: `${feeds.origin}/a.csv`, auth: { type: 'header', name: 'X-Key', value: 'k€y' } },
+        /^auth\.value: a header value holds ASCII and Latin-1/,
+      ],
+      [
+        { type: 'feed_url', url: `${feeds.origin}/a.csv`, auth: { type: 'header', name: '__proto__', value: 'v' } },
+        /^auth\.name: "__proto__" is not a header name/,
+      ],
+      [{ type: 'feed_url', url: `${feeds.origin}/a.csv`, stream_id: 1 }, /^stream_id: belongs to a stream source/],
       [{ type: 'sftp', host: '127.0.0.1', user: 'u', password: 'p', path: '/a.csv' }, /^host_key_sha256: required for SFTP/],
       [
         { type: 'sftp', host: '127.0.0.1', user: 'u', host_key_sha256: `SHA256:${'A'.repeat(43)}`, path: '/a.csv' },
