@@ -12,6 +12,8 @@ export interface RunningServer {
   app: FastifyInstance
   connection: Connection
   close(): Promise<void>
+  /** Ends the drain of a close under way at once: what is left is ended, and the database still stopped. */
+  hurry(): void
 }
 
 /**
@@ -42,16 +44,19 @@ export async function startServer(config: Config): Promise<RunningServer> {
     throw error
   }
   const listening = app
+  let hurry = () => {}
+  const hurried = new Promise<boolean>((resolve) => (hurry = () => resolve(false)))
   return {
     app: listening,
     connection,
+    hurry: () => hurry(),
     close: async () => {
       const graceMs = config.SHUTDOWN_GRACE_SECONDS * 1000
       const deadline = Date.now() + graceMs
       // No new runs and no new requests; the ones under way get the drain time to finish.
       const runsStopped = listening.runWorker.stop(graceMs)
       const appClosed = listening.close()
-      if (!(await settlesWithin(Promise.all([runsStopped, appClosed]), graceMs * DRAIN_SHARE))) {
+      if (!(await Promise.race([settlesWithin(Promise.all([runsStopped, appClosed]), graceMs * DRAIN_SHARE), hurried]))) {
         // A long export query, say. Its run is retried elsewhere (or here after a restart), so its
         // work is ended rather than waited for: the pool takes nothing new, so nothing of it is
         // recorded as failed, and this process's sessions are ended in the database.

@@ -22,8 +22,12 @@ export async function serve(): Promise<void> {
   let closing = false
   const shutdown = (signal: NodeJS.Signals) => {
     if (closing) {
-      server.app.log.warn(`${signal} again: exiting without waiting`)
-      process.exit(1)
+      // A terminal's Ctrl-C reaches npm and the server alike, and npm forwards it: a second signal
+      // follows the first within milliseconds. It shortens the drain; it never skips stopping the
+      // embedded Postgres, which would be left running with its lock file.
+      server.app.log.warn(`${signal} again: ending what is under way now, then stopping the database`)
+      server.hurry()
+      return
     }
     closing = true
     server.app.log.info(`${signal} received: draining requests and runs for up to ${config.SHUTDOWN_GRACE_SECONDS} s, then shutting down`)

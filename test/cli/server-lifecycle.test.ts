@@ -126,6 +126,16 @@ describe('server lifecycle with the embedded Postgres', { timeout: 180_000 }, ()
     expect(await exitOf(server, STOP_TIMEOUT_MS, 'the server after SIGINT')).toEqual({ code: 0, signal: null })
     expect(await postmasterPid(dataDir)).toBeUndefined()
   })
+
+  it('Ctrl-C in a terminal (SIGINT to the process group, forwarded again by the parent) stops the embedded Postgres too', async () => {
+    const job = start(['serve'], env, { asTerminalJob: true })
+    await waitUntilHealthy(job, baseUrl)
+    expect(await postmasterPid(dataDir)).toBeDefined()
+    process.kill(-job.process.pid!, 'SIGINT')
+    expect((await exitOf(job, STOP_TIMEOUT_MS, 'the terminal job after Ctrl-C')).code).toBe(0)
+    expect(job.output()).toContain('SIGINT again')
+    expect(await postmasterPid(dataDir)).toBeUndefined()
+  })
 })
 
 describe('GET /healthz', () => {

@@ -38,8 +38,8 @@ export interface Child {
 
 export const children = new Set<ChildProcess>()
 
-export function start(args: string[], env: NodeJS.ProcessEnv): Child {
-  const child = spawn(process.execPath, mainArgs(...args), { cwd: repoRoot, env, stdio: ['ignore', 'pipe', 'pipe'] })
+export function start(args: string[], env: NodeJS.ProcessEnv, { asTerminalJob = false } = {}): Child {
+  const child = asTerminalJob ? terminalJob(args, env) : spawn(process.execPath, mainArgs(...args), { cwd: repoRoot, env, stdio: ['ignore', 'pipe', 'pipe'] })
   children.add(child)
   let output = ''
   child.stdout?.setEncoding('utf8').on('data', (chunk: string) => (output += chunk))
@@ -56,6 +56,17 @@ export function start(args: string[], env: NodeJS.ProcessEnv): Child {
     })
   })
   return { process: child, output: () => output, exited }
+}
+
+/**
+ * The server as a terminal runs `npm start`: a process group of its own, led by a shell that, like
+ * npm, forwards SIGINT and SIGTERM to the server. A Ctrl-C (a signal to the whole group) thus
+ * reaches the server twice, from the terminal and from its parent, milliseconds apart.
+ */
+function terminalJob(args: string[], env: NodeJS.ProcessEnv): ChildProcess {
+  const command = [process.execPath, ...mainArgs(...args)].map((word) => `'${word.replace(/'/g, `'\\''`)}'`).join(' ')
+  const script = `${command} & pid=$!; trap 'kill -INT $pid' INT; trap 'kill -TERM $pid' TERM; wait $pid; wait $pid`
+  return spawn('/bin/sh', ['-c', script], { cwd: repoRoot, env, stdio: ['ignore', 'pipe', 'pipe'], detached: true })
 }
 
 /** Waits for the child to exit on its own; kills it and fails after the bound. */
