@@ -1,3 +1,4 @@
+import { isolatedName } from '../input/text-input.js'
 import type { Channel, ChannelHold, HoldReason } from '../db/schema.js'
 
 // Safety stops (issue 31): an export that would empty most of a live feed is held, as Merchant
@@ -33,7 +34,7 @@ export function safetySettingsOf(channel: Channel): SafetySettings {
 export function safetyStop(channel: Channel, figures: ExportFigures): Pick<ChannelHold, 'reason' | 'message' | 'threshold' | 'min_products'> | undefined {
   const { maxDrop, maxLeftOut, minProducts } = safetySettingsOf(channel)
   const { products, productsPrevious, checked, leftOut } = figures
-  const name = `Channel ${channel.id} (${channel.name})`
+  const name = `Channel ${channel.id} (${isolatedName(channel.name)})`
   const held = (reason: HoldReason, threshold: number, message: string) => ({ reason, threshold, min_products: minProducts, message })
   // Fewer than (1 − max drop) × the delivered file's products, from a delivered file of at least the minimum.
   if (maxDrop !== null && productsPrevious !== null && productsPrevious >= minProducts && products < (1 - maxDrop) * productsPrevious) {

@@ -1,3 +1,4 @@
+import { isolatedName } from '../input/text-input.js'
 import { sql } from 'kysely'
 import type { Db } from '../db/database.js'
 import type { SiteStage } from '../db/schema.js'
@@ -96,7 +97,7 @@ async function countLiveMains(trx: Trx, mains: StageSource[]): Promise<number> {
     else if (!main.importEmpty) {
       throw new RunFailure(
         SiteErrorCode.emptyMainSource,
-        `The main data source ${main.dataSourceId} (${main.fetched ? 'fetched' : `stream ${main.streamId} "${main.streamName}"`}) has no products; ` +
+        `The main data source ${main.dataSourceId} (${main.fetched ? 'fetched' : `stream ${main.streamId} "${isolatedName(main.streamName)}"`}) has no products; ` +
           'the import was stopped and the previous data kept. Allow empty imports on the data source to import it empty.',
         { data_source_id: main.dataSourceId, stream_id: main.streamId },
       )

@@ -44,3 +44,20 @@ function characters(value: string): number {
 export function hasUnstorableCharacter(value: string): boolean {
   return value.includes('\0') || /\p{Cs}/u.test(value)
 }
+
+// Right-to-left letters and the bidi controls (embeddings, overrides, isolates, marks).
+const REORDERS = /[\u0590-\u08ff\ufb1d-\ufdff\ufe70-\ufefc\u200e\u200f\u061c\u202a-\u202e\u2066-\u2069]|\ud802|\ud803|\ud83a|\ud83b/
+
+/** Whether a text could reorder the words around it when shown (a right-to-left letter, a bidi control). */
+export function reordersAround(text: string): boolean {
+  return REORDERS.test(text)
+}
+
+/**
+ * A tenant's name quoted in the platform's own sentence (a run's message, a site error): between
+ * the Unicode isolates FSI and PDI when it could reorder the sentence's words after it (an unclosed
+ * U+202E in a stream's name), as it is otherwise.
+ */
+export function isolatedName(name: string): string {
+  return reordersAround(name) ? `\u2068${name}\u2069` : name
+}
