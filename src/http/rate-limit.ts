@@ -1,6 +1,7 @@
-// Fixed one-second windows per key (credential + endpoint), as docs/interface.md section 8 describes. Counters live
-// in this process; a shared store (Postgres, Redis) can implement RateLimitStore later without
-// touching the callers: `hit` answers with a promise, so a store may ask the database.
+// Fixed one-second windows per key (credential + endpoint), as docs/interface.md section 8 describes.
+// Two stores: this one in the process's memory (the embedded single process), and the Postgres one
+// (postgres-rate-limit.ts) whenever the server runs on a DATABASE_URL, so that every process counts
+// together. `hit` answers with a promise, so a store may ask the database.
 
 export interface RateLimitOutcome {
   limit: number
