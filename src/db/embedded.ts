@@ -49,6 +49,17 @@ export interface StopOptions {
 // Outlives restarts (the clusters kept there hold data), unlike a temp dir that is cleaned up.
 const DEFAULT_SHARED_DIR = '/var/lib/catalog-platform'
 
+/**
+ * How the embedded cluster writes its WAL (issue 35). A full export or import of a million products
+ * writes gigabytes of WAL: at the default max_wal_size (1 GB) each ran into two checkpoints, after
+ * which the first change of every page writes the whole page again. Durable as before: fsync and
+ * full_page_writes stay on. (wal_compression=pglz, the only method the embedded build has, tripled
+ * the small-update cycle's import in bench:cycle: its CPU cost is more than the WAL it saves.)
+ */
+export const WRITE_SETTINGS: Readonly<Record<string, string>> = {
+  max_wal_size: '4GB',
+}
+
 export async function startEmbeddedCluster(given: string, options: EmbeddedOptions = {}): Promise<EmbeddedCluster> {
   // The binaries may run in another working directory (see postgresRunAs): paths must be absolute.
   const dataDir = path.resolve(given)
@@ -91,6 +102,7 @@ export async function startEmbeddedCluster(given: string, options: EmbeddedOptio
 
   const port = await freePort()
   const flags = ['-p', String(port), '-c', 'listen_addresses=127.0.0.1', '-c', "unix_socket_directories=''"]
+  for (const [name, value] of Object.entries(WRITE_SETTINGS)) flags.push('-c', `${name}=${value}`)
   if (options.disposable) flags.push('-c', 'fsync=off', '-c', 'synchronous_commit=off', '-c', 'full_page_writes=off')
   for (const [name, value] of Object.entries(options.settings ?? {})) flags.push('-c', `${name}=${value}`)
   try {
