@@ -107,6 +107,12 @@ function moveByKeys(event) {
   event.preventDefault()
   button.click()
 }
+// A button that changes what a tenant can do (the operator's Lock, Disable) asks first.
+document.addEventListener('submit', function (event) {
+  var button = event.submitter
+  var question = button && button.getAttribute('data-confirm')
+  if (question && !window.confirm(question)) event.preventDefault()
+})
 document.addEventListener('DOMContentLoaded', function () {
   drawCharts(document)
   document.querySelectorAll('[data-poll]').forEach(watch)

@@ -18,6 +18,7 @@ export function page({ title, session, trail = [], body }: PageFrame): Html {
         <meta name="viewport" content="width=device-width, initial-scale=1" />
         <title>${title} · Catalog Platform console</title>
         <link rel="stylesheet" href="/console/assets/console.css" />
+        <link rel="icon" type="image/png" href="/console/assets/favicon.png" />
         <script src="/console/assets/chart.umd.min.js" defer></script>
         <script src="/console/assets/console.js" defer></script>
       </head>

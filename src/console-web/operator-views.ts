@@ -19,8 +19,21 @@ function cutNote(list: Bounded<unknown>, what: string): Html {
   return list.cut ? html`<p class="muted" role="note">Only the first ${list.rows.length} ${what} are shown; there are more.</p>` : html``
 }
 
+// What a switch does to the stream's owner, said before an operator confirms it.
+const SWITCH_EFFECTS: Record<string, string> = {
+  locked_upload: 'Its uploads are refused (423) until it is active again; imports go on.',
+  locked: 'Its uploads are refused (423), and imports take its current data but not its new batches, until it is active again.',
+  disabled: 'Its uploads are refused (403) until it is active again.',
+}
+
+/** An account, linked to its activity. */
 function account(name: string, id: string): Html {
-  return html`${name} <span class="muted">#${id}</span>`
+  return html`<a href="/console/operator/activity?account=${id}">${name}</a> <span class="muted">#${id}</span>`
+}
+
+/** A site, linked to its activity (in its account's). */
+function site(title: string, id: string, accountId: string): Html {
+  return html`<a href="/console/operator/activity?account=${accountId}&amp;target_type=site&amp;target_id=${id}">${title}</a> <span class="muted">#${id}</span>`
 }
 
 /** Usage figures of this process (slots, spool, database pool), one card per kind. */
@@ -77,7 +90,7 @@ export function runsSection(runs: Bounded<ActiveRun>, now: Date): Html {
     (run) =>
       html`<tr>
         <td>${account(run.accountName, run.accountId)}</td>
-        <td>${run.siteTitle} <span class="muted">#${run.siteId}</span></td>
+        <td>${site(run.siteTitle, run.siteId, run.accountId)}</td>
         <td>${run.action} <span class="muted">(${run.trigger})</span></td>
         <td>${badge(run.status)}</td>
         <td>${when(run.createdAt)}</td>
@@ -95,14 +108,14 @@ export function runsSection(runs: Bounded<ActiveRun>, now: Date): Html {
 export function siteStatsSection(id: string, title: string, sites: Bounded<SiteRunStats>): Html {
   const seconds = (value: number | null) => (value === null ? '—' : duration(new Date(0), new Date(value * 1000)))
   const rows = sites.rows.map(
-    (site) =>
+    (row) =>
       html`<tr>
-        <td>${account(site.accountName, site.accountId)}</td>
-        <td>${site.siteTitle} <span class="muted">#${site.siteId}</span></td>
-        <td class="num">${site.runs}</td>
-        <td class="num">${site.failed}</td>
-        <td class="num">${seconds(site.slowestSeconds)}</td>
-        <td>${site.lastFailure ?? '—'}</td>
+        <td>${account(row.accountName, row.accountId)}</td>
+        <td>${site(row.siteTitle, row.siteId, row.accountId)}</td>
+        <td class="num">${row.runs}</td>
+        <td class="num">${row.failed}</td>
+        <td class="num">${seconds(row.slowestSeconds)}</td>
+        <td>${row.lastFailure ?? '—'}</td>
       </tr>`,
   )
   return html`<section aria-labelledby="${id}-heading">
@@ -120,7 +133,7 @@ export function attentionSection(channels: Bounded<ChannelAttention>): Html {
     (c) =>
       html`<tr id="attention-${c.channelId}">
         <td>${account(c.accountName, c.accountId)}</td>
-        <td>${c.siteTitle} <span class="muted">#${c.siteId}</span></td>
+        <td>${site(c.siteTitle, c.siteId, c.accountId)}</td>
         <td>${c.channelName} <span class="muted">#${c.channelId}</span></td>
         <td class="num">${share(c.readiness)}</td>
         <td class="num">${share(c.threshold)}</td>
@@ -148,7 +161,16 @@ export function streamsSection(
   const rows = streams.rows.map((stream) => {
     const buttons = STREAM_SWITCHES.filter(([status]) => status !== stream.status).map(
       ([status, label]) =>
-        html`<button type="submit" name="status" value="${status}" class="secondary" aria-label="${label} stream #${stream.id}">${label}</button> `,
+        html`<button
+          type="submit"
+          name="status"
+          value="${status}"
+          class="secondary"
+          aria-label="${label} stream #${stream.id}"
+          data-confirm="${status === 'active' ? '' : `${label} stream #${stream.id} of account #${stream.accountId}? ${SWITCH_EFFECTS[status]}`}"
+        >
+          ${label}
+        </button> `,
     )
     return html`<tr id="stream-${stream.id}">
       <td>${stream.name} <span class="muted">#${stream.id} · ${stream.type}</span></td>

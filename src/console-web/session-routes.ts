@@ -91,11 +91,16 @@ function showSignIn(request: FastifyRequest, reply: FastifyReply, next: string, 
   reply.setCookie(SIGN_IN_COOKIE, token, { path: '/console', httpOnly: true, sameSite: 'strict', secure: request.protocol === 'https' })
   const body = html`<form class="sign-in" method="post" action="/console/sign-in">
     ${failure ? html`<p class="error" role="alert">${failure}</p>` : ''}
-    <p>
-      Sign in with your account's platform credential (the value of <code>X-Auth-Token</code>, <code>client_id:secret</code>) or a personal access token, as
-      <code>npx catalog-platform accounts create</code> printed them.
-    </p>
-    <label for="credential">Credential</label>
+    ${
+      next.startsWith('/console/operator')
+        ? html`<p>The operator view: sign in with the operator token, the value of <code>CONSOLE_OPERATOR_TOKEN</code> in the server's configuration.</p>
+            <label for="credential">Operator token</label>`
+        : html`<p>
+              Sign in with your account's platform credential (the value of <code>X-Auth-Token</code>, <code>client_id:secret</code>) or a personal access
+              token, as <code>npx catalog-platform accounts create</code> printed them.
+            </p>
+            <label for="credential">Credential</label>`
+    }
     <input id="credential" name="credential" type="password" autocomplete="current-password" required autofocus />
     <input type="hidden" name="_sign_in" value="${token}" />
     <input type="hidden" name="next" value="${next}" />

@@ -95,9 +95,10 @@ async function countLiveMains(trx: Trx, mains: StageSource[]): Promise<number> {
       .executeTakeFirst()
     if (product) live++
     else if (!main.importEmpty) {
+      const what = main.fetched ? 'fetched' : `stream ${main.streamId} "${isolatedName(main.streamName)}"`
       throw new RunFailure(
         SiteErrorCode.emptyMainSource,
-        `The main data source ${main.dataSourceId} (${main.fetched ? 'fetched' : `stream ${main.streamId} "${isolatedName(main.streamName)}"`}) has no products; ` +
+        `The main data source ${main.dataSourceId} (${what}) has no products; ` +
           'the import was stopped and the previous data kept. Allow empty imports on the data source to import it empty.',
         { data_source_id: main.dataSourceId, stream_id: main.streamId },
       )

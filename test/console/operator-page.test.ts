@@ -92,7 +92,7 @@ describe('the operator page', () => {
       .execute()
     const page = await (await operator()).get('/console/operator')
     expect(page.status).toBe(200)
-    const accountRow = rowOf(page.body, `Operator page account <span class="muted">#${account.accountId}</span>`)
+    const accountRow = rowOf(page.body, `Operator page account</a> <span class="muted">#${account.accountId}</span>`)
     // projects, sites, streams, channels, webhooks
     expect(accountRow.numbers).toEqual([1, 2, 1, 1, 1])
     const queuedRow = rowOf(page.body, queuedPid).row
@@ -104,12 +104,12 @@ describe('the operator page', () => {
     expect(runningRow).toContain('export-all')
     expect(page.body.indexOf(running)).toBeLessThan(page.body.indexOf(queuedPid))
     const failing = page.body.slice(page.body.indexOf('id="failing-heading"'), page.body.indexOf('id="slowest-heading"'))
-    const failingRow = rowOf(failing, `${other!.title} <span class="muted">#${other!.id}</span>`)
+    const failingRow = rowOf(failing, `${other!.title}</a> <span class="muted">#${other!.id}</span>`)
     expect(failingRow.numbers.slice(0, 2)).toEqual([2, 1])
     expect(failingRow.row).toContain('1 min 35 s')
     expect(failingRow.row).toContain('The feed could not be read')
     const slowest = page.body.slice(page.body.indexOf('id="slowest-heading"'), page.body.indexOf('id="streams-heading"'))
-    expect(slowest).toContain(`${other!.title} <span class="muted">#${other!.id}</span>`)
+    expect(slowest).toContain(`${other!.title}</a> <span class="muted">#${other!.id}</span>`)
     expect(page.body).toContain('id="health-heading"')
     expect(page.body).toContain('database pool')
   })
