@@ -19,6 +19,7 @@ import * as m0017 from './0017-rules.js'
 import * as m0018 from './0018-activity-and-idempotency.js'
 import * as m0019 from './0019-file-destinations.js'
 import * as m0020 from './0020-fetched-sources.js'
+import * as m0021 from './0021-window-counters.js'
 
 // A static list instead of a directory scan: it works the same from TypeScript sources (tsx, vitest)
 // and from the compiled build, and a migration cannot be forgotten by the bundler.
@@ -43,4 +44,5 @@ export const migrations: Record<string, Migration> = {
   '0018-activity-and-idempotency': m0018,
   '0019-file-destinations': m0019,
   '0020-fetched-sources': m0020,
+  '0021-window-counters': m0021,
 }

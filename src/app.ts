@@ -3,7 +3,8 @@ import Fastify, { type FastifyInstance, type FastifyReply, type FastifyServerOpt
 import swagger from '@fastify/swagger'
 import swaggerUi from '@fastify/swagger-ui'
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
-import { FailedAuthLimit, MemoryFailedAuthStore } from './auth/failed-auth-limit.js'
+import { FailedAuthLimit } from './auth/failed-auth-limit.js'
+import { MemoryWindowCounters, PostgresWindowCounters, type WindowCounters } from './db/window-counters.js'
 import { credentialBoxOf, type CredentialBox } from './auth/credential-box.js'
 import type { Config, TrustProxy } from './config.js'
 import { ConnectionSlots } from './db/connection-slots.js'
@@ -26,8 +27,7 @@ import { metricsRoutes } from './ops-api/metrics-routes.js'
 import { createOutboundGuard, type OutboundGuard, type ResolveHost } from './net/outbound-guard.js'
 import { platformErrorExamples, platformOperations, platformTags } from './platform-api/openapi-docs.js'
 import { platformPlugin } from './platform-api/platform-plugin.js'
-import { PostgresRateLimitStore } from './http/postgres-rate-limit.js'
-import { MemoryRateLimitStore, type RateLimitStore } from './http/rate-limit.js'
+import { CountedRateLimits, type RateLimitStore } from './http/rate-limit.js'
 import { streamErrorExamples, streamOperations, streamTags } from './stream-api/openapi-docs.js'
 import { streamPlugin } from './stream-api/stream-plugin.js'
 import { consolePlugin } from './console-web/console-plugin.js'
@@ -38,6 +38,8 @@ export interface AppDeps {
   /** The time as the app sees it; tests move it (name reservation, rate-limit windows). */
   clock?: () => Date
   rateLimits?: RateLimitStore
+  /** The counters of rate limits and failed authentications; in Postgres on a DATABASE_URL, in memory otherwise, unless given. */
+  counters?: WindowCounters
   /** Logger options; tests pass false. */
   logger?: FastifyServerOptions['logger']
   /** Name resolution of the outbound guard; tests give one to play DNS rebinding. */
@@ -54,7 +56,8 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   const feeds = feedStorage ?? (config.FEED_STORAGE === 'local' ? new LocalFeedStorage(path.join(config.DATA_DIR, 'feeds')) : new PostgresFeedStorage(db))
   // On a DATABASE_URL other processes may share the database: the counters live there, so that a
   // limit holds across all of them. The embedded Postgres serves this process (and its CLI) alone.
-  const limits = rateLimits ?? (config.DATABASE_URL ? new PostgresRateLimitStore(db) : new MemoryRateLimitStore())
+  const counters = deps.counters ?? (config.DATABASE_URL ? new PostgresWindowCounters(db) : new MemoryWindowCounters())
+  const limits = rateLimits ?? new CountedRateLimits(counters)
   const app = createFastify(config, logger)
   // The hooks and the metrics first, so that they cover every route registered after them.
   const metrics = await registerHooksAndMetrics(app, db, config)
@@ -65,7 +68,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   // Background work (runs, pushes, schedules, cleanup). Before the interfaces: they queue runs on its queue.
   await app.register(jobsPlugin, { db, config, clock, feedStorage: feeds, outbound, credentials, metrics })
 
-  await registerInterfaces(app, { db, config, clock, rateLimits: limits, outbound, credentials, feedStorage: feeds, metrics })
+  await registerInterfaces(app, { db, config, clock, rateLimits: limits, counters, outbound, credentials, feedStorage: feeds, metrics })
   app.setNotFoundHandler((request, reply) => sendPlatformError(noRoute(request), request, reply))
   return app
 }
@@ -141,6 +144,7 @@ interface InterfaceDeps {
   config: Config
   clock: () => Date
   rateLimits: RateLimitStore
+  counters: WindowCounters
   outbound: OutboundGuard
   credentials: CredentialBox
   feedStorage: FeedStorage
@@ -148,7 +152,10 @@ interface InterfaceDeps {
 }
 
 /** Health, feed files, the platform and stream APIs and the console, with the capacity they share. */
-async function registerInterfaces(app: App, { db, config, clock, rateLimits, outbound, credentials, feedStorage, metrics }: InterfaceDeps): Promise<void> {
+async function registerInterfaces(
+  app: App,
+  { db, config, clock, rateLimits, counters, outbound, credentials, feedStorage, metrics }: InterfaceDeps,
+): Promise<void> {
   // Uploads and product reads hold a connection as long as they take: each kind gets its share of
   // the pool, and each account its share of those.
   const { uploadSlots, uploadSpool } = uploadCapacity(config)
@@ -160,7 +167,8 @@ async function registerInterfaces(app: App, { db, config, clock, rateLimits, out
   await app.register(healthRoutes, { db, uploadSlots, readSlots, uploadSpool })
   // Feed files of the built-in destination: public, at unguessable URLs.
   await app.register(feedRoutes, { db, feedStorage, readSlots })
-  const authLimit = new FailedAuthLimit(new MemoryFailedAuthStore(), config.AUTH_FAILURES_PER_MINUTE, clock)
+  // Failed authentications are counted by every process together, as the rate limits are (design section 8).
+  const authLimit = new FailedAuthLimit(counters, config.AUTH_FAILURES_PER_MINUTE, clock)
   const runs = app.runWorker.queue
   await app.register(platformPlugin, { db, config, clock, rateLimits, runs, authLimit, outbound, credentials, readSlots, feedStorage })
   await app.register(streamPlugin, { prefix: config.STREAM_PREFIX, db, config, clock, rateLimits, authLimit, uploadSlots, uploadSpool, metrics })

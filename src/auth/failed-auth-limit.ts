@@ -1,10 +1,11 @@
+import type { WindowCounters } from '../db/window-counters.js'
 import { TooManyRequestsError } from '../errors.js'
 import type { AuthAttempt, Caller } from './authenticate.js'
 
 // Failed authentications (missing, malformed, unknown or revoked credential) counted in fixed
 // one-minute windows, on both interfaces, per caller address and per (address, public id of the
-// credential presented). Counters live in this process: N server processes behind a balancer allow
-// N times the limit.
+// credential presented). The counters are the service's window counters (src/db/window-counters.ts):
+// in Postgres on a DATABASE_URL, so that N server processes behind a balancer allow the limit once.
 //
 // Why two counters (issue 21). Counting per address alone refused every request of an address over
 // the limit, valid credentials included: behind a company's NAT one job with a revoked token (or a
@@ -21,50 +22,6 @@ import type { AuthAttempt, Caller } from './authenticate.js'
 
 const WINDOW_MS = 60_000
 
-export interface FailureCount {
-  count: number
-  /** Unix time (ms) at which the window ends. */
-  windowEnd: number
-}
-
-export interface FailedAuthStore {
-  /** Failures counted under `key` (an address, or an address and a public id) in the window around `now`. */
-  failures(key: string, now: Date): FailureCount
-  /** Counts one failure under `key` in the window around `now`. */
-  addFailure(key: string, now: Date): void
-}
-
-export class MemoryFailedAuthStore implements FailedAuthStore {
-  private windows = new Map<string, { start: number; count: number }>()
-  private lastSweep = 0
-
-  failures(key: string, now: Date): FailureCount {
-    const start = windowStart(now)
-    const window = this.windows.get(key)
-    return { count: window?.start === start ? window.count : 0, windowEnd: start + WINDOW_MS }
-  }
-
-  addFailure(key: string, now: Date): void {
-    const start = windowStart(now)
-    this.sweep(start)
-    const window = this.windows.get(key)
-    if (window?.start === start) window.count++
-    else this.windows.set(key, { start, count: 1 })
-  }
-
-  // Finished windows go now and then, so that the map does not grow with every key ever seen.
-  private sweep(currentStart: number): void {
-    if (currentStart === this.lastSweep) return
-    this.lastSweep = currentStart
-    for (const [key, window] of this.windows) if (window.start < currentStart) this.windows.delete(key)
-  }
-}
-
-function windowStart(now: Date): number {
-  const time = now.getTime()
-  return time - (time % WINDOW_MS)
-}
-
 export class TooManyFailedAuthenticationsError extends TooManyRequestsError {
   constructor(retryAfterSeconds: number, of: 'address' | 'credential') {
     const whose = of === 'address' ? 'from this address' : 'of this credential from this address'
@@ -74,7 +31,7 @@ export class TooManyFailedAuthenticationsError extends TooManyRequestsError {
 
 export class FailedAuthLimit {
   constructor(
-    private readonly store: FailedAuthStore,
+    private readonly counters: WindowCounters,
     private readonly perMinute: number,
     private readonly clock: () => Date,
   ) {}
@@ -86,32 +43,37 @@ export class FailedAuthLimit {
    */
   async authenticate(address: string, attempt: AuthAttempt): Promise<Caller | null> {
     const now = this.clock()
-    if (!attempt.presented && this.isOver(address, now)) throw this.refusal(address, now, 'address')
+    if (!attempt.presented && (await this.isOver(address, now))) throw await this.refusal(address, now, 'address')
     const { caller, knownPublicId } = await attempt.check()
     if (caller) return caller
     const credentialKey = knownPublicId && attempt.publicId !== null ? `${address} ${attempt.publicId}` : null
     // Over the limit before this failure: the first `perMinute` failures of a window answer 401.
-    const credentialOver = credentialKey !== null && this.isOver(credentialKey, now)
-    const addressOver = this.isOver(address, now)
-    this.countFailure(address, credentialKey)
-    if (credentialOver) throw this.refusal(credentialKey, now, 'credential')
-    if (addressOver) throw this.refusal(address, now, 'address')
+    const credentialOver = credentialKey !== null && (await this.isOver(credentialKey, now))
+    const addressOver = await this.isOver(address, now)
+    await this.countFailure(address, credentialKey)
+    if (credentialOver) throw await this.refusal(credentialKey, now, 'credential')
+    if (addressOver) throw await this.refusal(address, now, 'address')
     return null
   }
 
-  private isOver(key: string, now: Date): boolean {
-    return this.store.failures(key, now).count >= this.perMinute
+  private async isOver(key: string, now: Date): Promise<boolean> {
+    return (await this.failures(key, now, 0)).count >= this.perMinute
   }
 
-  private refusal(key: string, now: Date, of: 'address' | 'credential'): TooManyFailedAuthenticationsError {
-    const { windowEnd } = this.store.failures(key, now)
+  private async refusal(key: string, now: Date, of: 'address' | 'credential'): Promise<TooManyFailedAuthenticationsError> {
+    const { windowEnd } = await this.failures(key, now, 0)
     return new TooManyFailedAuthenticationsError(Math.max(1, Math.ceil((windowEnd - now.getTime()) / 1000)), of)
   }
 
+  /** The failures counted under `key` (an address, or an address and a public id) in this minute, after adding `by`. */
+  private failures(key: string, now: Date, by: number) {
+    return this.counters.add(`auth ${key}`, WINDOW_MS, now, by)
+  }
+
   // Per public id only for ids that name a credential: invented ids add no counters of their own.
-  private countFailure(address: string, credentialKey: string | null): void {
+  private async countFailure(address: string, credentialKey: string | null): Promise<void> {
     const now = this.clock()
-    this.store.addFailure(address, now)
-    if (credentialKey !== null) this.store.addFailure(credentialKey, now)
+    await this.failures(address, now, 1)
+    if (credentialKey !== null) await this.failures(credentialKey, now, 1)
   }
 }

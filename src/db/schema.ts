@@ -251,6 +251,7 @@ export interface StageProductTable {
 export interface RateLimitWindowTable {
   key: string
   window_start: string
+  window_end: Generated<string>
   hits: number
 }
 

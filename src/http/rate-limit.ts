@@ -1,7 +1,8 @@
-// Fixed one-second windows per key (credential + endpoint), as docs/interface.md section 8 describes.
-// Two stores: this one in the process's memory (the embedded single process), and the Postgres one
-// (postgres-rate-limit.ts) whenever the server runs on a DATABASE_URL, so that every process counts
-// together. `hit` answers with a promise, so a store may ask the database.
+import { MemoryWindowCounters, type WindowCounters } from '../db/window-counters.js'
+// Fixed one-second windows per key (credential + endpoint), as docs/interface.md section 8 describes,
+// counted in the service's one store of window counters (src/db/window-counters.ts): in Postgres
+// whenever the server runs on a DATABASE_URL, so that every process counts together, in memory for
+// the embedded single process.
 
 export interface RateLimitOutcome {
   limit: number
@@ -18,35 +19,20 @@ export interface RateLimitStore {
 
 const WINDOW_MS = 1000
 
-export class MemoryRateLimitStore implements RateLimitStore {
-  private windows = new Map<string, { start: number; count: number }>()
-  private lastSweep = 0
+/** Rate limits counted in window counters (src/db/window-counters.ts): one count per request. */
+export class CountedRateLimits implements RateLimitStore {
+  constructor(private readonly counters: WindowCounters) {}
 
   async hit(key: string, limit: number, now: Date): Promise<RateLimitOutcome> {
-    const time = now.getTime()
-    const start = time - (time % WINDOW_MS)
-    this.sweep(start)
-    let window = this.windows.get(key)
-    if (!window || window.start !== start) {
-      window = { start, count: 0 }
-      this.windows.set(key, window)
-    }
-    window.count++
-    const allowed = window.count <= limit
-    return {
-      limit,
-      observed: window.count,
-      remaining: Math.max(0, limit - window.count),
-      reset: Math.ceil((start + WINDOW_MS) / 1000),
-      allowed,
-    }
+    const { count, windowEnd } = await this.counters.add(key, WINDOW_MS, now)
+    return { limit, observed: count, remaining: Math.max(0, limit - count), reset: Math.ceil(windowEnd / 1000), allowed: count <= limit }
   }
+}
 
-  // Drop finished windows now and then, so that the map does not grow with every key ever seen.
-  private sweep(currentStart: number): void {
-    if (currentStart - this.lastSweep < 10 * WINDOW_MS) return
-    this.lastSweep = currentStart
-    for (const [key, window] of this.windows) if (window.start < currentStart) this.windows.delete(key)
+/** The embedded single process's rate limits, in its memory. */
+export class MemoryRateLimitStore extends CountedRateLimits {
+  constructor() {
+    super(new MemoryWindowCounters())
   }
 }
 

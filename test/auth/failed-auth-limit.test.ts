@@ -3,6 +3,7 @@ import type { FastifyInstance } from 'fastify'
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest'
 import { revokeToken } from '../../src/accounts/accounts.js'
 import { buildApp } from '../../src/app.js'
+import { PostgresWindowCounters } from '../../src/db/window-counters.js'
 import { hashSecret } from '../../src/auth/secrets.js'
 import { ConfigError, loadConfig } from '../../src/config.js'
 import { useTestApp, type TestAccount } from '../helpers/test-app.js'
@@ -245,5 +246,34 @@ describe('TRUST_PROXY', () => {
   it.each(['true', 'TRUE', 'proxy.internal', '10.0.0.0/33', '127.0.0.1/8/8', '1.2.3'])('refuses %s at start-up', (value) => {
     expect(() => trust(value)).toThrow(ConfigError)
     expect(() => trust(value)).toThrow(/TRUST_PROXY/)
+  })
+})
+
+describe('failed authentications counted by every process on the database', () => {
+  // Two apps with the counters in Postgres, as two server processes on a DATABASE_URL keep them.
+  let first: FastifyInstance
+  let second: FastifyInstance
+  beforeAll(async () => {
+    const shared = () => buildApp({ db: t.db, config: t.config, logger: false, clock: t.clock.now, counters: new PostgresWindowCounters(t.db) })
+    ;[first, second] = await Promise.all([shared(), shared()])
+    await Promise.all([first.ready(), second.ready()])
+  })
+  afterAll(async () => {
+    await Promise.all([first?.close(), second?.close()])
+  })
+
+  it('refuses the guess after the limit with 429 on either process, the failures spread over both', async () => {
+    const address = '198.51.100.77'
+    for (let i = 0; i < LIMIT; i++) {
+      const response = await platform(wrongToken(i), address, i % 2 === 0 ? first : second)
+      expect(response.statusCode, `failure ${i + 1}`).toBe(401)
+    }
+    for (const app of [first, second]) {
+      const refused = await platform(wrongToken(99), address, app)
+      expect(refused.statusCode).toBe(429)
+      expect(refused.json<{ message: string }>().message).toBe(FROM_ADDRESS)
+    }
+    // A valid credential from the same address still passes, on both.
+    for (const app of [first, second]) expect((await platform(account.platform, address, app)).statusCode).toBe(200)
   })
 })

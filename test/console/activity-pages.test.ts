@@ -298,6 +298,8 @@ describe('the activity pages of the console', () => {
 
   it("shows the operator every account's changes, its own stream switch as the operator's, and filters by account", async () => {
     const page = await operatorPage()
+    // A Lock asks first (operator-browser.test.ts): confirmed here.
+    page.once('dialog', (dialog) => void dialog.accept())
     await page.getByRole('button', { name: `Lock stream #${otherStreamId}`, exact: true }).click()
     await page.waitForURL(/changed=/)
     await page.getByRole('link', { name: 'Activity of every account' }).click()

@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto'
 import { PostgresRateLimitStore } from '../../src/http/postgres-rate-limit.js'
+import { PostgresWindowCounters } from '../../src/db/window-counters.js'
 import type { FastifyInstance, InjectOptions } from 'fastify'
 import { afterAll, beforeAll } from 'vitest'
 import { createAccount } from '../../src/accounts/accounts.js'
@@ -85,8 +86,9 @@ export function useTestApp(
     context.db = context.database.db
     // sharedRateLimits: the counters in Postgres, as a server on a DATABASE_URL keeps them.
     const rateLimits = sharedRateLimits ? new PostgresRateLimitStore(context.db) : undefined
+    const counters = sharedRateLimits ? new PostgresWindowCounters(context.db) : undefined
     // No log unless a file reads it (run and upload logs): then its logger options, e.g. a stream it keeps.
-    context.app = await buildApp({ ...deps, db: context.db, config: context.config, logger, clock: context.clock.now, rateLimits })
+    context.app = await buildApp({ ...deps, db: context.db, config: context.config, logger, clock: context.clock.now, rateLimits, counters })
     await context.app.ready()
     context.account = async (name = 'Test account') => {
       const created = await createAccount(context.db, name)

@@ -2,6 +2,7 @@ import type { FastifyInstance } from 'fastify'
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest'
 import { buildApp } from '../../src/app.js'
 import { PostgresRateLimitStore } from '../../src/http/postgres-rate-limit.js'
+import { PostgresWindowCounters } from '../../src/db/window-counters.js'
 import { ndjson, NDJSON, postStream, streamClient } from '../helpers/clients.js'
 import { bearerSpellings, xAuthTokenSpellings } from '../helpers/credential-spellings.js'
 import { eventually } from '../helpers/eventually.js'
@@ -16,7 +17,14 @@ const NOW = new Date('2030-01-01T00:00:00.250Z')
 
 let second: FastifyInstance
 beforeAll(async () => {
-  second = await buildApp({ db: t.db, config: t.config, logger: false, clock: t.clock.now, rateLimits: new PostgresRateLimitStore(t.db) })
+  second = await buildApp({
+    db: t.db,
+    config: t.config,
+    logger: false,
+    clock: t.clock.now,
+    rateLimits: new PostgresRateLimitStore(t.db),
+    counters: new PostgresWindowCounters(t.db),
+  })
   await second.ready()
 })
 afterAll(async () => {

@@ -34,6 +34,8 @@ const HIDDEN = [
   /^\/openapi\.json$/,
   /^\/platform\/v2\/sites\/:siteId\/products\/:batchId\/(upload|commit|discard)$/,
   /^\/console(\/|$)/,
+  // The console's icon, where browsers ask for it.
+  /^\/favicon\.ico$/,
 ]
 
 describe('route schemas', () => {
