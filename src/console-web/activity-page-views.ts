@@ -1,7 +1,7 @@
 import { ACTOR_TYPES } from '../activity/activity-query.js'
 import type { ActivityEntry } from '../activity/activity-store.js'
 import { html, type Html } from './html.js'
-import { dataTable, headings } from './layout.js'
+import { dataTable, headings, when } from './layout.js'
 
 // The activity pages (activity-page-routes.ts): an account's changes, one site's, or every account's
 // for the operator; newest first, filtered and paged on the server.
@@ -109,11 +109,10 @@ function entriesList(data: ActivityPageData): Html {
 }
 
 function entryRow(entry: ActivityEntry, { operator, path, query }: ActivityPageData): Html {
-  const time = entry.occurredAt.toISOString()
   const accountCell = html`<td><a href="${listHref(path, { ...query, account: entry.accountId })}">#${entry.accountId}</a></td>`
   return html`<tr id="activity-${entry.id}" class="activity-entry">
     ${operator ? accountCell : ''}
-    <td><time datetime="${time}">${time}</time></td>
+    <td>${when(entry.occurredAt)}</td>
     <td>${entry.actor.label} <span class="muted" data-field="actor-type">(${entry.actor.type})</span></td>
     <td><code data-field="action">${entry.action}</code></td>
     <td>${target(entry, !operator)}</td>

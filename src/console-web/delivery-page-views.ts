@@ -3,7 +3,7 @@ import type { ChannelDetails } from '../channels/channels.js'
 import type { DeliveryAttempt, DestinationTest } from '../channels/destination-checks.js'
 import type { ChannelDestination, FileServerSettings } from '../db/schema.js'
 import { html, type Html } from './html.js'
-import { badge, csrfField, dataTable } from './layout.js'
+import { badge, csrfField, dataTable, when } from './layout.js'
 import { signedInWithPlatformCredential } from './pages.js'
 
 // A channel's destinations and deliveries page (issue 34, delivery-page-routes.ts): where its files
@@ -175,9 +175,8 @@ function testForm(destination: ChannelDestination, { details, session }: Deliver
 function attemptsSection({ details, attempts, offset, perPage, more }: DeliveryPageData): Html {
   const path = deliveriesPath(details.channel.site_id, details.channel.id)
   const rows = attempts.map((attempt) => {
-    const time = attempt.startedAt.toISOString()
     return html`<tr id="attempt-${attempt.id}" class="delivery-attempt">
-      <td><time datetime="${time}">${time}</time></td>
+      <td>${when(attempt.startedAt)}</td>
       <td data-field="file">${attempt.filename}</td>
       <td data-field="destination"><code>${attempt.destination}</code></td>
       <td class="num" data-field="attempt">${attempt.attempt}</td>

@@ -76,9 +76,10 @@ export function badgeClass(text: string): string {
     .replace(/[^a-z_]/g, '')}`
 }
 
-/** Date and time in UTC, the way the platform interface shows them. */
-export function when(date: Date | null | undefined): string {
-  return date ? date.toISOString().slice(0, 19).replace('T', ' ') : '—'
+/** A date and time as every page shows one: in UTC, saying so, to the second; the exact instant in `datetime`. */
+export function when(date: Date | null | undefined): Html {
+  if (!date) return html`—`
+  return html`<time datetime="${date.toISOString()}">${date.toISOString().slice(0, 19).replace('T', ' ')} UTC</time>`
 }
 
 /** A duration in seconds, short. */

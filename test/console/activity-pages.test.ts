@@ -159,7 +159,9 @@ describe('the activity pages of the console', () => {
     expect(await paused.innerText()).toContain('console, signed in with platform credential')
     expect(await change(paused, 'status')).toEqual(['active', 'paused_upload'])
     expect(ids[0]).toBe(Number((await paused.getAttribute('id'))!.replace('activity-', '')))
-    expect(await paused.locator('time').innerText()).toMatch(/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/)
+    // Every page shows a time alike: in UTC and saying so; the exact instant in `datetime`.
+    expect(await paused.locator('time').innerText()).toMatch(/^\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2} UTC$/)
+    expect(await paused.locator('time').getAttribute('datetime')).toMatch(/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/)
     expect(await paused.getByRole('link', { name: `site #${siteId}` }).getAttribute('href')).toBe(`/console/sites/${siteId}`)
 
     const renamed = entryOf(page, 'site.updated', 'rename-request-1')

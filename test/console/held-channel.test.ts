@@ -61,7 +61,7 @@ describe('a held channel in the console', () => {
     expect(channels).toMatch(/CSV all .* held/)
     expect(channels).toContain('Last export')
     expect(channels).toContain('200 products')
-    expect(channels).toMatch(/Held export [\d-]+ [\d:]+: 50 products \(150 deleted, 0 left out\), not published/)
+    expect(channels).toMatch(/Held export [\d-]+ [\d:]+ UTC\s*: 50 products \(150 deleted, 0 left out\), not published/)
 
     const status = await user.get(`/console/sites/${f.site.id}/runs/${held.pid}/status`)
     expect(JSON.parse(status.body)).toMatchObject({ pid: held.pid, status: 'success with warnings', ended: true })
