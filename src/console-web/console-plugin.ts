@@ -9,7 +9,7 @@ import type { ConsoleDeps } from './deps.js'
 import { html } from './html.js'
 import { page } from './layout.js'
 import { SESSION_COOKIE } from './session-cookie.js'
-import { unsignValue } from './cookie-signature.js'
+import { unsignedValue } from './session-cookie-signature.js'
 import { assetRoutes } from './asset-routes.js'
 import { sessionRoutes } from './session-routes.js'
 import { overviewRoutes } from './overview-routes.js'
@@ -58,7 +58,7 @@ export const consolePlugin: FastifyPluginAsync<ConsoleDeps> = async (app, deps) 
     reply.header('referrer-policy', 'same-origin')
     request.consoleCookieKey = await cookieKey()
     const signed = request.cookies[SESSION_COOKIE]
-    const id = signed ? unsignValue(signed, request.consoleCookieKey) : undefined
+    const id = signed ? unsignedValue(signed, request.consoleCookieKey) : undefined
     const session = id ? await findConsoleSession(deps.db, id, deps.clock()) : undefined
     request.consoleSession = session && (await stillValid(deps, session)) ? session : undefined
     request.actor = request.consoleSession ? consoleActor(request.consoleSession) : null

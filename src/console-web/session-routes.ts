@@ -8,7 +8,7 @@ import type { ConsoleDeps } from './deps.js'
 import { html } from './html.js'
 import { page } from './layout.js'
 import { SESSION_COOKIE, SIGN_IN_COOKIE } from './session-cookie.js'
-import { signValue, unsignValue } from './cookie-signature.js'
+import { signedValue, unsignedValue } from './session-cookie-signature.js'
 import './console-types.js'
 
 interface SignInBody {
@@ -49,7 +49,7 @@ export const sessionRoutes: FastifyPluginAsync<ConsoleDeps> = async (app, deps) 
       )
     const opened = await openConsoleSession(deps.db, owner, deps.clock(), hours * 3600_000)
     reply.clearCookie(SIGN_IN_COOKIE, { path: '/console' })
-    reply.setCookie(SESSION_COOKIE, signValue(opened.id, request.consoleCookieKey ?? ''), {
+    reply.setCookie(SESSION_COOKIE, signedValue(opened.id, request.consoleCookieKey ?? ''), {
       path: '/console',
       httpOnly: true,
       sameSite: 'strict',
@@ -61,7 +61,7 @@ export const sessionRoutes: FastifyPluginAsync<ConsoleDeps> = async (app, deps) 
 
   app.post('/console/sign-out', { schema: { hide: true } }, async (request, reply) => {
     const signed = request.cookies[SESSION_COOKIE]
-    const id = signed ? unsignValue(signed, request.consoleCookieKey ?? '') : undefined
+    const id = signed ? unsignedValue(signed, request.consoleCookieKey ?? '') : undefined
     if (id) await closeConsoleSession(deps.db, id)
     reply.clearCookie(SESSION_COOKIE, { path: '/console' })
     return reply.redirect('/console/sign-in', 303)

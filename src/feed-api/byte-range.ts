@@ -7,6 +7,8 @@ export type RangeAnswer = { kind: 'whole' } | { kind: 'partial'; range: ByteRang
 // One range is served as asked. Several ranges (multipart/byteranges) are answered with the whole
 // file, as the RFC allows: feed clients resume downloads with one range, and a list of small ranges
 // is a way to make a server do much work for little.
+// Not the `range-parser` package: it parses and merges lists of ranges, which are answered whole
+// here, and knows nothing of If-Range; one range is this pattern and a few lines.
 const ONE_RANGE = /^bytes=\s*(\d*)\s*-\s*(\d*)\s*$/i
 
 /**

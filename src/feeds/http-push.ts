@@ -50,7 +50,11 @@ export async function openPushFile(file: PushFile): Promise<Exclude<PostBody, Bu
   return stored && { stream: stored.stream(), size: stored.size }
 }
 
-/** `attachment` with the name quoted; a non-ASCII name also goes in `filename*` (RFC 6266). */
+/**
+ * `attachment` with the name quoted; a non-ASCII name also goes in `filename*` (RFC 6266). Not the
+ * `content-disposition` package: it writes Latin-1 letters raw into `filename=`, which receivers
+ * decode differently (as Latin-1 or as UTF-8); here `filename=` holds ASCII only and `filename*` the name.
+ */
 export function contentDisposition(filename: string): string {
   const ascii = filename.replace(/[^\x20-\x7e]/g, '_').replace(/["\\]/g, '\\$&')
   const header = `attachment; filename="${ascii}"`

@@ -1,4 +1,5 @@
 import net from 'node:net'
+import ipaddr from 'ipaddr.js'
 
 // What the outbound guard (outbound-guard.ts) knows of addresses: the class of every IPv4 and IPv6
 // address a tenant must not reach, cloud metadata endpoints by address and by name, and the
@@ -138,23 +139,9 @@ const IPV6: [AddressClass, net.BlockList][] = [
 ]
 const GLOBAL_UNICAST = blockList([['2000::', 3, 'ipv6']])
 
-/** The 16 bytes of an IPv6 address in any spelling (`::`, embedded dotted quad). */
+/** The 16 bytes of an IPv6 address in any spelling (`::`, an embedded dotted quad), as ipaddr.js reads it. */
 function ipv6Bytes(address: string): number[] {
-  let text = address
-  const tail: number[] = []
-  const dotted = /(\d+\.\d+\.\d+\.\d+)$/.exec(text)
-  if (dotted?.[1]) {
-    tail.push(...dotted[1].split('.').map(Number))
-    text = `${text.slice(0, -dotted[1].length)}0:0`
-  }
-  const [head = '', rest] = text.split('::')
-  const groups = (part: string) => (part === '' ? [] : part.split(':').map((group) => parseInt(group, 16)))
-  const left = groups(head)
-  const right = rest === undefined ? [] : groups(rest)
-  const words = [...left, ...new Array<number>(8 - left.length - right.length).fill(0), ...right]
-  const bytes = words.flatMap((word) => [word >> 8, word & 0xff])
-  if (tail.length === 4) bytes.splice(12, 4, ...tail)
-  return bytes
+  return ipaddr.IPv6.parse(address).toByteArray()
 }
 
 /** The IPv4 address an IPv6 address carries (mapped, compatible, NAT64, 6to4), if it carries one. */
