@@ -1,4 +1,4 @@
-import type { WindowCounters } from '../db/window-counters.js'
+import type { WindowCount, WindowCounters } from '../db/window-counters.js'
 import { TooManyRequestsError } from '../errors.js'
 import type { AuthAttempt, Caller } from './authenticate.js'
 
@@ -43,37 +43,30 @@ export class FailedAuthLimit {
    */
   async authenticate(address: string, attempt: AuthAttempt): Promise<Caller | null> {
     const now = this.clock()
-    if (!attempt.presented && (await this.isOver(address, now))) throw await this.refusal(address, now, 'address')
+    if (!attempt.presented) {
+      const counted = await this.failures(address, now, 0)
+      if (counted.count >= this.perMinute) throw this.refusal(counted, now, 'address')
+    }
     const { caller, knownPublicId } = await attempt.check()
     if (caller) return caller
+    // Per public id only for ids that name a credential: invented ids add no counters of their own.
     const credentialKey = knownPublicId && attempt.publicId !== null ? `${address} ${attempt.publicId}` : null
-    // Over the limit before this failure: the first `perMinute` failures of a window answer 401.
-    const credentialOver = credentialKey !== null && (await this.isOver(credentialKey, now))
-    const addressOver = await this.isOver(address, now)
-    await this.countFailure(address, credentialKey)
-    if (credentialOver) throw await this.refusal(credentialKey, now, 'credential')
-    if (addressOver) throw await this.refusal(address, now, 'address')
+    // Each counter counts the failure and answers its count in one statement (every process counting
+    // at once sees distinct counts). Over the limit before this failure: the first `perMinute`
+    // failures of a window answer 401.
+    const ofCredential = credentialKey === null ? undefined : await this.failures(credentialKey, now, 1)
+    const ofAddress = await this.failures(address, now, 1)
+    if (ofCredential && ofCredential.count - 1 >= this.perMinute) throw this.refusal(ofCredential, now, 'credential')
+    if (ofAddress.count - 1 >= this.perMinute) throw this.refusal(ofAddress, now, 'address')
     return null
   }
 
-  private async isOver(key: string, now: Date): Promise<boolean> {
-    return (await this.failures(key, now, 0)).count >= this.perMinute
-  }
-
-  private async refusal(key: string, now: Date, of: 'address' | 'credential'): Promise<TooManyFailedAuthenticationsError> {
-    const { windowEnd } = await this.failures(key, now, 0)
+  private refusal({ windowEnd }: WindowCount, now: Date, of: 'address' | 'credential'): TooManyFailedAuthenticationsError {
     return new TooManyFailedAuthenticationsError(Math.max(1, Math.ceil((windowEnd - now.getTime()) / 1000)), of)
   }
 
   /** The failures counted under `key` (an address, or an address and a public id) in this minute, after adding `by`. */
-  private failures(key: string, now: Date, by: number) {
+  private failures(key: string, now: Date, by: number): Promise<WindowCount> {
     return this.counters.add(`auth ${key}`, WINDOW_MS, now, by)
-  }
-
-  // Per public id only for ids that name a credential: invented ids add no counters of their own.
-  private async countFailure(address: string, credentialKey: string | null): Promise<void> {
-    const now = this.clock()
-    await this.failures(address, now, 1)
-    if (credentialKey !== null) await this.failures(credentialKey, now, 1)
   }
 }

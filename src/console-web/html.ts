@@ -40,8 +40,9 @@ const TEXT_ONLY = /^<(title|textarea|option|script|style)\b/i
 /** Whether a value after `before` lands in an element's content where <bdi> is allowed: not in a tag, nor in a text-only element. */
 function inElementText(before: string): boolean {
   const open = before.lastIndexOf('<')
-  // A fragment that starts with text goes into an element's content (titles and options take strings).
-  if (open === -1) return true
+  // A fragment that starts with text goes into an element's content (titles and options take strings),
+  // unless it opened a quoted attribute value (` title="${x}"`).
+  if (open === -1) return (before.split('"').length - 1) % 2 === 0
   const tag = before.slice(open)
   return tag.includes('>') && !TEXT_ONLY.test(tag)
 }

@@ -14,7 +14,12 @@ export async function sendBySftp(target: FileServerTarget, file: PushFile, optio
   const { settings, credentials } = target
   const { final, upload } = remotePaths(settings, file.filename, options.uploadTag)
   let client: SftpClient | undefined
-  const stop = () => void client?.end().catch(() => {})
+  // Ended by the deadline or a shutdown: a login that completes after it sends nothing.
+  let stopped = false
+  const stop = () => {
+    stopped = true
+    void client?.end().catch(() => {})
+  }
   return withinDeadline(options, stop, async () => {
     const login = await loginSftp({
       address: target.address,
@@ -27,6 +32,10 @@ export async function sendBySftp(target: FileServerTarget, file: PushFile, optio
     })
     if ('failed' in login) return login.failed
     client = login.client
+    if (stopped) {
+      await client.end().catch(() => {})
+      return failure('aborted', 'the attempt was stopped before the upload began', true)
+    }
     try {
       const delivered = await put(client, file, { final, upload })
       if (delivered.ok && options.removeAfter) await client.delete(final)

@@ -23,7 +23,7 @@ export function elementSplitter(contentType: string | null): ElementSplitter {
  * Splits NDJSON into its lines, as the line splitter of chunked uploads does: a line is one product
  * whatever it holds, so a broken one (an unterminated string, an unbalanced brace, something after
  * the object) fails alone and never takes the lines after it along. Elements are numbered by line;
- * blank lines are not products. The \r of a CRLF line end is not part of the line.
+ * blank lines are not products. The \r of a CRLF line end is not measured, but stays in the text.
  */
 export class NdjsonLineSplitter implements ElementSplitter {
   private readonly lines = new TextLines(MAX_LINE_BYTES)

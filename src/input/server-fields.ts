@@ -24,9 +24,9 @@ const FINGERPRINT = /^(?:SHA256:)?([A-Za-z0-9+/_-]{43})=?$/
 export function readLoginCredentials(kind: 'sftp' | 'ftps', item: ServerLoginInput, at: string): FileCredentials | undefined {
   const prefix = at === '' ? '' : `${at}.`
   const given: FileCredentials = {}
-  if (item.password !== undefined && item.password !== null) given.password = text(item.password, `${prefix}password`, 1024, true)
+  if (item.password !== undefined && item.password !== null) given.password = secretText(item.password, `${prefix}password`, 1024)
   if (item.private_key !== undefined && item.private_key !== null) given.private_key = text(item.private_key, `${prefix}private_key`, 16_384, true, true)
-  if (item.passphrase !== undefined && item.passphrase !== null) given.passphrase = text(item.passphrase, `${prefix}passphrase`, 1024, true)
+  if (item.passphrase !== undefined && item.passphrase !== null) given.passphrase = secretText(item.passphrase, `${prefix}passphrase`, 1024)
   if (given.private_key !== undefined) {
     const parsed = ssh2.utils.parseKey(given.private_key, given.passphrase)
     if (parsed instanceof Error) {
@@ -45,6 +45,14 @@ export function hostName(value: unknown, name: string): string {
   const host = text(value, name, 253)
   if (!net.isIP(host) && !HOSTNAME.test(host)) throw new BadRequestError(`${name}: "${host.slice(0, 100)}" is not a host name or IP address`)
   return host.toLowerCase().replace(/\.$/, '')
+}
+
+/** A password or passphrase: kept as written (spaces at either end are part of it), without control characters. */
+export function secretText(value: unknown, name: string, max: number): string {
+  if (typeof value !== 'string') throw new BadRequestError(`${name}: required, a string`)
+  if ([...value].length > max) throw new BadRequestError(`${name}: at most ${max} characters`)
+  if (hasControl(value, false)) throw new BadRequestError(`${name}: must not contain control characters`)
+  return value
 }
 
 export function text(value: unknown, name: string, max: number, allowEmpty = false, multiline = false): string {

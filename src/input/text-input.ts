@@ -59,5 +59,7 @@ export function reordersAround(text: string): boolean {
  * U+202E in a stream's name), as it is otherwise.
  */
 export function isolatedName(name: string): string {
-  return reordersAround(name) ? `\u2068${name}\u2069` : name
+  if (!reordersAround(name)) return name
+  // Its own embeddings, overrides and isolates go: an isolate closer (U+2069) in the name would end the isolate early.
+  return `\u2068${name.replace(/[\u202a-\u202e\u2066-\u2069]/g, '')}\u2069`
 }

@@ -89,10 +89,12 @@ export async function getDataSource(
   siteSegment: string,
   sourceId: string,
   kinds: 'stream' | 'any' = 'stream',
+  { forUpdate = false } = {},
 ): Promise<DataSource> {
   const site = await getSite(db, accountId, siteSegment)
   let query = db.selectFrom('data_source').selectAll().where('account_id', '=', accountId).where('site_id', '=', site.id).where('id', '=', sourceId)
   if (kinds === 'stream') query = query.where('kind', '=', 'stream')
+  if (forUpdate) query = query.forUpdate()
   const source = isId(sourceId) ? await query.executeTakeFirst() : undefined
   if (!source) throw new NotFoundError()
   return source

@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto'
+import { isDeepStrictEqual } from 'node:util'
 import { lockAccountCreates, requireRoom, type AccountLimits } from '../accounts/object-limits.js'
 import { changesBetween } from '../activity/activity-changes.js'
 import { recordActivity } from '../activity/activity-store.js'
@@ -121,10 +122,11 @@ export async function updateSiteSource(
   if (current.kind === 'stream') return updateDataSource(db, accountId, siteSegment, sourceId, input)
   const fetched = readFetchedSource(current.kind, input)
   await checkReachable(fetched.settings, connectors)
-  const sealed = sealedFor(fetched, current, connectors)
   return inTransaction(db, async ({ db: trx }) => {
-    const before = await getSiteSource(trx, accountId, siteSegment, sourceId)
-    const changedWhat = JSON.stringify(before.settings) !== JSON.stringify(fetched.settings) || sealed !== before.sealed_credentials
+    // Read again in the transaction, locked: a concurrent change's credentials are never put back.
+    const before = await getDataSource(trx, accountId, siteSegment, sourceId, 'any', { forUpdate: true })
+    const sealed = sealedFor(fetched, before, connectors)
+    const changedWhat = !isDeepStrictEqual(before.settings, fetched.settings) || sealed !== before.sealed_credentials
     const updated = await trx
       .updateTable('data_source')
       .set({

@@ -1,5 +1,5 @@
 import path from 'node:path'
-import { fingerprint, hostName, port, readLoginCredentials, text, type ServerLoginInput } from '../input/server-fields.js'
+import { fingerprint, hostName, port, readLoginCredentials, secretText, text, type ServerLoginInput } from '../input/server-fields.js'
 import type { FetchedSourceSettings, SourceCredentials, SourceFileFormat } from '../db/schema.js'
 import { BadRequestError } from '../errors.js'
 
@@ -107,7 +107,7 @@ function readAuth(value: unknown): { auth: { basic_user?: string; header_name?: 
   if (auth.type === 'basic') {
     const user = text(auth.user, 'auth.user', 255)
     if (user.includes(':')) throw new BadRequestError('auth.user: a basic-auth user name cannot contain ":"')
-    return { auth: { basic_user: user }, credentials: given('password') ? { password: text(auth.password, 'auth.password', 1024, true) } : undefined }
+    return { auth: { basic_user: user }, credentials: given('password') ? { password: secretText(auth.password, 'auth.password', 1024) } : undefined }
   }
   if (auth.type === 'header') {
     const name = text(auth.name, 'auth.name', 100)
@@ -119,7 +119,7 @@ function readAuth(value: unknown): { auth: { basic_user?: string; header_name?: 
   throw new BadRequestError('auth.type: "basic" (user and password) or "header" (name and value)')
 }
 
-/** A header's value as HTTP carries it: tabs, visible ASCII and Latin-1 (Node refuses anything else when it sends). */
+/** A header's value as HTTP carries it: visible ASCII and Latin-1, spaces inside (Node refuses anything else when it sends). */
 function headerValue(value: unknown): string {
   const written = text(value, 'auth.value', 4096)
   if (/[^\t\x20-\x7e\x80-\xff]/.test(written)) throw new BadRequestError('auth.value: a header value holds ASCII and Latin-1 characters only')

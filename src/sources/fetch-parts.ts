@@ -18,7 +18,7 @@ export interface FetchBudget {
   deadline: number
   /** The limit that set the deadline (SOURCE_FETCH_TIMEOUT_SECONDS), for messages. */
   limitSeconds: number
-  /** A server that sends nothing for this long is given up on. */
+  /** A feed URL's server that sends nothing for this long is given up on (an SFTP download is bounded by the deadline). */
   idleMs: number
 }
 

@@ -58,13 +58,14 @@ function redirectTarget(location: string, from: URL): string {
   }
 }
 
+/** The URL checked by the outbound guard; a refusal names the host only (a redirect's URL may carry a token). */
 function checked(source: SourceToFetch, url: string): URL {
+  let host = 'the URL'
   try {
+    host = new URL(url).host || host
     return source.guard.checkTarget(url)
   } catch (error) {
-    throw new SourceFetchError(
-      error instanceof OutboundRefusedError ? `${url.slice(0, 200)} is not allowed: ${error.reason}` : `${url.slice(0, 200)} is not a valid URL`,
-    )
+    throw new SourceFetchError(error instanceof OutboundRefusedError ? `${host} is not allowed: ${error.reason}` : `${host.slice(0, 200)} is not a valid URL`)
   }
 }
 

@@ -20,9 +20,12 @@ export async function fetchBySftp(source: SourceToFetch, settings: SftpSettings,
   const address = await addressOf(source, settings.host)
   let client: SftpClient | undefined
   let timer: NodeJS.Timeout | undefined
+  // Past the deadline: a login that completes after it reads nothing.
+  let stopped = false
   const cut = new Promise<never>((_, reject) => {
     timer = setTimeout(
       () => {
+        stopped = true
         void client?.end().catch(() => {})
         reject(pastDeadline(budget))
       },
@@ -41,6 +44,10 @@ export async function fetchBySftp(source: SourceToFetch, settings: SftpSettings,
     })
     if ('failed' in login) throw new SourceFetchError(login.failed.ok ? 'the login failed' : login.failed.error)
     client = login.client
+    if (stopped) {
+      await client.end().catch(() => {})
+      throw pastDeadline(budget)
+    }
     try {
       return await download(client, settings.path, target, source)
     } finally {
@@ -48,7 +55,10 @@ export async function fetchBySftp(source: SourceToFetch, settings: SftpSettings,
     }
   }
   try {
-    return await Promise.race([work(), cut])
+    const working = work()
+    // Ended by the deadline, the work still ends later, with an error no one waits for.
+    working.catch(() => {})
+    return await Promise.race([working, cut])
   } finally {
     clearTimeout(timer)
   }

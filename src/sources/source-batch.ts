@@ -6,7 +6,7 @@ import { sql } from 'kysely'
 import type { Db, DbHandle } from '../db/database.js'
 import type { FetchedSourceSettings, SourceFileFormat, SourceRowError } from '../db/schema.js'
 import { inTransaction } from '../db/transaction.js'
-import { hasUnstorableCharacter } from '../input/text-input.js'
+import { hasUnstorableCharacter, isolatedName } from '../input/text-input.js'
 import { finishBatch, insertBatch } from '../streams/batch-store.js'
 import { StageCollector } from '../streams/upload-stage.js'
 import { pastDeadline, SourceFetchError, type FetchBudget } from './fetch-parts.js'
@@ -46,9 +46,13 @@ const UNSTORABLE_ESCAPE = /\\u(?:0000|[dD][89a-fA-F])/
 
 export function saveSourceBatch(db: Db, request: SourceBatchRequest): Promise<SourceBatch> {
   return inTransaction(db, async (tx): Promise<SourceBatch> => {
-    await holdUnchanged(tx.db, request.source)
     const batchId = randomUUID()
-    const stream = await tx.db.selectFrom('stream').selectAll().where('id', '=', request.stream.id).executeTakeFirstOrThrow()
+    const stream = await tx.db
+      .selectFrom('stream')
+      .selectAll()
+      .where('account_id', '=', request.stream.accountId)
+      .where('id', '=', request.stream.id)
+      .executeTakeFirstOrThrow()
     await insertBatch(tx.db, { batchId, stream, kind: 'replace', contentType: null, now: request.now() })
     const copy = new CopyWriter(tx.client, 'COPY batch_row (batch_id, line_no, account_id, product_id, data) FROM STDIN')
     const rows = new SourceRows(request.format.id_column)
@@ -87,15 +91,17 @@ export function saveSourceBatch(db: Db, request: SourceBatchRequest): Promise<So
       tx.rollbackOnly()
       return { batchId: undefined, ...outcome }
     }
+    // Only now, for the commit: a change of the source saved while the file was read waits a moment, not the whole read.
+    await holdUnchanged(tx.db, request.source)
     await finishBatch(tx.db, batchId, rows.collector.stage(request.now()), 'uploaded', [...rows.columns])
     return { batchId, ...outcome }
   })
 }
 
 /**
- * Holds the source's row (FOR SHARE) as its fetch read it: a change saved since (another URL, file
- * or format) fails the fetch, and one saved meanwhile waits for this batch to commit, then makes
- * the next import read the file again.
+ * Holds the source's row (FOR SHARE) as its fetch read it, until the batch commits: a change saved
+ * since the fetch began (another URL, file or format) fails it, and one saved meanwhile waits for
+ * the commit, then makes the next import read the file again.
  */
 async function holdUnchanged(db: DbHandle, source: SourceBatchRequest['source']): Promise<void> {
   const held = await db
@@ -127,7 +133,7 @@ function formatOptions(format: SourceFileFormat) {
   return { delimiter: format.delimiter, quote: format.quote, header: format.header, itemElement: format.item_element }
 }
 
-/** The rules a source's row meets beyond its file's (those of a stream's rows: an id, something besides it, storable text). */
+/** The rules a source's row meets beyond its file's (those of a stream's rows: an id, storable text). */
 class SourceRows {
   readonly collector = new StageCollector()
   readonly columns = new Set<string>()
@@ -137,9 +143,8 @@ class SourceRows {
 
   read(line: number, row: Record<string, string>): { id: string; data: string } | undefined {
     const id = Object.hasOwn(row, this.idColumn) ? row[this.idColumn]?.trim() : undefined
-    if (id === undefined || id === '') return this.refuse(`the id column "${this.idColumn}" is missing or empty`, line, JSON.stringify(row))
+    if (id === undefined || id === '') return this.refuse(`the id column "${isolatedName(this.idColumn)}" is missing or empty`, line, JSON.stringify(row))
     if (Buffer.byteLength(id) > MAX_PRODUCT_ID_BYTES) return this.refuse(RowError.longId, line, id)
-    if (Object.values(row).every((value) => value === '')) return this.refuse(RowError.emptyAttributes, line, JSON.stringify(row))
     // The chosen column is the product's id: the row's `id` says the same, as a stream's row does.
     if (this.idColumn !== 'id' || row.id !== id) setAttribute(row, 'id', id)
     const data = JSON.stringify(row)

@@ -81,6 +81,7 @@ describe('tenant text in the console', () => {
     const created = await f.c.post(`/sites/${f.site.id}/channels`, { name: 'Google \u202EDE', export_name: 'generic', format: 'csv' })
     expect(created.statusCode, created.body).toBe(201)
     const run = await f.run('all')
-    expect(run.message).toContain('through \u2068Google \u202EDE\u2069')
+    // The name's own override goes: it could not reorder the words after it even if the isolate were ended early.
+    expect(run.message).toContain('through \u2068Google DE\u2069')
   })
 })
