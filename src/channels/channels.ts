@@ -85,15 +85,19 @@ export async function channelHistory(
   channelId: string,
 ): Promise<{ details: ChannelDetails; history: ChannelExport[] }> {
   const found = await getChannel(db, accountId, siteSegment, channelId)
-  const history = await db
+  return { details: found, history: await exportHistoryOf(db, accountId, found.channel.id) }
+}
+
+/** A channel's exports, newest first (at most 100), for a channel already found in the account. */
+export function exportHistoryOf(db: DbHandle, accountId: string, channelId: string): Promise<ChannelExport[]> {
+  return db
     .selectFrom('channel_export')
     .selectAll()
     .where('account_id', '=', accountId)
-    .where('channel_id', '=', found.channel.id)
+    .where('channel_id', '=', channelId)
     .orderBy('id', 'desc')
     .limit(100)
     .execute()
-  return { details: found, history }
 }
 
 /**

@@ -1,6 +1,6 @@
 import type { FastifyPluginAsync } from 'fastify'
 import { checksOfChannel } from '../channels/channel-diagnostics.js'
-import { channelHistory, listChannels } from '../channels/channels.js'
+import { exportHistoryOf, listChannels } from '../channels/channels.js'
 import { listSiteSources } from '../sites/site-sources.js'
 import { listImportHistory } from '../sites/import-history.js'
 import { listSiteRuns } from '../sites/site-overview.js'
@@ -34,9 +34,11 @@ export const sitePageRoutes: FastifyPluginAsync<ConsoleDeps> = async (app, deps)
     ])
     // A site may have thousands of channels: the page shows the first ones, one query each.
     const shown = channels.slice(0, CHANNELS_SHOWN)
+    // Each channel as listed: its history and checks read by its id, the site and channel not resolved again.
     const histories = await Promise.all(
       shown.map(async (details) => ({
-        ...(await channelHistory(db, accountId, site.id, details.channel.id)),
+        details,
+        history: await exportHistoryOf(db, accountId, details.channel.id),
         checks: await checksOfChannel(db, details.channel),
       })),
     )
