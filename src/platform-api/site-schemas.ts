@@ -1,3 +1,4 @@
+import { SITE_STATUSES } from '../sites/site-input.js'
 import { Type } from '@sinclair/typebox'
 import { IdempotencyHeaders } from '../http/idempotent-answer.js'
 import {
@@ -22,7 +23,7 @@ const SiteBody = Type.Object({
   reference: Type.Optional(NullableString()),
   project_id: Type.Optional(NullableString({ description: 'integer; a string of digits is accepted' })),
   id_column: Type.Optional(NullableString()),
-  status: Type.Optional(NullableString({ enum: ['active', 'paused_upload', 'disabled', null] })),
+  status: Type.Optional(NullableString({ enum: [...SITE_STATUSES, null] })),
   import_schedule: Type.Optional(NullableString()),
   created_at: Type.Optional(NullableString()),
 })

@@ -1,8 +1,10 @@
 import fs from 'node:fs/promises'
+import http from 'node:http'
 import os from 'node:os'
 import path from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { buildApp } from '../../src/app.js'
+import { eventually } from '../helpers/eventually.js'
 import { loadConfig } from '../../src/config.js'
 import { createDb } from '../../src/db/database.js'
 import { freePort } from '../../src/db/free-port.js'
@@ -131,13 +133,26 @@ describe('server lifecycle with the embedded Postgres', { timeout: 180_000 }, ()
     const job = start(['serve'], env, { asTerminalJob: true })
     await waitUntilHealthy(job, baseUrl)
     expect(await postmasterPid(dataDir)).toBeDefined()
-    process.kill(-job.process.pid!, 'SIGINT')
-    // A second Ctrl-C a moment later, to the whole group again: the server sees its second signal whatever its parent forwarded by then.
-    await new Promise((resolve) => setTimeout(resolve, 5))
-    process.kill(-job.process.pid!, 'SIGINT')
+    // An upload whose body never ends keeps the drain waiting, so that every signal below reaches a server still shutting down.
+    const hanging = http.request(`${baseUrl}/streams/1/products`, { method: 'POST', headers: { 'content-type': 'application/x-ndjson' } })
+    hanging.on('error', () => {})
+    // Refused at once (no credential), its body is still read, and the connection kept, while it comes.
+    const answered = new Promise<void>((resolve) => hanging.on('response', (response) => (response.resume(), resolve())))
+    hanging.write('{"id":"still coming')
+    await answered
+    const group = -job.process.pid!
+    process.kill(group, 'SIGINT')
+    await eventually(async () => job.output().includes('SIGINT received') || undefined, 'the first Ctrl-C to be heard')
+    // The same Ctrl-C as a parent forwards it (npm does), at once: the shutdown goes on as it was.
+    process.kill(group, 'SIGINT')
+    await eventually(async () => job.output().includes('SIGINT again at once') || undefined, 'the forwarded signal to be heard')
+    // A second Ctrl-C a second later: what is under way is ended now, and the database still stopped.
+    await new Promise((resolve) => setTimeout(resolve, 1100))
+    process.kill(group, 'SIGINT')
     // The job's exit status is its shell's (a wait a trapped signal interrupts answers 130): the server's own end is its last line.
     await exitOf(job, STOP_TIMEOUT_MS, 'the terminal job after Ctrl-C')
-    expect(job.output()).toContain('SIGINT again')
+    hanging.destroy()
+    expect(job.output()).toContain('SIGINT again: ending what is under way now, then stopping the database')
     expect(job.output()).toContain('shut down: requests drained, runs ended, the database closed')
     expect(await postmasterPid(dataDir)).toBeUndefined()
   })
