@@ -20,12 +20,12 @@ const ConfigSchema = Type.Object({
   STREAM_PREFIX: Type.String({ pattern: '^(/[A-Za-z0-9._~-]+)*$', default: '' }),
   MAX_UPLOAD_BYTES: Type.Integer({ minimum: 1, default: 200 * 1024 * 1024 }),
   STREAM_REQUEST_TIMEOUT_MS: Type.Integer({ minimum: 1, default: 10_000 }),
-  // The key that seals the credentials of file servers (issue 34): 32 bytes, base64. Unset with the
+  // The key that seals the credentials of file servers: 32 bytes, base64. Unset with the
   // embedded database: DATA_DIR/credentials.key, made on first use. Unset on a DATABASE_URL: none stored.
   CREDENTIALS_KEY: Type.Optional(Type.String({ minLength: 1 })),
   // Keys of before a rotation, comma-separated: they open what they sealed until `credentials reseal`.
   CREDENTIALS_KEYS_PREVIOUS: Type.String({ default: '' }),
-  // The activity log's entries are kept this long (issue 33); the hourly cleanup removes older ones.
+  // The activity log's entries are kept this long; the hourly cleanup removes older ones.
   ACTIVITY_RETENTION_DAYS: Type.Integer({ minimum: 1, maximum: 3650, default: 365 }),
   // A request's Idempotency-Key answers its repeats this long; then the key is free again.
   IDEMPOTENCY_TTL_HOURS: Type.Number({ minimum: 0.01, maximum: 720, default: 24 }),
@@ -56,14 +56,14 @@ const ConfigSchema = Type.Object({
   PUSH_BUDGET_SECONDS: Type.Number({ minimum: 0.1, maximum: 86_400, default: 300 }),
   // The wait before a failed push's second try, doubled before its third (within PUSH_BUDGET_SECONDS).
   PUSH_RETRY_BASE_SECONDS: Type.Number({ minimum: 0.01, maximum: 3600, default: 2 }),
-  // Fetched sources (issue 34): a feed URL's or an SFTP file's bounds. The file is fetched to local
+  // Fetched sources: a feed URL's or an SFTP file's bounds. The file is fetched to local
   // disk first (at most SOURCE_MAX_BYTES, as sent), then read; the whole of it within the timeout.
   SOURCE_MAX_BYTES: Type.Integer({ minimum: 1, default: 2_147_483_648 }),
   SOURCE_MAX_UNPACKED_BYTES: Type.Integer({ minimum: 1, default: 8_589_934_592 }),
   SOURCE_MAX_PRODUCTS: Type.Integer({ minimum: 1, default: 5_000_000 }),
   SOURCE_FETCH_TIMEOUT_SECONDS: Type.Number({ minimum: 0.1, maximum: 86_400, default: 900 }),
   SOURCE_IDLE_SECONDS: Type.Number({ minimum: 0.1, maximum: 3600, default: 60 }),
-  // Webhooks (issue 15): subscriptions per account, http URLs only where allowed (https otherwise),
+  // Webhooks: subscriptions per account, http URLs only where allowed (https otherwise),
   // and a delivery worker of their own with per-account slots, so one slow receiver delays no other account.
   WEBHOOK_ALLOW_HTTP: Type.Boolean({ default: false }),
   MAX_WEBHOOKS_PER_ACCOUNT: Type.Integer({ minimum: 1, maximum: 1000, default: 20 }),

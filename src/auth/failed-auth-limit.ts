@@ -7,7 +7,7 @@ import type { AuthAttempt, Caller } from './authenticate.js'
 // credential presented). The counters are the service's window counters (src/db/window-counters.ts):
 // in Postgres on a DATABASE_URL, so that N server processes behind a balancer allow the limit once.
 //
-// Why two counters (issue 21). Counting per address alone refused every request of an address over
+// Why two counters. Counting per address alone refused every request of an address over
 // the limit, valid credentials included: behind a company's NAT one job with a revoked token (or a
 // mistyped secret of the company's own client id) stopped every integration of the company. So a
 // presented credential is always checked, and a valid one always passes: other clients' failures,

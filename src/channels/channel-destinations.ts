@@ -7,7 +7,7 @@ import type { OutboundGuard } from '../net/outbound-guard.js'
 import type { DestinationConfig } from './channel-input.js'
 
 // A channel's destinations as stored: a feed URL's token, an http destination's URL, a file server's
-// settings and its credentials sealed (issue 34). Credentials are write-only: a file server given
+// settings and its credentials sealed. Credentials are write-only: a file server given
 // again without them keeps those stored for the same login (sameLogin below).
 
 /** What saving a channel's destinations needs beside the database: the outbound guard and the key that seals credentials. */

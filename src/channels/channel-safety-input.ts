@@ -18,7 +18,7 @@ export interface SafetySettings {
   safetyMinProducts: number | null
 }
 
-/** The safety stops of a channel created without them (issue 31). */
+/** The safety stops of a channel created without them. */
 export const SAFETY_DEFAULTS: SafetySettings = { safetyMaxDrop: 0.5, safetyMaxLeftOut: 0.5, safetyMinProducts: 100 }
 /** The largest safety_min_products: more products than a catalog can hold. */
 const MAX_MIN_PRODUCTS = 1_000_000_000

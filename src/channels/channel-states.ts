@@ -4,7 +4,7 @@ import type { ChannelHold, CheckTotals } from '../db/schema.js'
 import type { ExportStatus } from './channels.js'
 import { ofChannelRow } from '../db/stage-keys.js'
 
-// Where the channels of an account stand, for the console's overview (issue 31): held by a safety
+// Where the channels of an account stand, for the console's overview: held by a safety
 // stop, below their readiness threshold, or fine. One statement for the account's channels (bounded),
 // one count of its held ones through the partial index on held channels.
 

@@ -8,7 +8,7 @@ import type { DeliveryResult } from '../feeds/file-server-push.js'
 import type { OutboundGuard } from '../net/outbound-guard.js'
 import { getChannel } from './channels.js'
 
-// What a person asks of a channel's file server destinations (issue 34): a test that does what a
+// What a person asks of a channel's file server destinations: a test that does what a
 // delivery does with a small file, then removes it; and every attempt of the channel's deliveries.
 
 export interface DestinationTest {

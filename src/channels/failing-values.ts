@@ -5,7 +5,7 @@ import { attributeColumns } from '../templates/template-checks.js'
 import { MAX_QUOTED_VALUE, type CheckCode } from '../templates/template-codes.js'
 import type { ChannelChecks } from './channel-diagnostics.js'
 
-// The distinct values a check failed on in a channel's last export (issue 32): what the console's
+// The distinct values a check failed on in a channel's last export: what the console's
 // "Fix with a rule" offers to map. Bounded: the first rows that fail the check (in product id
 // order), and of their values at most `limit`, each as the diagnostics quote it.
 

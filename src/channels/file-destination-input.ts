@@ -2,7 +2,7 @@ import type { FileCredentials, FileServerSettings } from '../db/schema.js'
 import { BadRequestError } from '../errors.js'
 import { fingerprint, flag, hostName, port, readLoginCredentials, text, type ServerLoginInput } from '../input/server-fields.js'
 
-// A channel's SFTP and FTPS destinations as a client writes them (issue 34), checked field by field:
+// A channel's SFTP and FTPS destinations as a client writes them, checked field by field:
 // every mistake is a 400 naming the field. Credentials are write-only: a destination given without
 // them keeps the ones stored for the same server and user (channels.ts), and no answer shows them.
 

@@ -4,7 +4,7 @@ import { NotFoundError } from '../errors.js'
 import { channelDiagnostics, type DiagnosticEntry } from './channel-diagnostics.js'
 
 // One product across a site's stages with every check each channel's last export made of it
-// (issue 31, the console's product page): its rows (src/catalog/product-stages.ts) and, per channel
+// (the console's product page): its rows (src/catalog/product-stages.ts) and, per channel
 // that has a row of it, its diagnostics of every severity, the rewrites (info) included.
 
 export interface ProductInChannel extends ChannelProductRow {

@@ -65,7 +65,7 @@ async function showActivity(db: Db, request: FastifyRequest, reply: FastifyReply
 }
 
 /**
- * The activity log in the console (issue 33): who changed what, when and through which request,
+ * The activity log in the console: who changed what, when and through which request,
  * with each change's before and after. An account's changes, one site's, and every account's for
  * the operator; newest first, a page of 50 (`limit` asks for another size), filtered on the server.
  */

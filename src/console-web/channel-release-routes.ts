@@ -19,7 +19,7 @@ export function returnPath(value: unknown, siteId: string): string {
 }
 
 /**
- * The Release button of a held channel's banner (issue 31): publishes the held export as
+ * The Release button of a held channel's banner: publishes the held export as
  * POST /platform/v2/sites/{site}/channels/{id}/release does, for the session's account, and comes
  * back to the page with a notice. A hold that changed or ended since the page was shown is a 409
  * page with the reason; another account's channel a 404 page, as everywhere in the console.

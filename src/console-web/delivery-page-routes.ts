@@ -12,7 +12,7 @@ const ATTEMPTS_PER_PAGE = 50
 const MAX_OFFSET = 1_000_000_000
 
 /**
- * A channel's destinations and delivery attempts in the console (issue 34): GET shows them, and the
+ * A channel's destinations and delivery attempts in the console: GET shows them, and the
  * Test button of an SFTP or FTPS destination POSTs here to run the test that
  * POST /platform/v2/sites/{siteId}/channels/{channelId}/destinations/{id}/test runs, then shows the page
  * again with its outcome. Another account's channel is a 404 page, as everywhere in the console.

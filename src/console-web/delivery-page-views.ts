@@ -6,7 +6,7 @@ import { html, type Html } from './html.js'
 import { badge, csrfField, dataTable, when } from './layout.js'
 import { signedInWithPlatformCredential } from './pages.js'
 
-// A channel's destinations and deliveries page (issue 34, delivery-page-routes.ts): where its files
+// A channel's destinations and deliveries page (delivery-page-routes.ts): where its files
 // go, as a person reads it (a file server's address, login, directory and the key or certificate it
 // must present; its credentials never), a Test button per file server, and every delivery attempt,
 // newest first, paged on the server. Nothing here reads `sealed_credentials`.

@@ -22,7 +22,7 @@ export interface ConsoleDeps {
   feedStorage: FeedStorage
   /** Upload slots and spool, for the operator's view of this process. */
   health: () => Record<string, unknown>
-  /** What a destination's Test connects through, as a delivery does (issue 34). */
+  /** What a destination's Test connects through, as a delivery does. */
   outbound: OutboundGuard
   /** Opens the sealed credentials of file server destinations for a Test; never shown. */
   credentials: CredentialBox

@@ -11,7 +11,7 @@ import { productHref } from './product-links.js'
 import { fixRuleHref } from './rule-fix-links.js'
 import { rulesPath } from './rule-links.js'
 
-// A channel's diagnostics in the console (issue 24): what its last export found checking the
+// A channel's diagnostics in the console: what its last export found checking the
 // products against the channel's template, the counts first, then every failed check of every
 // product. Product ids and values are the client's data: they go through `html` like every value.
 

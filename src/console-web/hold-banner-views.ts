@@ -4,7 +4,7 @@ import { html, type Html } from './html.js'
 import { badge, csrfField, when } from './layout.js'
 import { signedInWithPlatformCredential } from './pages.js'
 
-// A channel held by a safety stop (issue 31) as the overview, the site page and the diagnostics page
+// A channel held by a safety stop as the overview, the site page and the diagnostics page
 // show it: a banner with the figures, the stop's message, a link to the channel's diagnostics and the
 // Release button (a POST form with the session's CSRF token, like every write of the console).
 

@@ -11,7 +11,7 @@ const CHANNELS_SHOWN = 10
 const CHECKS_SHOWN = 100
 
 /**
- * One product of a site in each of its stages with every check of it per channel (issue 31), at
+ * One product of a site in each of its stages with every check of it per channel, at
  * /console/sites/{site}/products/{id} or, for an id no path segment carries, …/product?id={id}
  * (productHref picks). A product no stage has, and another account's site, are 404 pages.
  */

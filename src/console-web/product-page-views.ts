@@ -5,7 +5,7 @@ import { html, type Html } from './html.js'
 import { badge, dataTable } from './layout.js'
 import { rulesPath } from './rule-links.js'
 
-// The product page (issue 31): one product's row in each stage of its site and every check each
+// The product page: one product's row in each stage of its site and every check each
 // channel's last export made of it. Ids and values are the client's data: they go through `html`.
 
 /** Attributes and characters of a value the page shows at most: a row may hold thousands, a value megabytes. */

@@ -15,7 +15,7 @@ import { ruleFormOf } from './rule-form-input.js'
 import { RULE_SCOPE_PREFIXES, ruleEditorPath, ruleScopeRef, rulesPath, type RuleParams } from './rule-links.js'
 import { rulesTrail, scopeName } from './rule-page-views.js'
 
-// The rule editor of a site or a channel (issue 32): GET shows a saved rule or a new one (prefilled
+// The rule editor of a site or a channel: GET shows a saved rule or a new one (prefilled
 // by the query); POST takes the form back with the button pressed: add or remove a row, preview
 // the rules with this one in its place (nothing saved), or save it. A mistake is the page again
 // with the message of the field, a 400; another account's site, channel or rule a 404.

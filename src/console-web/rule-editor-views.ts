@@ -10,7 +10,7 @@ import { scopeSentence } from './rule-page-views.js'
 import { previewSection, type PreviewPanel, type PreviewSample } from './rule-preview-views.js'
 import { actionRow, conditionRow } from './rule-row-views.js'
 
-// The rule editor (issue 32): a rule as a form a merchant fills in without writing JSON, its
+// The rule editor: a rule as a form a merchant fills in without writing JSON, its
 // preview, and the rule as JSON for those who prefer it. A mistake comes back as this page with the
 // message of the field (and the row it names marked), every field as it was typed.
 

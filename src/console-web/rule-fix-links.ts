@@ -3,7 +3,7 @@ import { attributeColumns } from '../templates/template-checks.js'
 import { MAX_QUOTED_VALUE } from '../templates/template-codes.js'
 import { ruleEditorPath } from './rule-links.js'
 
-// "Fix with a rule" on a channel's diagnostics (issue 32): a link to the channel's rule editor with
+// "Fix with a rule" on a channel's diagnostics: a link to the channel's rule editor with
 // a rule prefilled for a failing check, through the editor's query (rule-form.ts names the fields).
 // A value not one of the template's becomes a `map` of the failing values (each to the closest
 // allowed value, or '' for the person to fill); a value too long a `truncate` to the template's

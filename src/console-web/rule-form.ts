@@ -1,7 +1,7 @@
 import type { ActionName } from '../rules/rule-types.js'
 import { RULE_LIMITS } from '../rules/rule-values.js'
 
-// The rule editor's form (issue 32) as the console reads it back: a rule's fields as texts, its
+// The rule editor's form as the console reads it back: a rule's fields as texts, its
 // conditions and actions as rows, so that a page sent back with a mistake shows exactly what the
 // person typed. The same names read a prefill from a query (the diagnostics' "Fix with a rule").
 //

@@ -1,4 +1,4 @@
-// Where the console's rule pages are (issue 32): a site's rules and each channel's, each rule's
+// Where the console's rule pages are: a site's rules and each channel's, each rule's
 // editor and the forms that change a rule.
 
 /** The rules page of a site (no channel) or of one of its channels. */

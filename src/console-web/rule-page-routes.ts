@@ -9,7 +9,7 @@ import { accountOfSession, queryText, requirePlatformCredential, sendPage } from
 import { RULE_SCOPE_PREFIXES, ruleScopeRef, rulesPath, type RuleParams } from './rule-links.js'
 import { rulesPage, rulesTrail, scopeName, type RulesPageData } from './rule-page-views.js'
 
-// A site's and a channel's rules page (issue 32), and the buttons of each rule: move up or down,
+// A site's and a channel's rules page, and the buttons of each rule: move up or down,
 // enable or disable, delete. Each button posts a form with the session's CSRF token (checked by the
 // console plugin) and comes back to the list with a notice; like the platform interface's rule
 // routes, a change takes the platform credential. Another account's site, channel or rule is a 404.

@@ -8,7 +8,7 @@ import { badge, csrfField } from './layout.js'
 import { signedInWithPlatformCredential } from './pages.js'
 import { ruleEditorPath, rulesPath } from './rule-links.js'
 
-// A site's or a channel's rules in the console (issue 32): in the order they run, each written out
+// A site's or a channel's rules in the console: in the order they run, each written out
 // in words, with the buttons that edit, move, enable or disable and delete it. Every button is a
 // form of its own that posts with the session's CSRF token, so it works by keyboard and without
 // script; console.js adds Alt+↑ and Alt+↓ on a focused rule.

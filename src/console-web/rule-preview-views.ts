@@ -5,7 +5,7 @@ import { percent } from './diagnostics-page-views.js'
 import { html, type Html } from './html.js'
 import { badge, dataTable } from './layout.js'
 
-// The rule editor's preview (issue 32): what the scope's rules, with the rule of the form in its
+// The rule editor's preview: what the scope's rules, with the rule of the form in its
 // place, would do to sample products and to the whole stage, before anything is saved.
 
 /** A preview's answer, or the message of what it refused, with the drafts it ran. */

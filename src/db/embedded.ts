@@ -50,7 +50,7 @@ export interface StopOptions {
 const DEFAULT_SHARED_DIR = '/var/lib/catalog-platform'
 
 /**
- * How the embedded cluster writes its WAL (issue 35). A full export or import of a million products
+ * How the embedded cluster writes its WAL. A full export or import of a million products
  * writes gigabytes of WAL: at the default max_wal_size (1 GB) each ran into two checkpoints, after
  * which the first change of every page writes the whole page again. Durable as before: fsync and
  * full_page_writes stay on. (wal_compression=pglz, the only method the embedded build has, tripled

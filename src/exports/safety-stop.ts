@@ -1,7 +1,7 @@
 import { isolatedName } from '../input/text-input.js'
 import type { Channel, ChannelHold, HoldReason } from '../db/schema.js'
 
-// Safety stops (issue 31): an export that would empty most of a live feed is held, as Merchant
+// Safety stops: an export that would empty most of a live feed is held, as Merchant
 // Center's "significant drop" guard and the feed tools that hold a publish when a feed shrinks do.
 // The figures are the export's own (its counts and its checks, from the pass that classified its
 // rows): deciding costs no second pass. A held export writes nothing; the channel keeps serving

@@ -3,7 +3,7 @@ import path from 'node:path'
 import type { FileCredentials, FileServerSettings } from '../db/schema.js'
 import type { SendResult } from './http-push.js'
 
-// What the SFTP and FTPS uploads share (issue 34): the target, the answer of one attempt, the
+// What the SFTP and FTPS uploads share: the target, the answer of one attempt, the
 // temporary name a file is uploaded under before it is renamed into place, and a deadline.
 
 /** A file server to upload to: its settings, its opened credentials, and the address the outbound guard checked. */

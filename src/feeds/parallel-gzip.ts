@@ -10,7 +10,7 @@ import { constants, crc32, deflateRaw } from 'node:zlib'
 // input, computed here in order. Any gzip reader inflates it as one stream.
 //
 // Why: the first download after an export writes its full file, and zlib's one stream on one core
-// was most of that wait (about 3 s for 419 MB at the fastest level, measured in bench:cycle, issue 14).
+// was most of that wait (about 3 s for 419 MB at the fastest level, measured in bench:cycle).
 
 const deflate = promisify(deflateRaw) as (buffer: Buffer, options: object) => Promise<Buffer>
 

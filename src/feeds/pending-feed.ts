@@ -6,7 +6,7 @@ import type { FeedFileWriter, FeedStorage, StoredFeed } from './feed-storage.js'
 import { writeFeedPlan } from './feed-writer.js'
 
 // A whole identity download of a full file not written yet is served straight from the channel
-// stage's lines (issue 25): one COPY in key order, as the file would be written, sent as it comes.
+// stage's lines: one COPY in key order, as the file would be written, sent as it comes.
 // The file is written to the storage once that download is over, for gzip clients, ranges and
 // every later download. Measured at 300,000 rows (125 MB) on 2 cores: a first download that also
 // compressed and stored the file as it went took 1.6-2.4 s against 0.6-0.8 s for a download of the

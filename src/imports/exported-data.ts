@@ -4,7 +4,7 @@ import { CHANNEL_STAGES, channelStage, inStage, sameImportRow } from '../db/stag
 
 // A channel that exports the import stage's rows as they are (no mapping) keeps no copy of a clean
 // row's data in its stage: its data is NULL there, meaning "the import stage's row of the same id",
-// which the channel exported unchanged (issue 25: one copy of each row, not two). Before the import
+// which the channel exported unchanged (one copy of each row, not two). Before the import
 // changes or deletes a row of the import stage, every channel stage row that refers to it gets the
 // data it refers to, so that the channel stage keeps showing what was exported until the next
 // export compares, writes the new line, and lets the row refer again.

@@ -10,7 +10,7 @@ import { saveSourceBatch, type SourceBatch } from '../sources/source-batch.js'
 import { fetchSourceFile, SourceFetchError, type FetchBudget } from '../sources/source-fetch.js'
 import { SourceFormatError } from '../sources/source-parsers.js'
 
-// The first step of a fetched source's import (issue 34): fetch the file and, when it changed, make
+// The first step of a fetched source's import: fetch the file and, when it changed, make
 // it a `replace` batch of the source's stream, which the import then applies like any stream's
 // batches. Whatever fails (refused, too large, too slow, unreachable, unreadable) is a site error
 // and leaves the source's data as it was.

@@ -8,7 +8,7 @@ import { formatTimestamp, links } from './envelope.js'
 import { baseOf, type PlatformDeps } from './deps.js'
 import { errorResponses } from './schemas.js'
 
-// A channel's diagnostics (issue 24): which products its last export left out or exported with
+// A channel's diagnostics: which products its last export left out or exported with
 // warnings, and why, per check; and the counts. Account-scoped like every channel read: another
 // account's channel is a 404.
 

@@ -8,7 +8,7 @@ import { baseOf, type PlatformDeps } from './deps.js'
 import { PreviewOut, RuleOut, ruleView } from './rule-views.js'
 import { Envelope, SuccessBody, errorResponses, readBudgetResponses, writeErrorResponses } from './schemas.js'
 
-// Transformation rules (issue 32): a site's (its intermediate stage) and each channel's, with their
+// Transformation rules: a site's (its intermediate stage) and each channel's, with their
 // order and a preview. The same routes under a site and under one of its channels.
 
 const RuleBody = Type.Object({

@@ -28,7 +28,7 @@ import { answerOnce } from '../http/idempotent-answer.js'
 
 // availableProjectIds: a response about one site carries every project id of the account (at
 // most MAX_PROJECTS_PER_ACCOUNT); a listing carries only each site's own project, since repeating
-// every project on every site made a listing grow with sites x projects (issue 10, finding 6).
+// every project on every site made a listing grow with sites x projects.
 async function oneSite(deps: PlatformDeps, request: FastifyRequest, site: Site, db: DbHandle = deps.db) {
   const available = await projectIds(db, accountOf(request))
   return { success: true as const, Sites: [siteView(site, baseOf(request, deps), available)] }

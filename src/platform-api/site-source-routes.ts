@@ -8,7 +8,7 @@ import type { PlatformDeps } from './deps.js'
 import { Envelope, NullableBoolean, NullableString, SiteParams, errorResponses, writeErrorResponses } from './schemas.js'
 import { SiteSourceOut, siteSourceView } from './site-source-views.js'
 
-// A site's sources of every kind (issue 34): stream sources (also at …/streams), feed URLs and SFTP files.
+// A site's sources of every kind: stream sources (also at …/streams), feed URLs and SFTP files.
 const Params = Type.Object({ siteId: Type.String(), sourceId: Type.String({ description: 'id of the source' }) })
 const field = (description: string) => Type.Optional(Type.Unknown({ description }))
 const SourceBody = Type.Object({

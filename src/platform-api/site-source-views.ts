@@ -1,7 +1,7 @@
 import { Type } from '@sinclair/typebox'
 import type { DataSource } from '../db/schema.js'
 
-// A site's source as the sources endpoints show it (issue 34): where it fetches from and how it reads
+// A site's source as the sources endpoints show it: where it fetches from and how it reads
 // the file, never a credential (`credentials` says only whether some are stored), and its last fetch.
 
 const Nullable = <T extends ReturnType<typeof Type.String>>(schema: T) => Type.Union([schema, Type.Null()])

@@ -9,7 +9,7 @@ import { baseOf, type PlatformDeps } from './deps.js'
 import { Envelope, NullableBoolean, NullableString, SuccessBody, conflictResponse, errorResponses, writeErrorResponses } from './schemas.js'
 import { DeliveryOut, WebhookOut, deliveryView, webhookView } from './webhook-views.js'
 
-// Webhooks (issue 15): an account's subscriptions to events, signed as Standard Webhooks has it,
+// Webhooks: an account's subscriptions to events, signed as Standard Webhooks has it,
 // and their deliveries. X-Auth-Token or bearer, like the process endpoint.
 
 const WebhookBody = Type.Object({

@@ -6,7 +6,7 @@ import { intermediateColumns } from '../rules/intermediate-stage.js'
 import { ruleSpecOf } from '../rules/rule-store.js'
 import { listRules, reorderRules, type RuleScopeOf, type RuleScopeRef } from './rule-sets.js'
 
-// What the console's rule pages need beyond the rule routes (issue 32): a scope's rules with the
+// What the console's rule pages need beyond the rule routes: a scope's rules with the
 // columns its rules may read and write, and one rule moved a place up or down.
 
 export interface RulesWithColumns {

@@ -15,7 +15,7 @@ import { changesBetween } from '../activity/activity-changes.js'
 import { recordActivity } from '../activity/activity-store.js'
 import { settleRequestClaim } from '../activity/request-scope.js'
 
-// A site's rules and each channel's (issue 32): list, read, create, replace, delete, reorder. The
+// A site's rules and each channel's: list, read, create, replace, delete, reorder. The
 // scope is found for the caller's account first (another account's site or channel is a 404), and
 // every write of a scope takes its site's row lock, so that parallel writers keep positions 1…n
 // and the bound on rules per scope.

@@ -7,7 +7,7 @@ import { rulePipeline, writtenDataSql, type RulePipeline } from './rule-pipeline
 import { rulesOfScope } from './rule-store.js'
 import type { RuleSpec } from './rule-types.js'
 
-// The intermediate stage (issue 32): the import stage through the site's rules. It is not stored:
+// The intermediate stage: the import stage through the site's rules. It is not stored:
 // every reader reads the import stage's rows through the rules, as SQL (rule-pipeline.ts), so it
 // costs no byte on disk and is never stale, and what a product read of it shows is what an export
 // of its rows works with. A site without enabled rules reads the import stage as it is.

@@ -1,4 +1,4 @@
-// Transformation rules (issue 32): what a rule is, as it is stored and as the API shows it. Site
+// Transformation rules: what a rule is, as it is stored and as the API shows it. Site
 // rules turn the import stage into the intermediate stage; a channel's rules turn its mapped rows
 // into what its template checks and its file carries. Each rule writes one attribute: when its
 // condition holds, its `then` actions run on the attribute's value in order, otherwise its `else`

@@ -7,7 +7,7 @@ import { getSite } from './sites.js'
 
 /**
  * A run's status as the console shows it: `success with warnings` for a successful run whose exports
- * left products out or were held by a safety stop (issue 31), else the run's own status.
+ * left products out or were held by a safety stop, else the run's own status.
  */
 export type ShownRunStatus = RunStatus | 'success with warnings'
 

@@ -25,7 +25,7 @@ import {
 } from './data-sources.js'
 import { getSite } from './sites.js'
 
-// A site's sources of every kind (issue 34): its stream sources (data-sources.ts, which the stream
+// A site's sources of every kind: its stream sources (data-sources.ts, which the stream
 // endpoints keep serving) and the sources it fetches itself, a feed URL or a file on an SFTP server.
 // A fetched source keeps its rows in a stream of its own that no interface shows; its credentials
 // are sealed and never shown back.

@@ -3,7 +3,7 @@ import { fingerprint, hostName, port, readLoginCredentials, secretText, text, ty
 import type { FetchedSourceSettings, SourceCredentials, SourceFileFormat } from '../db/schema.js'
 import { BadRequestError } from '../errors.js'
 
-// A fetched source (a feed URL or a file on an SFTP server, issue 34) as a client writes it, checked
+// A fetched source (a feed URL or a file on an SFTP server) as a client writes it, checked
 // field by field: every mistake is a 400 naming the field. Credentials are write-only: a source
 // saved without them keeps the ones stored for the same server and user (site-sources.ts).
 

@@ -13,7 +13,7 @@ import { pastDeadline, SourceFetchError, type FetchBudget } from './fetch-parts.
 import { setAttribute } from './record-guard.js'
 import { parseSource, type SourceLimits } from './source-parsers.js'
 
-// A fetched file becomes one `replace` batch of its source's stream (issue 34), as an upload becomes
+// A fetched file becomes one `replace` batch of its source's stream, as an upload becomes
 // a batch: each product a batch_row (by COPY), each refused record an error grouped by its message,
 // with the first line numbers of each. A file that cannot be read whole (malformed XML, too many
 // products, past its time) rolls back: nothing of it is kept and the source's data stays as it was.

@@ -8,7 +8,7 @@ import { fetchBySftp } from './sftp-source-fetch.js'
 
 export { SourceFetchError, type FetchBudget, type SourceToFetch } from './fetch-parts.js'
 
-// Fetches a source's file (issue 34) into a file on local disk, within its bounds: the network and
+// Fetches a source's file into a file on local disk, within its bounds: the network and
 // the database never wait on each other (a slow server holds no connection of the database), and
 // the digest of what arrived tells a file that has not changed, whatever the server's validators say.
 

@@ -146,7 +146,7 @@ export async function listBatches(db: DbHandle, accountId: string, streamId: str
 /**
  * Deletes the uploaded rows (and referenced payloads) of applied batches: the stream's catalog has
  * them now, and nothing reads them again. Run in the transaction that applies them, so that an
- * upload weighs on disk only until its import (issue 25), and by the hourly cleanup for batches
+ * upload weighs on disk only until its import, and by the hourly cleanup for batches
  * applied before that.
  */
 export async function releaseBatchRows(db: DbHandle, batchIds: string[]): Promise<void> {

@@ -1,4 +1,4 @@
-// The events an account can subscribe to (issue 15). A subscription names some of them, or `all`,
+// The events an account can subscribe to. A subscription names some of them, or `all`,
 // which also takes the types added later.
 
 export const WEBHOOK_EVENT_TYPES = [

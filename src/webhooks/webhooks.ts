@@ -11,7 +11,7 @@ import { readWebhookFields, type WebhookInput, type WebhookSettings } from './we
 import { recordWebhookChange } from './webhook-activity.js'
 import { settleRequestClaim } from '../activity/request-scope.js'
 
-// Subscriptions of an account (issue 15). The secret is shown once, by the create and the rotation
+// Subscriptions of an account. The secret is shown once, by the create and the rotation
 // that make it; every other read leaves it out.
 
 /** How long a rotated-out secret keeps signing, next to the new one. */

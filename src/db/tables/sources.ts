@@ -22,7 +22,7 @@ export interface DataSourceTable {
 
 export type SourceKind = 'stream' | 'feed_url' | 'sftp'
 
-/** How a fetched source's file is read (issue 34). */
+/** How a fetched source's file is read. */
 export interface SourceFileFormat {
   format: 'csv' | 'tsv' | 'xml' | 'ndjson' | 'json'
   /** csv, tsv: the separator; default ',' or a tab. */

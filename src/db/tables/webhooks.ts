@@ -3,7 +3,7 @@ import type { Id, CreatedAt } from './columns.js'
 
 // Webhooks, their events and deliveries (src/webhooks/).
 
-/** An account's subscription to events (issue 15). */
+/** An account's subscription to events. */
 export interface WebhookTable {
   id: Id
   account_id: string
