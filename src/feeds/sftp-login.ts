@@ -59,3 +59,15 @@ export async function loginSftp(login: SftpLogin): Promise<{ client: SftpClient 
     return { failed: failure('unreachable', `could not connect: ${networkReason(code, message)}`, true) }
   }
 }
+
+/**
+ * What an SFTP read or write that failed ran into: the server's refusal (status 3, permission
+ * denied; status 2, no such file or directory), which a retry does not change, or the network's
+ * failure in the service's words. The server's own text stays out.
+ */
+export function sftpFailureOf(error: unknown): { refused: 'denied' | 'missing' } | { broken: string } {
+  const { message = '', code } = error as { message?: string; code?: number | string }
+  if (code === 3 || /permission denied/i.test(message)) return { refused: 'denied' }
+  if (code === 2 || /no such file/i.test(message)) return { refused: 'missing' }
+  return { broken: networkReason(typeof code === 'string' ? code : undefined, message) }
+}

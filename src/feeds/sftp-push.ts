@@ -1,9 +1,9 @@
 import type { Readable } from 'node:stream'
 import type { SFTPWrapper } from 'ssh2'
 import type SftpClient from 'ssh2-sftp-client'
-import { loginSftp } from './sftp-login.js'
+import { loginSftp, sftpFailureOf } from './sftp-login.js'
 import { openPushFile, type PushFile } from './http-push.js'
-import { failure, networkReason, remotePaths, withinDeadline, type DeliveryOptions, type DeliveryResult, type FileServerTarget } from './file-server-push.js'
+import { failure, remotePaths, withinDeadline, type DeliveryOptions, type DeliveryResult, type FileServerTarget } from './file-server-push.js'
 
 // Uploads a file to an SFTP server (OpenSSH's sftp subsystem and any other): the host key checked
 // against the destination's SHA-256 fingerprint before anything is sent, the file written under a
@@ -136,15 +136,10 @@ class WriteWindow {
 }
 
 function transferFailure(error: unknown, remotePath: string): DeliveryResult {
-  const { message = 'unknown error', code } = error as { message?: string; code?: number | string }
-  // SFTP status 3: permission denied; 2: no such file (the directory is missing). The server decided: no retry.
-  if (code === 3 || /permission denied/i.test(message))
+  const found = sftpFailureOf(error)
+  // The server decided: no retry.
+  if ('refused' in found && found.refused === 'denied')
     return failure('refused', `the server refused the write to ${remotePath}: permission denied`, false, remotePath)
-  if (code === 2 || /no such file/i.test(message)) return failure('refused', `the server has no directory for ${remotePath}`, false, remotePath)
-  return failure(
-    'unreachable',
-    `the upload of ${remotePath} broke off: ${networkReason(typeof code === 'string' ? code : undefined, message)}`,
-    true,
-    remotePath,
-  )
+  if ('refused' in found) return failure('refused', `the server has no directory for ${remotePath}`, false, remotePath)
+  return failure('unreachable', `the upload of ${remotePath} broke off: ${found.broken}`, true, remotePath)
 }

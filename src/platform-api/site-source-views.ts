@@ -75,7 +75,6 @@ export function siteSourceView(source: DataSource) {
   if (source.kind === 'stream' || !settings) return { ...common, stream_id: Number(source.stream_id) }
   const { kind: _kind, ...shown } = settings
   const fetched = { ...shown, credentials: source.sealed_credentials ? ('stored' as const) : null, last_fetch: source.last_fetch }
-  if (shown.format !== 'xml') delete fetched.item_element
   if ('url' in shown) {
     const { basic_user, header_name, ...rest } = fetched as typeof fetched & { basic_user?: string; header_name?: string }
     const auth =

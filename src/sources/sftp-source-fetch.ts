@@ -1,7 +1,6 @@
 import type SftpClient from 'ssh2-sftp-client'
 import type { FetchedSourceSettings } from '../db/schema.js'
-import { loginSftp } from '../feeds/sftp-login.js'
-import { networkReason } from '../feeds/file-server-push.js'
+import { loginSftp, sftpFailureOf } from '../feeds/sftp-login.js'
 import { OutboundRefusedError } from '../net/outbound-guard.js'
 import { digestOf, pastDeadline, SourceFetchError, type SourceToFetch, type WrittenFile } from './fetch-parts.js'
 
@@ -94,9 +93,8 @@ async function addressOf(source: SourceToFetch, host: string): Promise<string> {
 
 function readFailure(error: unknown, remotePath: string): SourceFetchError {
   if (error instanceof SourceFetchError) return error
-  const { message = '', code } = error as { message?: string; code?: number | string }
-  // SFTP status 2: no such file; 3: permission denied. The server's own text stays out.
-  if (code === 2 || /no such file/i.test(message)) return new SourceFetchError(`the server has no file ${remotePath}`)
-  if (code === 3 || /permission denied/i.test(message)) return new SourceFetchError(`the server refused to read ${remotePath}: permission denied`)
-  return new SourceFetchError(`the download of ${remotePath} broke off: ${networkReason(typeof code === 'string' ? code : undefined, message)}`)
+  const found = sftpFailureOf(error)
+  if ('broken' in found) return new SourceFetchError(`the download of ${remotePath} broke off: ${found.broken}`)
+  if (found.refused === 'missing') return new SourceFetchError(`the server has no file ${remotePath}`)
+  return new SourceFetchError(`the server refused to read ${remotePath}: permission denied`)
 }

@@ -151,7 +151,7 @@ class SourceRows {
     if (UNSTORABLE_ESCAPE.test(data) && Object.entries(row).some(([name, value]) => hasUnstorableCharacter(name) || hasUnstorableCharacter(value))) {
       return this.refuse(RowError.controlCharacter, line, data)
     }
-    for (const name in row) if (!this.columns.has(name)) this.columns.add(name)
+    for (const name in row) this.columns.add(name)
     this.collector.success()
     return { id, data }
   }
