@@ -165,7 +165,7 @@ class SourceRows {
   }
 
   errors(): SourceRowError[] {
-    return this.collector.stage(new Date(0)).errors.map((error) => ({
+    return this.collector.groups.map((error) => ({
       message: error.message,
       occurrences: error.occurrences,
       lines: this.lines.get(error.message) ?? [],

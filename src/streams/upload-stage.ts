@@ -26,6 +26,11 @@ export class StageCollector {
     return this.errors.get(message)?.occurrences ?? 0
   }
 
+  /** The errors grouped by message, in the order their messages were first met. */
+  get groups(): StageError[] {
+    return [...this.errors.values()]
+  }
+
   get total(): number {
     return this.successCount + this.errorCount
   }
@@ -37,7 +42,7 @@ export class StageCollector {
       status,
       successCount: this.successCount,
       errorCount: this.errorCount,
-      errors: [...this.errors.values()],
+      errors: this.groups,
     }
   }
 }
