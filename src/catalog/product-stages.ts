@@ -6,6 +6,7 @@ import { hasUnstorableCharacter } from '../input/text-input.js'
 import { MAX_PRODUCT_ID_BYTES } from './row-rules.js'
 import { IMPORT_STAGE, inStage, ofChannelRow } from '../db/stage-keys.js'
 import { intermediateColumns, intermediateRows, siteRules } from '../rules/intermediate-stage.js'
+import { renderedLine } from '../feeds/feed-sql.js'
 
 // One product of a site in each of its stages (the console's product page): its row in the import
 // stage, in the intermediate stage (through the site's rules, when it has any), and in each channel's
@@ -107,8 +108,8 @@ async function channelRows(db: DbHandle, site: Site, productId: string, limit: n
         .on('i.product_id', '=', productId),
     )
     .selectAll('c')
-    .select(['st.columns as stage_columns', 'p.product_id as row_id', 'p.data as own_data', 'i.data as import_data'])
-    .select((eb) => eb('p.line', 'is not', null).as('in_feed'))
+    .select(['st.columns as stage_columns', 'st.line_format', 'p.product_id as row_id', 'p.data as own_data', 'i.data as import_data'])
+    .select((eb) => eb.or([eb('p.line', 'is not', null), eb('st.line_format', 'is not', null)]).as('in_feed'))
     .select(sql<string | null>`left(p.line, ${LINE_SHOWN})`.as('line'))
     .where('c.account_id', '=', site.account_id)
     .where('c.site_id', '=', site.id)
@@ -116,8 +117,18 @@ async function channelRows(db: DbHandle, site: Site, productId: string, limit: n
     .orderBy('c.id')
     .limit(limit)
     .execute()
-  return rows.map(({ stage_columns, row_id, own_data, import_data, in_feed, line, ...channel }) => ({
-    channel,
-    row: row_id === null ? null : { data: own_data ?? import_data ?? {}, columns: stage_columns ?? [], inFeed: Boolean(in_feed), line },
-  }))
+  return rows.map(({ stage_columns, line_format, row_id, own_data, import_data, in_feed, line, ...channel }) => {
+    if (row_id === null) return { channel, row: null }
+    const data = own_data ?? import_data ?? {}
+    const columns = stage_columns ?? []
+    // A stage that stores no lines: the row's line as its file writes it.
+    const shown =
+      line_format === null
+        ? line
+        : renderedLine(
+            columns.map((c) => data[c] ?? ''),
+            line_format,
+          ).slice(0, LINE_SHOWN)
+    return { channel, row: { data, columns, inFeed: Boolean(in_feed), line: shown } }
+  })
 }

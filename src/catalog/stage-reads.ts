@@ -38,6 +38,8 @@ interface ResolvedStage {
   rowCount: number
   /** The intermediate stage: the site's enabled rules its rows are read through (none: the import stage's rows as they are). */
   rules: RuleSpec[]
+  /** A channel stage whose rows store no line: every one of them is in its feed (ExportPlan.linesOnRead). */
+  linesOnRead: boolean
 }
 
 const IMPORT_STAGE_NAMES = new Set(['import', 'intermediate', 'intermediate_preview'])
@@ -75,12 +77,13 @@ async function resolveStage(db: DbHandle, accountId: string, siteSegment: string
   }
   const saved = await db
     .selectFrom('site_stage')
-    .select(['columns', 'row_count'])
+    .select(['columns', 'row_count', 'line_format'])
     .where('account_id', '=', accountId)
     .where(inStage('site_stage', site.id, key))
     .executeTakeFirst()
   const rules = INTERMEDIATE_STAGE_NAMES.has(name) ? await siteRules(db, site) : []
-  return { siteId: site.id, key, columns: intermediateColumns(saved?.columns ?? [], rules), rowCount: Number(saved?.row_count ?? 0), rules }
+  const columns = intermediateColumns(saved?.columns ?? [], rules)
+  return { siteId: site.id, key, columns, rowCount: Number(saved?.row_count ?? 0), rules, linesOnRead: (saved?.line_format ?? null) !== null }
 }
 
 function visibleColumns(columns: string[], hidden: boolean): string[] {
@@ -140,7 +143,7 @@ export async function readStagePage(db: Db, accountId: string, siteSegment: stri
       .select(['c.product_id', data.as('data')])
       .where(inStage('c', stage.siteId, stage.key))
     // A channel's data is its feed's: rows its template's checks left out have no line (diagnostics list them).
-    if (stage.key.stage === 'channel') rows = rows.where('c.line', 'is not', null)
+    if (stage.key.stage === 'channel' && !stage.linesOnRead) rows = rows.where('c.line', 'is not', null)
     if (condition) rows = rows.where(filterToSql(condition, (column) => sql<string>`coalesce(${rowData} ->> ${column}, '')`))
     rows = after === undefined ? rows.offset(query.offset) : rows.where('c.product_id', '>', after)
     return rows.orderBy('c.product_id').limit(limit)

@@ -3,6 +3,7 @@ import type { Channel, ChannelHold, CheckTotals, Site } from '../db/schema.js'
 import { inTransaction, type Tx } from '../db/transaction.js'
 import { recordActivity } from '../activity/activity-store.js'
 import type { FeedStorage } from '../feeds/feed-storage.js'
+import { writeAfterExport } from '../feeds/feed-materialiser.js'
 import {
   classifyAll,
   classifyChanged,
@@ -110,8 +111,7 @@ export async function exportChannel(db: Db, request: ExportChannelRequest): Prom
         }
         if (!first) await writeLaterExport(tx, plan, files, computed)
         const { counts, checks } = computed
-        const totals = first ? computed.totals : { rows: counts.now, lineBytes: await lineBytesOf(tx, plan, previous, computed) }
-        files.recordFull(totals.lineBytes)
+        const totals = { rows: first ? computed.totals.rows : counts.now, lineBytes: await fullFiles(tx, { plan, files, previous, computed }) }
         await saveChannelStage(tx.db, plan.site, plan.channel.id, {
           columns: plan.columns,
           ...totals,
@@ -119,8 +119,9 @@ export async function exportChannel(db: Db, request: ExportChannelRequest): Prom
           signature: plan.signature,
           checks: { ...checks, template: plan.template.name },
           refersToImport: plan.refersToImport,
+          linesOnRead: plan.linesOnRead,
         })
-        await recordFiles(tx, storage, plan, files)
+        await recordFiles(db, tx, { storage, plan, files, onHookError })
         // A published export ends any hold: the next export compares against it.
         if (channel.hold !== null || release) await setChannelHold(tx.db, channel, null)
         if (release) await recordRelease(tx, channel, release, counts.now)
@@ -172,7 +173,8 @@ async function compareExport(tx: Tx, plan: ExportPlan, previous: ChannelStageSta
   const sameMaking = previous !== undefined && previous.signature === plan.signature
   const incremental = sameMaking && importStage !== undefined && BigInt(previous.build) >= BigInt(importStage.changesFrom)
   const classified = incremental && (await classifyChanged(tx, plan, previous.build, previous.rows))
-  if (!classified) await classifyAll(tx, plan, { renderAll: !sameMaking, previousRefers: previous?.refersToImport ?? false })
+  const previousOnRead = (previous?.linesOnRead ?? null) !== null
+  if (!classified) await classifyAll(tx, plan, { renderAll: !sameMaking, previousRefers: previous?.refersToImport ?? false, previousOnRead })
   const { lineBytesChange, stage, ...counts } = await deltaCounts(tx, previous?.rows ?? 0)
   // Counted from the changes when the previous counts were made the same way, else from every row.
   const checks = plan.checks
@@ -190,9 +192,33 @@ async function writeLaterExport(tx: Tx, plan: ExportPlan, files: ChannelFiles, c
   await files.writeDeltas(tx, ['unchanged', 'skipped'])
 }
 
-async function lineBytesOf(tx: Tx, plan: ExportPlan, previous: ChannelStageState | undefined, computed: Computed): Promise<number> {
+/**
+ * The full files of the export, once its stage is written; returns the bytes of its lines. A stage
+ * of lines rendered on read made whole (a first export, or one made another way) writes them now,
+ * at the speed of COPY, and measures them as it goes; otherwise the files are recorded, their size
+ * from the lines stored, or from the previous size and what changed, and written after the commit
+ * (or on the first download, whichever comes first).
+ */
+interface Exported {
+  plan: ExportPlan
+  files: ChannelFiles
+  previous: ChannelStageState | undefined
+  computed: Computed
+}
+
+async function fullFiles(tx: Tx, exported: Exported): Promise<number> {
+  const { plan, files, computed } = exported
+  if (plan.linesOnRead && !computed.later?.sameMaking) return files.writeFull(tx)
+  const lineBytes = await recordedLineBytes(tx, exported)
+  files.recordFull(lineBytes)
+  return lineBytes
+}
+
+/** The bytes of the stage's lines: a first export's, the previous ones' with what changed, or read whole (after a stage made another way). */
+async function recordedLineBytes(tx: Tx, { plan, previous, computed }: Exported): Promise<number> {
   const later = computed.later
-  return later?.sameMaking && previous ? previous.lineBytes + later.lineBytesChange : stageLineBytes(tx, plan)
+  if (later === undefined) return computed.totals.lineBytes
+  return later.sameMaking && previous ? previous.lineBytes + later.lineBytesChange : stageLineBytes(tx, plan)
 }
 
 /**
@@ -200,9 +226,19 @@ async function lineBytesOf(tx: Tx, plan: ExportPlan, previous: ChannelStageState
  * The files take their final keys before the commit that points at them; the files they replace go
  * after it, never before (a rollback keeps them the channel's).
  */
-async function recordFiles(tx: Tx, storage: FeedStorage, plan: ExportPlan, files: ChannelFiles): Promise<void> {
-  const replaced = await replaceFeedFileRows(tx.db, plan.site.account_id, plan.channel.id, files.records(), plan.now)
+interface Recording {
+  storage: FeedStorage
+  plan: ExportPlan
+  files: ChannelFiles
+  onHookError?: (error: unknown) => void
+}
+
+async function recordFiles(db: Db, tx: Tx, { storage, plan, files, onHookError = () => {} }: Recording): Promise<void> {
+  const records = files.records()
+  const replaced = await replaceFeedFileRows(tx.db, plan.site.account_id, plan.channel.id, records, plan.now)
   await files.publish()
   // A removal that fails leaves files no row names: never served, and the export itself succeeded.
   tx.onCommit(() => storage.remove(replaced))
+  const recorded = records.filter((file) => file.full?.pending).map((file) => ({ accountId: plan.site.account_id, storageKey: file.storageKey }))
+  tx.onCommit(() => writeAfterExport(db, storage, recorded, onHookError))
 }

@@ -5,6 +5,8 @@ import { totalsOf } from './check-totals.js'
 import type { ExportPlan } from './export-plan.js'
 import { skippedLinesSql } from './skipped-file.js'
 import { channelStage, inStage } from '../db/stage-keys.js'
+import { linesPlan, renderedLinesPlan, type FeedFrame, type FeedPlan } from '../feeds/feed-sql.js'
+import { quoter } from '../feeds/sql-quoter.js'
 
 // The rows of an export against the previous export's. A first export stores them as they come.
 // A later one classifies, into the temporary table export_rows, only the rows the import changed
@@ -37,19 +39,25 @@ export interface StageTotals {
   lineBytes: number
 }
 
-/** A first export: nothing to compare with, so the rows and their lines go straight into the channel stage. */
+/**
+ * A first export: nothing to compare with, so the rows and their lines go straight into the channel
+ * stage; with lines rendered on read, the rows alone (lineBytes 0: the file's writing measures them).
+ */
 export async function storeFirstExport(tx: Tx, plan: ExportPlan): Promise<StageTotals & { checks: CheckTotals }> {
   const { site, channel } = plan
   const key = channelStage(channel.id)
+  // Without lines stored, every row is in the feed (ExportPlan.linesOnRead).
+  const line = plan.linesOnRead ? sql`NULL` : sql`CASE WHEN ${plan.leftOut('r.issues')} THEN NULL ELSE ${plan.line({ data: 'r.data', row: 'r' })} END`
+  const inFeed = plan.linesOnRead ? sql`true` : sql`bytes IS NOT NULL`
   const { rows } = await sql<{ issues: string | null; notes: string | null; in_feed: boolean; n: string; bytes: string | null }>`
     WITH stored AS (
       INSERT INTO stage_product (site_id, stage, stage_id, product_id, account_id, data, line, issues, notes)
       SELECT ${site.id}, ${key.stage}, ${key.stageId}, r.product_id, ${site.account_id}, ${plan.storedData('r')},
-        CASE WHEN ${plan.leftOut('r.issues')} THEN NULL ELSE ${plan.line({ data: 'r.data', row: 'r' })} END, r.issues, r.notes
+        ${line}, r.issues, r.notes
       FROM (${plan.rows} OFFSET 0) AS r
       RETURNING octet_length(line) AS bytes, issues, notes
     )
-    SELECT issues, notes, bytes IS NOT NULL AS in_feed, count(*) AS n, sum(bytes + 1) AS bytes FROM stored GROUP BY 1, 2, 3`.execute(tx.db)
+    SELECT issues, notes, ${inFeed} AS in_feed, count(*) AS n, sum(bytes + 1) AS bytes FROM stored GROUP BY 1, 2, 3`.execute(tx.db)
   const checks = totalsOf(
     plan.checks,
     rows.map((row) => ({ issues: row.issues, notes: row.notes, inStage: true, inFeed: row.in_feed, rows: Number(row.n) })),
@@ -72,21 +80,30 @@ async function createExportRows(tx: Tx): Promise<void> {
     ON COMMIT DROP`.execute(tx.db)
 }
 
+/** How the channel stage's rows were made: with every line rendered again, and the previous lines rendered on read. */
+interface Classifying {
+  renderAll: boolean
+  previousOnRead: boolean
+}
+
 /**
  * The SELECT list of export_rows after product_id, for a row `r` of the export (null: gone) and `o`
  * of the channel stage (null: new). `renderAll`: every line of the feed is rendered again.
+ * `previousOnRead`: the stage's rows store no line (every one is in the feed), and an old line is
+ * its data rendered, only for a row whose line is gone or changed.
  */
-function classifiedColumns(plan: ExportPlan, renderAll: boolean): RawBuilder<unknown> {
+function classifiedColumns(plan: ExportPlan, { renderAll, previousOnRead }: Classifying): RawBuilder<unknown> {
   const all = renderAll ? sql`true` : sql`false`
   const inFeed = sql`(r.product_id IS NOT NULL AND NOT ${plan.leftOut('r.issues')})`
-  const wasInFeed = sql`(o.line IS NOT NULL)`
+  const wasInFeed = previousOnRead ? sql`(o.product_id IS NOT NULL)` : sql`(o.line IS NOT NULL)`
+  const oldLine = previousOnRead ? plan.line({ data: 'o.data' }) : sql`o.line`
   // A row leaving the feed, rendered again in a new way, is rendered as its data stands: its old
   // bits may be another template's, whose normalisation bits mean other checks.
   return sql`coalesce(r.data, o.data),
       CASE WHEN ${inFeed} AND (NOT ${wasInFeed} OR o.data <> r.data OR ${all}) THEN ${plan.line({ data: 'r.data', row: 'r' })}
-           WHEN ${wasInFeed} AND NOT ${inFeed} THEN CASE WHEN ${all} THEN ${plan.line({ data: 'o.data' })} ELSE o.line END END,
+           WHEN ${wasInFeed} AND NOT ${inFeed} THEN CASE WHEN ${all} THEN ${plan.line({ data: 'o.data' })} ELSE ${oldLine} END END,
       CASE WHEN r.product_id IS NULL THEN 'deleted' WHEN o.product_id IS NULL THEN 'new' WHEN o.data = r.data THEN 'unchanged' ELSE 'modified' END,
-      octet_length(o.line) + 1, r.issues, o.issues, r.notes, o.notes,
+      CASE WHEN NOT ${inFeed} OR o.data <> r.data THEN octet_length(${oldLine}) + 1 END, r.issues, o.issues, r.notes, o.notes,
       CASE WHEN ${inFeed} AND ${wasInFeed} THEN CASE WHEN o.data = r.data THEN 'unchanged' ELSE 'modified' END
            WHEN ${inFeed} THEN 'new' WHEN ${wasInFeed} THEN 'deleted' END,
       coalesce(r.changed, false)`
@@ -115,7 +132,7 @@ export async function classifyChanged(tx: Tx, plan: ExportPlan, sinceBuild: stri
   // bulk load the stages' statistics may be missing or stale, and a planner that misjudges them
   // scans both stages whole instead (seconds at 1M rows, measured).
   await sql`INSERT INTO export_rows (product_id, data, line, kind, old_bytes, issues, old_issues, notes, old_notes, feed, changed)
-    SELECT ch.product_id, ${classifiedColumns(plan, false)}
+    SELECT ch.product_id, ${classifiedColumns(plan, { renderAll: false, previousOnRead: plan.linesOnRead !== null })}
     FROM (SELECT product_id FROM changed_ids ORDER BY product_id) AS ch
     LEFT JOIN LATERAL (${plan.rowsWhere(sql`product_id = ch.product_id`)} LIMIT 1) AS r ON true
     LEFT JOIN LATERAL (${plan.channelRows(sql`c.product_id = ch.product_id`, plan.refersToImport)} LIMIT 1) AS o ON true
@@ -128,9 +145,9 @@ export async function classifyChanged(tx: Tx, plan: ExportPlan, sinceBuild: stri
  * stages. With `renderAll` (the stage was made another way: other columns, filter, mapping or
  * format) every line is rendered again; otherwise only those of new and modified rows. With
  * `previousRefers` (the stage was saved with rows referring to the import stage) their data is read
- * from the import stage. Leaves nested loops off until replaceStage.
+ * from the import stage; with `previousOnRead`, it stored no lines. Leaves nested loops off until replaceStage.
  */
-export async function classifyAll(tx: Tx, plan: ExportPlan, how: { renderAll: boolean; previousRefers: boolean }): Promise<void> {
+export async function classifyAll(tx: Tx, plan: ExportPlan, how: Classifying & { previousRefers: boolean }): Promise<void> {
   await createExportRows(tx)
   // Right after a bulk load the planner may believe the channel stage empty and pick a nested
   // loop that scans it once per row (minutes, measured). The joins of this export pair a large
@@ -138,7 +155,7 @@ export async function classifyAll(tx: Tx, plan: ExportPlan, how: { renderAll: bo
   // stage is written.
   await sql`SET LOCAL enable_nestloop = off`.execute(tx.db)
   await sql`INSERT INTO export_rows (product_id, data, line, kind, old_bytes, issues, old_issues, notes, old_notes, feed, changed)
-    SELECT coalesce(r.product_id, o.product_id), ${classifiedColumns(plan, how.renderAll)}
+    SELECT coalesce(r.product_id, o.product_id), ${classifiedColumns(plan, how)}
     FROM (${plan.rows} OFFSET 0) AS r
     FULL JOIN (${plan.channelRows(sql`true`, how.previousRefers)}) AS o ON o.product_id = r.product_id`.execute(tx.db)
 }
@@ -188,7 +205,7 @@ export async function replaceStage(tx: Tx, plan: ExportPlan, counts: StageChange
   // By key, as in build-stage.ts: an index lookup each, whatever the planner believes of the stage.
   const rowsOf = (kind: string) => (how.fewRows ? sql`o.product_id = ANY(ARRAY(SELECT product_id FROM export_rows WHERE kind = ${kind}))` : sql`true`)
   // A row's line in the stage: its line while it is in the feed; export_rows has the old line of a row that left it.
-  const stageLine = sql`CASE WHEN n.feed IN ('new', 'modified', 'unchanged') THEN n.line END`
+  const stageLine = plan.linesOnRead ? sql`NULL` : sql`CASE WHEN n.feed IN ('new', 'modified', 'unchanged') THEN n.line END`
   const insert = (kinds: string[]) => sql`INSERT INTO stage_product (site_id, stage, stage_id, product_id, account_id, data, line, issues, notes)
       SELECT ${site.id}, ${key.stage}, ${key.stageId}, n.product_id, ${site.account_id}, ${plan.storedData('n')}, ${stageLine},
         n.issues, n.notes
@@ -225,15 +242,15 @@ export async function stageLineBytes(tx: Tx, plan: ExportPlan): Promise<number> 
 }
 
 /**
- * The lines a delta file gets, as a complete SELECT of (product_id, line) for COPY: one kind of
- * change in the feed from export_rows; the unchanged rows (after replaceStage) are the feed's rows
- * this export did not change in it; the skipped rows are the stage's rows without a line.
+ * A delta file's COPY: one kind of change in the feed from export_rows; the unchanged rows (after
+ * replaceStage) are the feed's rows this export did not change in it, rendered as they are read
+ * when the stage stores no lines; the skipped rows are the stage's rows left out of the feed.
  */
-export function deltaLinesSql(type: DeltaType, plan: ExportPlan): string {
-  if (type === 'unchanged') {
-    const changed = `SELECT 1 FROM export_rows n WHERE n.product_id = o.product_id AND n.feed <> 'unchanged'`
-    return `SELECT o.product_id, o.line FROM ${plan.stageRows} AND o.line IS NOT NULL AND NOT EXISTS (${changed})`
-  }
-  if (type === 'skipped') return skippedLinesSql(plan)
-  return `SELECT n.product_id, n.line FROM export_rows n WHERE n.feed = '${type}'`
+export function deltaFilePlan(type: DeltaType, plan: ExportPlan, frame: FeedFrame): FeedPlan {
+  if (type === 'skipped') return linesPlan(skippedLinesSql(plan), frame)
+  if (type !== 'unchanged') return linesPlan(`SELECT n.product_id, n.line FROM export_rows n WHERE n.feed = '${type}'`, frame)
+  const changed = (alias: string) => `SELECT 1 FROM export_rows n WHERE n.product_id = ${alias}.product_id AND n.feed <> 'unchanged'`
+  if (!plan.linesOnRead) return linesPlan(`SELECT o.product_id, o.line FROM ${plan.stageRows} AND o.line IS NOT NULL AND NOT EXISTS (${changed('o')})`, frame)
+  const rowsSql = `SELECT s.product_id, s.data FROM (${plan.stageData}) s WHERE NOT EXISTS (${changed('s')})`
+  return renderedLinesPlan(quoter, { rowsSql, columns: plan.columns, format: plan.linesOnRead }, frame)
 }

@@ -2,9 +2,10 @@ import { createHash } from 'node:crypto'
 import type { ChannelFilename } from '../db/schema.js'
 import type { Tx } from '../db/transaction.js'
 import { storageKeyOf, type FeedFileWriter, type FeedStorage } from '../feeds/feed-storage.js'
-import { linesPlan } from '../feeds/feed-sql.js'
+import { renderedLinesPlan } from '../feeds/feed-sql.js'
+import { quoter } from '../feeds/sql-quoter.js'
 import { contentTypeOf, FeedTooLargeError, writeFeedPlan } from '../feeds/feed-writer.js'
-import { deltaLinesSql } from './export-delta.js'
+import { deltaFilePlan } from './export-delta.js'
 import { exportFailure } from './export-failures.js'
 import type { ExportPlan } from './export-plan.js'
 import { skippedFrame } from './skipped-file.js'
@@ -19,6 +20,9 @@ export interface ExportedFile {
 }
 
 type DeltaKind = NonNullable<ChannelFilename['type']>
+
+/** A file measured and dropped. */
+const DISCARDED: FeedFileWriter = { write: async () => {}, close: async () => {}, publish: async () => {}, abandon: async () => {} }
 
 interface ChannelFile extends FeedFileRecord {
   entry: ChannelFilename
@@ -51,7 +55,7 @@ export class ChannelFiles {
       try {
         // The export's transaction goes along: a storage that keeps files in the database writes them in it.
         const writer = await this.storage.create(storageKey, { tx, accountId: this.plan.site.account_id })
-        const content = await writeFeedPlan(tx.client, linesPlan(deltaLinesSql(entry.type, this.plan), frame), writer, budget)
+        const content = await writeFeedPlan(tx.client, deltaFilePlan(entry.type, this.plan, frame), writer, budget)
         this.files.push({ entry, filename, storageKey, contentType: contentTypeOf(channel.format), writer, ...content })
       } catch (error) {
         throw exportFailure(error, channel, { filename })
@@ -65,15 +69,46 @@ export class ChannelFiles {
    * previous export is never taken for this one. Throws when a file would pass FEED_MAX_BYTES.
    */
   recordFull(lineBytes: number): void {
-    const { site, channel, pid, budget, frame } = this.plan
+    const { channel, budget, frame } = this.plan
     const bytes = Buffer.byteLength(frame.header) + lineBytes + Buffer.byteLength(frame.footer)
     for (const { entry, filename } of this.plan.files) {
       if (entry.type !== null) continue
       if (bytes > budget.maxBytes) throw exportFailure(new FeedTooLargeError(budget.maxBytes), channel, { filename })
-      const storageKey = storageKeyOf(channel.id, pid, filename)
-      const etag = `"${createHash('sha256').update(`${site.id}/${storageKey}`).digest('hex').slice(0, 32)}"`
-      this.files.push({ entry, filename, storageKey, contentType: contentTypeOf(channel.format), bytes, etag, pending: { siteId: site.id, ...frame } })
+      this.files.push(this.fullFile(entry, filename, bytes, true))
     }
+  }
+
+  /**
+   * Writes the plan's full files now, from the channel stage's rows as this export left them, each
+   * line rendered by COPY's CSV writer as it is read (a stage of lines rendered on read, whose
+   * size is known only once they are). Returns the bytes of the lines, a newline each.
+   */
+  async writeFull(tx: Tx): Promise<number> {
+    const { site, channel, budget, frame, linesOnRead } = this.plan
+    if (!linesOnRead) throw new Error('only the lines of a stage that renders them on read are written by its export')
+    const plan = renderedLinesPlan(quoter, { rowsSql: this.plan.stageData, columns: this.plan.columns, format: linesOnRead }, frame)
+    const frameBytes = Buffer.byteLength(frame.header) + Buffer.byteLength(frame.footer)
+    const full = this.plan.files.filter(({ entry }) => entry.type === null)
+    // Without a full file, the lines are still measured: a later export's file adds its changes to them.
+    if (full.length === 0) return (await writeFeedPlan(tx.client, plan, DISCARDED, budget, { etag: false })).bytes - frameBytes
+    for (const { entry, filename } of full) {
+      const file = this.fullFile(entry, filename, 0, false)
+      try {
+        file.writer = await this.storage.create(file.storageKey, { tx, accountId: site.account_id })
+        file.bytes = (await writeFeedPlan(tx.client, plan, file.writer, budget, { etag: false })).bytes
+      } catch (error) {
+        throw exportFailure(error, channel, { filename })
+      }
+      this.files.push(file)
+    }
+    return (this.files.at(-1)?.bytes ?? frameBytes) - frameBytes
+  }
+
+  private fullFile(entry: ChannelFilename, filename: string, bytes: number, pending: boolean): ChannelFile {
+    const { site, channel, pid, frame } = this.plan
+    const storageKey = storageKeyOf(channel.id, pid, filename)
+    const etag = `"${createHash('sha256').update(`${site.id}/${storageKey}`).digest('hex').slice(0, 32)}"`
+    return { entry, filename, storageKey, contentType: contentTypeOf(channel.format), bytes, etag, full: { siteId: site.id, ...frame, pending } }
   }
 
   /** The written files in the order of the channel's filenames (a first export may write them out of it). */

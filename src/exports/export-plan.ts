@@ -1,11 +1,10 @@
 import { createHash } from 'node:crypto'
 import { sql, type RawBuilder } from 'kysely'
-import pg from 'pg'
 import { filterToSql, parseFilter } from '../catalog/filter.js'
 import type { Db } from '../db/database.js'
 import type { Channel, ChannelFilename, Site } from '../db/schema.js'
 import { AppError } from '../errors.js'
-import { channelStageRows, feedFrame, lineSql, type FeedFrame } from '../feeds/feed-sql.js'
+import { channelStageData, channelStageRows, feedFrame, isRenderedFormat, lineSql, type FeedFrame, type RenderedFormat } from '../feeds/feed-sql.js'
 import { cancellingBudget, type FeedBudget } from '../feeds/feed-writer.js'
 import { RunFailure, SiteErrorCode } from '../sites/run-failure.js'
 import { templateNamed, GENERIC_TEMPLATE } from '../templates/template-catalog.js'
@@ -20,6 +19,7 @@ import { rulesOfScope } from '../rules/rule-store.js'
 import type { RuleSpec } from '../rules/rule-types.js'
 import type { RulePipeline } from '../rules/rule-pipeline.js'
 import { channelStage, IMPORT_STAGE, inStage, sameImportRow } from '../db/stage-keys.js'
+import { quoter } from '../feeds/sql-quoter.js'
 
 // The first step of a channel's export, before its transaction: the channel's settings and filter
 // checked and turned into the SQL every later step uses.
@@ -69,6 +69,14 @@ export interface ExportPlan {
   signature: string
   /** The channel stage's rows, `stage_product o WHERE …`, as text for COPY (ids written in, digits only). */
   stageRows: string
+  /** The channel stage's rows with their data (product_id, data), as a SELECT for COPY (see channelStageData). */
+  stageData: string
+  /**
+   * The format the channel stage's lines are rendered in when read (its rows store none), or null
+   * when each row stores its line: a CSV or TSV channel whose template rewrites no value and leaves
+   * no row out, so that every row's line is its data as COPY's CSV writer renders it.
+   */
+  linesOnRead: RenderedFormat | null
   /**
    * Whether the channel stage's clean rows refer to the import stage's rows instead of keeping
    * their data (src/imports/exported-data.ts): a channel without a mapping, on an import stage
@@ -106,8 +114,6 @@ export interface LineSource {
   row?: string
 }
 
-const quoter = { escapeLiteral: pg.escapeLiteral, escapeIdentifier: pg.escapeIdentifier }
-
 /**
  * Reads the import stage's columns, checks the channel's settings against them and compiles its
  * filter. A setting or filter the export cannot use fails here, before any work, as a RunFailure.
@@ -144,6 +150,7 @@ export async function planExport(db: Db, request: PlanRequest): Promise<ExportPl
       written: (column, value) => (row !== undefined && rewritten.has(column) ? `${row}.${writtenColumn(columns, column)}` : value),
     })
   const errorMask = checks && channel.validation_mode === 'exclude' ? checks.errorMask : 0n
+  const linesOnRead = isRenderedFormat(channel.format) && errorMask === 0n && rewritten.size === 0 ? channel.format : null
   const compiled = rows.compile(db)
   // What the stage's rows and lines are made with: the signature's input.
   const making = [
@@ -156,6 +163,7 @@ export async function planExport(db: Db, request: PlanRequest): Promise<ExportPl
     template,
     errorMask.toString(),
     refersToImport,
+    linesOnRead,
   ]
   const link = channel.format === 'xml' ? await websiteOf(db, rows, columns) : ''
   const meta = { title: `${site.title}: ${channel.name}`, link, description: `Channel ${channel.id} of site ${site.id}` }
@@ -172,12 +180,14 @@ export async function planExport(db: Db, request: PlanRequest): Promise<ExportPl
     template,
     checks,
     refersToImport,
+    linesOnRead,
     budget: cancellingBudget(db, limits.feedMaxBytes),
     frame: feedFrame(columns, channel.format, meta),
     line: (source) => sql.raw(lineOf(source)),
     leftOut: (issues) => (errorMask === 0n ? sql`false` : sql.raw(`coalesce(${issues} & ${errorMask.toString()}::bigint, 0) <> 0`)),
     signature: createHash('sha256').update(JSON.stringify(making)).digest('hex'),
     stageRows: channelStageRows(site.id, channel.id),
+    stageData: channelStageData(site.id, channel.id, refersToImport),
     storedData: (row) => sql.raw(refersToImport ? `CASE WHEN ${row}.issues IS NULL AND NOT ${row}.changed THEN NULL ELSE ${row}.data END` : `${row}.data`),
     channelRows: channelRowsOf(site, channel),
   }

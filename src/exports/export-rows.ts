@@ -1,17 +1,15 @@
 import { sql, type RawBuilder } from 'kysely'
-import pg from 'pg'
 import { jsonbObject } from '../db/json-object.js'
 import type { ColumnMapping } from '../db/schema.js'
 import { rulePipeline, writtenDataSql, type RulePipeline } from '../rules/rule-pipeline.js'
 import type { RuleSpec } from '../rules/rule-types.js'
 import type { CompiledChecks } from '../templates/template-checks.js'
+import { quoter } from '../feeds/sql-quoter.js'
 
 // The rows an export reads (ExportPlan.rows): the intermediate stage's rows through the channel's
 // filter (`source`), mapped, through the channel's rules, with the bits of the template's checks and
 // the values it rewrites as the file writes them. Each row also says whether rules changed it
 // (`changed`): a channel stage row refers to the import stage's only when nothing did.
-
-const quoter = { escapeLiteral: pg.escapeLiteral, escapeIdentifier: pg.escapeIdentifier }
 
 /** The column of a row of ExportPlan.rows that carries `column`'s value as the file writes it. */
 export function writtenColumn(columns: string[], column: string): string {

@@ -4,6 +4,7 @@ import type { CheckTotals } from '../db/schema.js'
 import type { DbHandle } from '../db/database.js'
 import type { Channel, ChannelHold, Run, Site } from '../db/schema.js'
 import { channelStage, IMPORT_STAGE, inStage } from '../db/stage-keys.js'
+import type { RenderedFormat } from '../feeds/feed-sql.js'
 
 // Data access of the exports: the channels a run exports, the channel stage's bookkeeping, the
 // feed_file rows that name a channel's current files, and the history of a failed export.
@@ -86,12 +87,14 @@ export interface ChannelStageState {
   checks: CheckTotals | null
   /** Its clean rows may refer to the import stage's rows for their data (see ExportPlan.refersToImport). */
   refersToImport: boolean
+  /** Its lines are rendered when read, in this format (see ExportPlan.linesOnRead). */
+  linesOnRead: RenderedFormat | null
 }
 
 export async function channelStageState(db: DbHandle, siteId: string, channelId: string): Promise<ChannelStageState | undefined> {
   const stage = await db
     .selectFrom('site_stage')
-    .select(['row_count', 'line_bytes', 'build', 'signature', 'checks', 'refers_to_import'])
+    .select(['row_count', 'line_bytes', 'build', 'signature', 'checks', 'refers_to_import', 'line_format'])
     .where(inStage('site_stage', siteId, channelStage(channelId)))
     .executeTakeFirst()
   return (
@@ -102,6 +105,7 @@ export async function channelStageState(db: DbHandle, siteId: string, channelId:
       signature: stage.signature,
       checks: stage.checks,
       refersToImport: stage.refers_to_import,
+      linesOnRead: stage.line_format,
     }
   )
 }
@@ -111,16 +115,17 @@ export async function saveChannelStage(
   db: DbHandle,
   site: Site,
   channelId: string,
-  stage: { columns: string[]; rows: number; lineBytes: number; build: string; signature: string; checks: CheckTotals; refersToImport: boolean },
+  stage: Omit<ChannelStageState, 'signature' | 'checks'> & { columns: string[]; signature: string; checks: CheckTotals },
 ): Promise<void> {
-  const { columns, rows, lineBytes, build, signature, checks, refersToImport } = stage
+  const { columns, rows, lineBytes, build, signature, checks, refersToImport, linesOnRead } = stage
   const key = channelStage(channelId)
-  await sql`INSERT INTO site_stage (site_id, stage, stage_id, account_id, columns, row_count, recipe, line_bytes, build, signature, checks, refers_to_import)
+  await sql`INSERT INTO site_stage (site_id, stage, stage_id, account_id, columns, row_count, recipe, line_bytes, build, signature, checks, refers_to_import,
+        line_format)
       VALUES (${site.id}, ${key.stage}, ${key.stageId}, ${site.account_id}, ${columns}::text[], ${rows}, '', ${lineBytes}, ${build}, ${signature},
-        ${JSON.stringify(checks)}::jsonb, ${refersToImport})
+        ${JSON.stringify(checks)}::jsonb, ${refersToImport}, ${linesOnRead})
       ON CONFLICT (site_id, stage, stage_id) DO UPDATE SET columns = excluded.columns, row_count = excluded.row_count,
         line_bytes = excluded.line_bytes, build = excluded.build, signature = excluded.signature, checks = excluded.checks,
-        refers_to_import = excluded.refers_to_import, updated_at = now()`.execute(db)
+        refers_to_import = excluded.refers_to_import, line_format = excluded.line_format, updated_at = now()`.execute(db)
 }
 
 /** One file an export wrote, as its feed_file row records it. */
@@ -130,8 +135,11 @@ export interface FeedFileRecord {
   contentType: string
   bytes: number
   etag: string
-  /** A full file not written yet: the channel stage's lines between this header and footer. */
-  pending?: { siteId: string; header: string; footer: string }
+  /**
+   * A full file: the channel stage's lines between this header and footer, written already by its
+   * export or (`pending`) on its first download; written again from them should the storage lose it.
+   */
+  full?: { siteId: string; header: string; footer: string; pending: boolean }
 }
 
 /**
@@ -154,10 +162,10 @@ export async function replaceFeedFileRows(db: DbHandle, accountId: string, chann
           bytes: file.bytes,
           etag: file.etag,
           written_at: writtenAt,
-          pending: file.pending !== undefined,
-          site_id: file.pending?.siteId ?? null,
-          header: file.pending?.header ?? '',
-          footer: file.pending?.footer ?? '',
+          pending: file.full?.pending ?? false,
+          site_id: file.full?.siteId ?? null,
+          header: file.full?.header ?? '',
+          footer: file.full?.footer ?? '',
         })),
       )
       .execute()

@@ -1,8 +1,8 @@
-import pg from 'pg'
 import { feedFrame, lineSql, type FeedFrame } from '../feeds/feed-sql.js'
 import type { ExportPlan } from './export-plan.js'
 import { attributeColumns } from '../templates/template-checks.js'
 import { MAX_QUOTED_VALUE } from '../templates/template-codes.js'
+import { quoter } from '../feeds/sql-quoter.js'
 
 // The skipped file (ChannelFilename type `skipped`) lists the products a channel's checks left out
 // of its feed, each with the first error it fails (in the template's order), the value that failed
@@ -11,8 +11,6 @@ import { MAX_QUOTED_VALUE } from '../templates/template-codes.js'
 // its cost is the left-out rows', not the catalog's.
 
 export const SKIPPED_COLUMNS = ['id', 'attribute', 'code', 'value', 'message', 'hint']
-
-const quoter = { escapeLiteral: pg.escapeLiteral, escapeIdentifier: pg.escapeIdentifier }
 
 export function skippedFrame(plan: ExportPlan): FeedFrame {
   const { site, channel } = plan
@@ -26,7 +24,8 @@ export function skippedFrame(plan: ExportPlan): FeedFrame {
 /** A complete SELECT of (product_id, line) of the skipped file, for COPY. */
 export function skippedLinesSql(plan: ExportPlan): string {
   const errors = (plan.checks?.codes ?? []).filter((code) => code.severity === 'error')
-  if (errors.length === 0) return `SELECT NULL::text AS product_id, NULL::text AS line WHERE false`
+  // A stage of lines rendered on read leaves no row out.
+  if (errors.length === 0 || plan.linesOnRead) return `SELECT NULL::text AS product_id, NULL::text AS line WHERE false`
   const first = (field: 'attribute' | 'code' | 'message' | 'hint' | 'value') => {
     const cases = errors.map((code) => {
       const column = columnOf.get(code.attribute)

@@ -3,7 +3,9 @@ import type { Db } from '../db/database.js'
 import { inTransaction, type Tx } from '../db/transaction.js'
 import { TooManyReadsError } from '../errors.js'
 import type { FeedStorage } from './feed-storage.js'
-import { channelStageRows, linesPlan, type FeedPlan } from './feed-sql.js'
+import { channelStageData, channelStageRows, linesPlan, renderedLinesPlan, type FeedPlan, type RenderedFormat } from './feed-sql.js'
+import { quoter } from './sql-quoter.js'
+import { CHANNEL_STAGES } from '../db/stage-keys.js'
 import { cancellingBudget, writeFeedPlan, type FeedBudget } from './feed-writer.js'
 
 // A full feed file is not written by the export that makes it: the export records it (size, ETag,
@@ -70,6 +72,53 @@ export function materialiseFeedFile(db: Db, storage: FeedStorage, file: Recorded
   return started
 }
 
+// The files this process writes after the exports that recorded them, one at a time: each holds a
+// connection for as long as its COPY takes.
+const afterExports = new WeakMap<FeedStorage, Promise<void>>()
+
+/**
+ * Writes `files` (full files an export recorded) once the current writes are done, without
+ * waiting: neither the run nor a first download waits for them (a first download meanwhile is
+ * served from the lines). Should this process stop first, the file stays recorded as not written:
+ * its first download writes it, or the cleanup (writeRecordedFiles).
+ */
+export function writeAfterExport(db: Db, storage: FeedStorage, files: RecordedFeedFile[], onError: (error: unknown) => void): void {
+  if (files.length === 0) return
+  const before = afterExports.get(storage) ?? Promise.resolve()
+  const done = before.then(async () => {
+    for (const file of files) await materialiseFeedFile(db, storage, file).catch(onError)
+  })
+  afterExports.set(storage, done)
+  void done.then(() => {
+    if (afterExports.get(storage) === done) afterExports.delete(storage)
+  })
+}
+
+/**
+ * Writes the full files recorded before `before` and still not written: those of a process that
+ * stopped before it wrote them after their export, and never downloaded since. Returns how many.
+ */
+export async function writeRecordedFiles(db: Db, storage: FeedStorage, { before, limit = 100 }: { before: Date; limit?: number }): Promise<number> {
+  const files = await db
+    .selectFrom('feed_file')
+    .select(['account_id', 'storage_key'])
+    .where('pending', '=', true)
+    .where('written_at', '<', before)
+    .orderBy('written_at')
+    .limit(limit)
+    .execute()
+  let written = 0
+  for (const file of files) {
+    // One file that cannot be written now keeps neither the others nor the rest of the cleanup waiting: the next cleanup tries it again.
+    const wrote = await materialiseFeedFile(db, storage, { accountId: file.account_id, storageKey: file.storage_key }).then(
+      () => true,
+      () => false,
+    )
+    if (wrote) written++
+  }
+  return written
+}
+
 async function materialise(db: Db, storage: FeedStorage, file: RecordedFeedFile, rewrite: boolean): Promise<void> {
   const wrote = await inTransaction(
     db,
@@ -95,13 +144,17 @@ async function materialise(db: Db, storage: FeedStorage, file: RecordedFeedFile,
   if (!current) await storage.remove([file.storageKey])
 }
 
-/** What a full file is written from: its row, as the export recorded it. */
+/** What a full file is written from: its row, as the export recorded it, and how its channel stage keeps its lines. */
 export interface UnwrittenFile {
   channel_id: string
   site_id: string
   bytes: string
   header: string
   footer: string
+  /** The stage's lines are rendered when read, in this format, from its rows' data (see ExportPlan.linesOnRead). */
+  line_format: RenderedFormat | null
+  columns: string[] | null
+  refers_to_import: boolean | null
 }
 
 /**
@@ -111,10 +164,13 @@ export interface UnwrittenFile {
  */
 export async function unwrittenFile(tx: Tx, file: RecordedFeedFile, { rewrite = false } = {}): Promise<UnwrittenFile | undefined> {
   const row = await tx.db
-    .selectFrom('feed_file')
-    .select(['channel_id', 'site_id', 'pending', 'bytes', 'header', 'footer'])
-    .where('account_id', '=', file.accountId)
-    .where('storage_key', '=', file.storageKey)
+    .selectFrom('feed_file as f')
+    .leftJoin('site_stage as st', (join) =>
+      join.onRef('st.site_id', '=', 'f.site_id').on('st.stage', '=', CHANNEL_STAGES).onRef('st.stage_id', '=', 'f.channel_id'),
+    )
+    .select(['f.channel_id', 'f.site_id', 'f.pending', 'f.bytes', 'f.header', 'f.footer', 'st.line_format', 'st.columns', 'st.refers_to_import'])
+    .where('f.account_id', '=', file.accountId)
+    .where('f.storage_key', '=', file.storageKey)
     .executeTakeFirst()
   if (!row || (!row.pending && !rewrite) || row.site_id === null) return undefined
   return { ...row, site_id: row.site_id }
@@ -122,8 +178,12 @@ export async function unwrittenFile(tx: Tx, file: RecordedFeedFile, { rewrite = 
 
 /** The file's COPY: its channel stage's lines in key order, between the header and footer its export recorded. */
 export function linesOfFile(row: UnwrittenFile): FeedPlan {
-  const lines = `SELECT o.product_id, o.line FROM ${channelStageRows(row.site_id, row.channel_id)} AND o.line IS NOT NULL`
-  return linesPlan(lines, { header: row.header, footer: row.footer })
+  const frame = { header: row.header, footer: row.footer }
+  if (row.line_format) {
+    const rowsSql = channelStageData(row.site_id, row.channel_id, row.refers_to_import ?? false)
+    return renderedLinesPlan(quoter, { rowsSql, columns: row.columns ?? [], format: row.line_format }, frame)
+  }
+  return linesPlan(`SELECT o.product_id, o.line FROM ${channelStageRows(row.site_id, row.channel_id)} AND o.line IS NOT NULL`, frame)
 }
 
 /** The export measured the file; one far larger would be a bug, not written whole. */

@@ -1,7 +1,7 @@
 import type { FeedFormat } from '../db/schema.js'
 import type { SqlQuoter } from './sql-quoter.js'
 import { XML_NAMESPACES, xmlEscape, xmlItemSql, xmlNameProblem, type XmlItemOptions } from './feed-xml.js'
-import { channelStage, inStageText } from '../db/stage-keys.js'
+import { channelStage, IMPORT_STAGE, inStageText } from '../db/stage-keys.js'
 
 export { isXmlName } from './feed-xml.js'
 
@@ -27,6 +27,13 @@ export interface FeedPlan {
   copySql: string
   header: string
   footer: string
+  /**
+   * What the COPY sends: `lines`, one text value per row in binary format (each a line, written with a
+   * newline); `file`, the file's lines themselves (COPY's own CSV output).
+   */
+  output: 'lines' | 'file'
+  /** Planner settings of the COPY's statement (SET LOCAL before it, RESET after). */
+  settings?: Record<string, 'on' | 'off'>
 }
 
 // Postgres allows at most 1664 output columns in a SELECT, which CSV and TSV have one per column.
@@ -131,10 +138,12 @@ export function lineSql(q: SqlQuoter, columns: string[], format: FeedFormat, dat
     case 'csv':
     case 'tsv': {
       const delimiter = format === 'csv' ? ',' : '\t'
-      // Quoted when it holds the delimiter, a quote, CR or LF, or is the end-of-data marker \. alone:
-      // the rules of Postgres' CSV output. One regular expression per value (measured: a scalar
-      // subquery per value, to read the value once, costs twice as much).
-      const special = q.escapeLiteral(`["${format === 'csv' ? ',' : '\t'}\r\n]|` + String.raw`^\\\.$`)
+      // Quoted when it holds the delimiter, a quote, CR or LF, or, in a line of one column, is the
+      // end-of-data marker \. alone: the rules of Postgres' CSV output, byte for byte, so that a line
+      // stored and the same row written by COPY (renderedLinesPlan) are one. One regular expression
+      // per value (measured: a scalar subquery per value, to read the value once, costs twice as much).
+      const marker = columns.length === 1 ? '|' + String.raw`^\\\.$` : ''
+      const special = q.escapeLiteral(`["${format === 'csv' ? ',' : '\t'}\r\n]${marker}`)
       const field = (c: string) => `CASE WHEN ${value(c)} ~ ${special} THEN '"' || replace(${value(c)}, '"', '""') || '"' ELSE coalesce(${value(c)}, '') END`
       if (columns.length === 0) return `''`
       return columns.map(field).join(` || ${q.escapeLiteral(delimiter)} || `)
@@ -158,13 +167,50 @@ export function lineSql(q: SqlQuoter, columns: string[], format: FeedFormat, dat
  * format: each line comes as it is stored (see copy-binary-lines.ts).
  */
 export function linesPlan(linesSql: string, frame: FeedFrame): FeedPlan {
-  return { copySql: `COPY (SELECT s.line FROM (${linesSql}) s ORDER BY s.product_id) TO STDOUT (FORMAT binary)`, ...frame }
+  return { copySql: `COPY (SELECT s.line FROM (${linesSql}) s ORDER BY s.product_id) TO STDOUT (FORMAT binary)`, ...frame, output: 'lines' }
+}
+
+/** The formats whose lines COPY's own CSV writer renders as lineSql does. */
+export type RenderedFormat = 'csv' | 'tsv'
+
+export function isRenderedFormat(format: FeedFormat): format is RenderedFormat {
+  return format === 'csv' || format === 'tsv'
+}
+
+/**
+ * A file whose lines are rendered as they are read: `rowsSql` is a complete SELECT of (product_id,
+ * data), written in key order by COPY's CSV writer, each value read from data, an empty one as NULL
+ * (which COPY writes as nothing, as lineSql writes ''). The same bytes as lineSql's lines
+ * (test/feeds/rendered-lines.test.ts), at the speed of COPY: no line is built in SQL.
+ */
+export function renderedLinesPlan(q: SqlQuoter, rows: { rowsSql: string; columns: string[]; format: RenderedFormat }, frame: FeedFrame): FeedPlan {
+  const { rowsSql, columns, format } = rows
+  const problem = unwritableColumns(columns, format)
+  if (problem) throw new UnwritableColumnsError(problem)
+  const values = columns.map((c) => `nullif(s.data ->> ${q.escapeLiteral(c)}, '')`).join(', ')
+  const delimiter = format === 'tsv' ? `, DELIMITER E'\\t'` : ''
+  const copySql = `COPY (SELECT ${values} FROM (${rowsSql}) s ORDER BY s.product_id) TO STDOUT (FORMAT csv${delimiter})`
+  // A channel stage is read in key order beside the import stage's rows it refers to: a merge of the
+  // two primary key scans. Right after an export wrote the stage, its statistics say it is empty,
+  // and the planner's nested loop read the whole import stage per row (40,000 rows: minutes, measured).
+  return { copySql, ...frame, output: 'file', settings: { enable_nestloop: 'off', enable_hashjoin: 'off' } }
 }
 
 /** A file rendered from rows of (product_id, data), for a file that is written once from rows. */
 export function planFeed(q: SqlQuoter, rows: FeedRows, format: FeedFormat, meta: FeedMeta): FeedPlan {
   const line = lineSql(q, rows.columns, format, 'r.data')
   return linesPlan(`SELECT r.product_id, ${line} AS line FROM (${rows.selectSql}) r`, feedFrame(rows.columns, format, meta))
+}
+
+/**
+ * One row's line as COPY's CSV writer renders it (renderedLinesPlan), from its values in column
+ * order ('' for a missing one): for a person looking at one row, not for a file.
+ */
+export function renderedLine(values: string[], format: RenderedFormat): string {
+  const delimiter = format === 'csv' ? ',' : '\t'
+  const quoted = (value: string) =>
+    value.includes(delimiter) || /["\r\n]/.test(value) || (values.length === 1 && value === '\\.') ? `"${value.replaceAll('"', '""')}"` : value
+  return values.map(quoted).join(delimiter)
 }
 
 /** A field quoted the way Postgres's CSV output quotes one, for the header line. */
@@ -179,4 +225,16 @@ export function csvField(text: string, delimiter: string): string {
  */
 export function channelStageRows(siteId: string, channelId: string): string {
   return `stage_product o WHERE ${inStageText('o', siteId, channelStage(channelId))}`
+}
+
+/**
+ * A channel's rows in the channel stage with their data, as a complete SELECT of (product_id, data)
+ * for a COPY: with `refers` (ExportPlan.refersToImport), a row without data of its own is the import
+ * stage's row of the same id.
+ */
+export function channelStageData(siteId: string, channelId: string, refers: boolean): string {
+  if (!refers) return `SELECT o.product_id, o.data FROM ${channelStageRows(siteId, channelId)}`
+  return `SELECT o.product_id, coalesce(o.data, i.data) AS data FROM stage_product o
+    LEFT JOIN stage_product i ON o.data IS NULL AND ${inStageText('i', siteId, IMPORT_STAGE)} AND i.product_id = o.product_id
+    WHERE ${inStageText('o', siteId, channelStage(channelId))}`
 }

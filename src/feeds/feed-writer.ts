@@ -89,8 +89,11 @@ export async function writeFeedPlan(
   const output = new BatchedOutput(out, budget.maxBytes, etag)
   try {
     await output.put(Buffer.from(plan.header))
-    const lines = new CopyBinaryLines()
+    const lines = plan.output === 'lines' ? new CopyBinaryLines() : AS_SENT
+    const settings = Object.entries(plan.settings ?? {})
+    for (const [name, value] of settings) await client.query('SELECT set_config($1, $2, true)', [name, value])
     await copyLinesInto(client, plan.copySql, { lines, output, budget })
+    for (const [name] of settings) await client.query(`RESET ${client.escapeIdentifier(name)}`)
     lines.end()
     await output.put(Buffer.from(plan.footer))
     await output.flush()
@@ -101,6 +104,10 @@ export async function writeFeedPlan(
     throw error
   }
 }
+
+/** The COPY's output as it is sent: the lines of a file COPY writes itself. */
+const AS_SENT = { decode: (chunk: Buffer): Buffer[] => [chunk], end: (): void => {} }
+type CopyOutput = Pick<CopyBinaryLines, 'decode' | 'end'>
 
 /** The file's bytes on their way to `out`: counted against the budget, hashed, and batched. */
 class BatchedOutput {
@@ -154,7 +161,7 @@ class BatchedOutput {
 async function copyLinesInto(
   client: pg.PoolClient,
   copySql: string,
-  { lines, output, budget }: { lines: CopyBinaryLines; output: BatchedOutput; budget: FeedBudget },
+  { lines, output, budget }: { lines: CopyOutput; output: BatchedOutput; budget: FeedBudget },
 ): Promise<void> {
   const backendPid = budget.cancel ? await backendPidOf(client) : undefined
   let failure: unknown

@@ -3,6 +3,8 @@ import type { Db } from '../db/database.js'
 import { inTransaction } from '../db/transaction.js'
 import { deleteEndedPushes } from '../exports/channel-pushes.js'
 import { sweepFeedObjects } from '../feeds/postgres-feed-storage.js'
+import { writeRecordedFiles } from '../feeds/feed-materialiser.js'
+import type { FeedStorage } from '../feeds/feed-storage.js'
 import { purgeWebhookHistory } from '../webhooks/webhook-upkeep.js'
 import { purgeDeletedStreams } from '../streams/streams.js'
 import { releaseBatchRows } from '../streams/batch-store.js'
@@ -63,6 +65,8 @@ export interface CleanupReport {
   activity: number
   /** Idempotency keys older than IDEMPOTENCY_TTL_HOURS. */
   idempotencyKeys: number
+  /** Full feed files written that a process which stopped had left to write after their export. */
+  recordedFiles: number
 }
 
 export interface CleanupOptions {
@@ -75,6 +79,8 @@ export interface CleanupOptions {
   activityRetentionDays?: number
   /** How long an idempotency key answers (IDEMPOTENCY_TTL_HOURS). */
   idempotencyTtlHours?: number
+  /** The feed storage: full files an export recorded and nobody wrote are written into it. */
+  feedStorage?: FeedStorage
 }
 
 /** Everything the hourly cleanup does, in order. */
@@ -90,5 +96,7 @@ export async function runCleanup(db: Db, options: CleanupOptions): Promise<Clean
   const activity = await deleteActivityBefore(db, new Date(now.getTime() - activityRetentionDays * 86_400_000))
   const idempotencyKeys = await deleteExpiredKeys(db, new Date(now.getTime() - idempotencyTtlHours * 3_600_000))
   const webhookDeliveries = webhooks.expired + webhooks.deliveries
-  return { streams, batches, sites, pushes, feeds, webhookDeliveries, consoleSessions, activity, idempotencyKeys }
+  // Five minutes: the process that recorded a file writes it right after, in seconds.
+  const recordedFiles = options.feedStorage ? await writeRecordedFiles(db, options.feedStorage, { before: new Date(now.getTime() - 5 * 60_000) }) : 0
+  return { streams, batches, sites, pushes, feeds, webhookDeliveries, consoleSessions, activity, idempotencyKeys, recordedFiles }
 }

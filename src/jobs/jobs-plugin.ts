@@ -100,6 +100,7 @@ export const jobsPlugin = fp<JobsOptions>(
           webhookWindowSeconds: Math.round(config.WEBHOOK_RETRY_HOURS * 3600),
           activityRetentionDays: config.ACTIVITY_RETENTION_DAYS,
           idempotencyTtlHours: config.IDEMPOTENCY_TTL_HOURS,
+          feedStorage,
         }),
       (error) => app.log.warn({ err: error }, 'hourly cleanup failed'),
     )

@@ -1,5 +1,4 @@
 import { sql } from 'kysely'
-import pg from 'pg'
 import type { DbHandle } from '../db/database.js'
 import type { Site } from '../db/schema.js'
 import { importStageOf } from '../exports/export-store.js'
@@ -9,11 +8,10 @@ import type { RuleSpec } from '../rules/rule-types.js'
 import type { PreviewRequest } from './preview-input.js'
 import { sampleFilter, sampleIds } from './preview-samples.js'
 import { stepsOf, type PreviewProduct, type RuleMatches } from './preview-views.js'
+import { quoter } from '../feeds/sql-quoter.js'
 
 // A preview of a site's rules: the import stage's products through them, as the intermediate stage
 // every channel reads would hold them, with each rule's step, and over the whole stage the counts.
-
-const quoter = { escapeLiteral: pg.escapeLiteral, escapeIdentifier: pg.escapeIdentifier }
 
 export interface SitePreview {
   columns: string[]

@@ -1,18 +1,16 @@
 import { sql, type RawBuilder } from 'kysely'
-import pg from 'pg'
 import type { DbHandle } from '../db/database.js'
 import type { Site } from '../db/schema.js'
 import { IMPORT_STAGE, inStage } from '../db/stage-keys.js'
 import { rulePipeline, writtenDataSql, type RulePipeline } from './rule-pipeline.js'
 import { rulesOfScope } from './rule-store.js'
 import type { RuleSpec } from './rule-types.js'
+import { quoter } from '../feeds/sql-quoter.js'
 
 // The intermediate stage: the import stage through the site's rules. It is not stored:
 // every reader reads the import stage's rows through the rules, as SQL (rule-pipeline.ts), so it
 // costs no byte on disk and is never stale, and what a product read of it shows is what an export
 // of its rows works with. A site without enabled rules reads the import stage as it is.
-
-const quoter = { escapeLiteral: pg.escapeLiteral, escapeIdentifier: pg.escapeIdentifier }
 
 /** The site's rules an intermediate stage is read through: its enabled ones, in order. */
 export async function siteRules(db: DbHandle, site: Pick<Site, 'id' | 'account_id'>): Promise<RuleSpec[]> {

@@ -54,7 +54,7 @@ export interface TestContext {
  */
 export function useTestApp(
   env: Record<string, string> = {},
-  { sharedRateLimits = false, logger = false, ...deps }: Pick<AppDeps, 'resolveHost' | 'logger'> & { sharedRateLimits?: boolean } = {},
+  { sharedRateLimits = false, logger = false, ...deps }: Pick<AppDeps, 'resolveHost' | 'logger' | 'feedStorage'> & { sharedRateLimits?: boolean } = {},
 ): TestContext {
   const context = {} as TestContext
   let current = new Date()

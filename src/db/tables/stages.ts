@@ -50,5 +50,11 @@ export interface SiteStageTable {
   checks: ColumnType<CheckTotals | null, string | null | undefined, string | null>
   /** Channel stage: its clean rows refer to the import stage's rows instead of keeping a copy of their data. */
   refers_to_import: Generated<boolean>
+  /**
+   * Channel stage: the format (csv, tsv) its lines are rendered in when read, from each row's data by
+   * COPY's own CSV writer; its rows then store no line, and every one of them is in the feed. Null:
+   * each row stores its line (null for a row left out).
+   */
+  line_format: ColumnType<'csv' | 'tsv' | null, 'csv' | 'tsv' | null | undefined, 'csv' | 'tsv' | null>
   updated_at: Generated<Date>
 }
