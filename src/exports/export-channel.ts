@@ -88,13 +88,16 @@ export async function exportChannel(db: Db, request: ExportChannelRequest): Prom
         if (release) await checkRelease(tx.db, { channel, release, importStage, signature: plan.signature })
         // A first export has nothing to compare with, unless a delta file asks for its rows by kind.
         const first = (previous?.checks?.checked ?? previous?.rows ?? 0) === 0 && plan.files.every(({ entry }) => entry.type === null)
-        const computed = first ? await firstExport(tx, plan) : await compareExport(tx, plan, previous, importStage)
+        // A first export whose rows are the import stage's writes its full file beside the stage's rows.
+        const beside = first && plan.importRows ? files.writeFullBeside(db) : undefined
+        const [computed, writtenBeside] = await bothSettled(first ? firstExport(tx, plan) : compareExport(tx, plan, previous, importStage), beside)
         const previousChecks = previous?.checks ?? undefined
         // Before anything was delivered (no stage yet) there is no drop to measure.
         const delivered = previous === undefined ? null : previous.rows
         const hold = release ? undefined : safetyStop(channel, figuresOf(computed, delivered))
         if (hold) {
           tx.rollbackOnly()
+          await files.abandon()
           const held: ChannelHold = {
             ...hold,
             pid,
@@ -111,7 +114,8 @@ export async function exportChannel(db: Db, request: ExportChannelRequest): Prom
         }
         if (!first) await writeLaterExport(tx, plan, files, computed)
         const { counts, checks } = computed
-        const totals = { rows: first ? computed.totals.rows : counts.now, lineBytes: await fullFiles(tx, { plan, files, previous, computed }) }
+        const lineBytes = writtenBeside ?? (await fullFiles(tx, { plan, files, previous, computed }))
+        const totals = { rows: first ? computed.totals.rows : counts.now, lineBytes }
         await saveChannelStage(tx.db, plan.site, plan.channel.id, {
           columns: plan.columns,
           ...totals,
@@ -133,6 +137,14 @@ export async function exportChannel(db: Db, request: ExportChannelRequest): Prom
     await files.abandon()
     throw exportFailure(error, channel)
   }
+}
+
+/** Both results, once both have settled: neither is left running when the other fails. */
+async function bothSettled<A, B>(a: Promise<A>, b: Promise<B> | undefined): Promise<[A, B | undefined]> {
+  const [first, second] = await Promise.allSettled([a, b])
+  if (first.status === 'rejected') throw first.reason
+  if (second.status === 'rejected') throw second.reason
+  return [first.value, second.value]
 }
 
 /** A held export published by a person: the activity log says who, with the products it published. */

@@ -2,7 +2,9 @@ import { createHash } from 'node:crypto'
 import type { ChannelFilename } from '../db/schema.js'
 import type { Tx } from '../db/transaction.js'
 import { storageKeyOf, type FeedFileWriter, type FeedStorage } from '../feeds/feed-storage.js'
-import { renderedLinesPlan } from '../feeds/feed-sql.js'
+import type pg from 'pg'
+import { poolOf, type Db } from '../db/database.js'
+import { renderedLinesPlan, type RenderedRows } from '../feeds/feed-sql.js'
 import { quoter } from '../feeds/sql-quoter.js'
 import { contentTypeOf, FeedTooLargeError, writeFeedPlan } from '../feeds/feed-writer.js'
 import { deltaFilePlan } from './export-delta.js'
@@ -83,25 +85,46 @@ export class ChannelFiles {
    * line rendered by COPY's CSV writer as it is read (a stage of lines rendered on read, whose
    * size is known only once they are). Returns the bytes of the lines, a newline each.
    */
-  async writeFull(tx: Tx): Promise<number> {
-    const { site, channel, budget, frame, linesOnRead } = this.plan
+  writeFull(tx: Tx): Promise<number> {
+    return this.writeRendered(tx.client, { rowsSql: this.plan.stageData }, tx)
+  }
+
+  /**
+   * writeFull from the import stage's rows (ExportPlan.importRows) on a connection of its own, while
+   * the export's transaction writes the stage's rows: the two take about as long, and each a core.
+   * The export holds the import stage (lockChannelExport), so both read the same rows.
+   */
+  async writeFullBeside(db: Db): Promise<number> {
+    const rows = this.plan.importRows
+    if (!rows) throw new Error("only a channel whose rows are the import stage's through its mapping is written beside its stage")
+    const client = await poolOf(db).connect()
+    try {
+      return await this.writeRendered(client, rows)
+    } finally {
+      client.release()
+    }
+  }
+
+  private async writeRendered(client: pg.PoolClient, rows: Pick<RenderedRows, 'rowsSql' | 'valueSql'>, tx?: Tx): Promise<number> {
+    const { site, channel, budget, frame, linesOnRead, columns } = this.plan
     if (!linesOnRead) throw new Error('only the lines of a stage that renders them on read are written by its export')
-    const plan = renderedLinesPlan(quoter, { rowsSql: this.plan.stageData, columns: this.plan.columns, format: linesOnRead }, frame)
+    const plan = renderedLinesPlan(quoter, { ...rows, columns, format: linesOnRead }, frame)
     const frameBytes = Buffer.byteLength(frame.header) + Buffer.byteLength(frame.footer)
     const full = this.plan.files.filter(({ entry }) => entry.type === null)
     // Without a full file, the lines are still measured: a later export's file adds its changes to them.
-    if (full.length === 0) return (await writeFeedPlan(tx.client, plan, DISCARDED, budget, { etag: false })).bytes - frameBytes
+    if (full.length === 0) return (await writeFeedPlan(client, plan, DISCARDED, budget, { etag: false })).bytes - frameBytes
+    let bytes = frameBytes
     for (const { entry, filename } of full) {
       const file = this.fullFile(entry, filename, 0, false)
       try {
         file.writer = await this.storage.create(file.storageKey, { tx, accountId: site.account_id })
-        file.bytes = (await writeFeedPlan(tx.client, plan, file.writer, budget, { etag: false })).bytes
+        this.files.push(file)
+        file.bytes = bytes = (await writeFeedPlan(client, plan, file.writer, budget, { etag: false })).bytes
       } catch (error) {
         throw exportFailure(error, channel, { filename })
       }
-      this.files.push(file)
     }
-    return (this.files.at(-1)?.bytes ?? frameBytes) - frameBytes
+    return bytes - frameBytes
   }
 
   private fullFile(entry: ChannelFilename, filename: string, bytes: number, pending: boolean): ChannelFile {

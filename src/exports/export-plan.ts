@@ -2,9 +2,18 @@ import { createHash } from 'node:crypto'
 import { sql, type RawBuilder } from 'kysely'
 import { filterToSql, parseFilter } from '../catalog/filter.js'
 import type { Db } from '../db/database.js'
-import type { Channel, ChannelFilename, Site } from '../db/schema.js'
+import type { Channel, ChannelFilename, ColumnMapping, Site } from '../db/schema.js'
 import { AppError } from '../errors.js'
-import { channelStageData, channelStageRows, feedFrame, isRenderedFormat, lineSql, type FeedFrame, type RenderedFormat } from '../feeds/feed-sql.js'
+import {
+  channelStageData,
+  channelStageRows,
+  feedFrame,
+  isRenderedFormat,
+  lineSql,
+  type FeedFrame,
+  type RenderedFormat,
+  type RenderedRows,
+} from '../feeds/feed-sql.js'
 import { cancellingBudget, type FeedBudget } from '../feeds/feed-writer.js'
 import { RunFailure, SiteErrorCode } from '../sites/run-failure.js'
 import { templateNamed, GENERIC_TEMPLATE } from '../templates/template-catalog.js'
@@ -18,7 +27,7 @@ import { intermediateColumns, intermediateRows } from '../rules/intermediate-sta
 import { rulesOfScope } from '../rules/rule-store.js'
 import type { RuleSpec } from '../rules/rule-types.js'
 import type { RulePipeline } from '../rules/rule-pipeline.js'
-import { channelStage, IMPORT_STAGE, inStage, sameImportRow } from '../db/stage-keys.js'
+import { channelStage, IMPORT_STAGE, inStage, inStageText, sameImportRow } from '../db/stage-keys.js'
 import { quoter } from '../feeds/sql-quoter.js'
 
 // The first step of a channel's export, before its transaction: the channel's settings and filter
@@ -71,6 +80,12 @@ export interface ExportPlan {
   stageRows: string
   /** The channel stage's rows with their data (product_id, data), as a SELECT for COPY (see channelStageData). */
   stageData: string
+  /**
+   * The export's rows straight from the import stage, as text for a COPY: for a stage of lines
+   * rendered on read whose rows are the import stage's through the mapping alone (no filter, no
+   * rule), so that its full file can be written beside the stage's rows (see exportChannel).
+   */
+  importRows: RenderedRows | undefined
   /**
    * The format the channel stage's lines are rendered in when read (its rows store none), or null
    * when each row stores its line: a CSV or TSV channel whose template rewrites no value and leaves
@@ -188,6 +203,10 @@ export async function planExport(db: Db, request: PlanRequest): Promise<ExportPl
     signature: createHash('sha256').update(JSON.stringify(making)).digest('hex'),
     stageRows: channelStageRows(site.id, channel.id),
     stageData: channelStageData(site.id, channel.id, refersToImport),
+    importRows:
+      linesOnRead && rules.site.length === 0 && rules.channel.length === 0 && channel.filter.trim() === ''
+        ? importRowsOf(site.id, { columns, format: linesOnRead, mapping: identity ? undefined : mapping })
+        : undefined,
     storedData: (row) => sql.raw(refersToImport ? `CASE WHEN ${row}.issues IS NULL AND NOT ${row}.changed THEN NULL ELSE ${row}.data END` : `${row}.data`),
     channelRows: channelRowsOf(site, channel),
   }
@@ -208,6 +227,18 @@ async function websiteOf(db: Db, rows: RawBuilder<unknown>, columns: string[]): 
   } catch {
     return ''
   }
+}
+
+/** ExportPlan.importRows: the import stage's rows, each column's value read through the mapping. */
+function importRowsOf(siteId: string, how: { columns: string[]; format: RenderedFormat; mapping: ColumnMapping[] | undefined }): RenderedRows {
+  const mapped = new Map(how.mapping?.map((m) => [m.column, m]))
+  const valueSql = (column: string) => {
+    const m = mapped.get(column)
+    if (!how.mapping || !m) return `s.data ->> ${quoter.escapeLiteral(column)}`
+    return 'source' in m ? `s.data ->> ${quoter.escapeLiteral(m.source)}` : quoter.escapeLiteral(m.value)
+  }
+  const rowsSql = `SELECT s.product_id, s.data FROM stage_product s WHERE ${inStageText('s', siteId, IMPORT_STAGE)}`
+  return { rowsSql, columns: how.columns, format: how.format, valueSql }
 }
 
 /** ExportPlan.channelRows of this channel: the rows its stage keeps, with the data referring rows read from the import stage. */

@@ -177,17 +177,27 @@ export function isRenderedFormat(format: FeedFormat): format is RenderedFormat {
   return format === 'csv' || format === 'tsv'
 }
 
+/** Rows whose lines are rendered as they are read: see renderedLinesPlan. */
+export interface RenderedRows {
+  /** A complete SELECT of (product_id, data), its row aliased `s` for `valueSql`. */
+  rowsSql: string
+  columns: string[]
+  format: RenderedFormat
+  /** The SQL text of a column's value in a row `s` (default: its data's member of that name). */
+  valueSql?: (column: string) => string
+}
+
 /**
  * A file whose lines are rendered as they are read: `rowsSql` is a complete SELECT of (product_id,
  * data), written in key order by COPY's CSV writer, each value read from data, an empty one as NULL
  * (which COPY writes as nothing, as lineSql writes ''). The same bytes as lineSql's lines
  * (test/feeds/rendered-lines.test.ts), at the speed of COPY: no line is built in SQL.
  */
-export function renderedLinesPlan(q: SqlQuoter, rows: { rowsSql: string; columns: string[]; format: RenderedFormat }, frame: FeedFrame): FeedPlan {
-  const { rowsSql, columns, format } = rows
+export function renderedLinesPlan(q: SqlQuoter, rows: RenderedRows, frame: FeedFrame): FeedPlan {
+  const { rowsSql, columns, format, valueSql = (column) => `s.data ->> ${q.escapeLiteral(column)}` } = rows
   const problem = unwritableColumns(columns, format)
   if (problem) throw new UnwritableColumnsError(problem)
-  const values = columns.map((c) => `nullif(s.data ->> ${q.escapeLiteral(c)}, '')`).join(', ')
+  const values = columns.map((c) => `nullif(${valueSql(c)}, '')`).join(', ')
   const delimiter = format === 'tsv' ? `, DELIMITER E'\\t'` : ''
   const copySql = `COPY (SELECT ${values} FROM (${rowsSql}) s ORDER BY s.product_id) TO STDOUT (FORMAT csv${delimiter})`
   // A channel stage is read in key order beside the import stage's rows it refers to: a merge of the
