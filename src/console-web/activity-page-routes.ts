@@ -1,4 +1,5 @@
-import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify'
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
+import type { FastifyReply, FastifyRequest } from 'fastify'
 import { listActivity, readActivityFilter, type ActivityFilter, type ActivityPage, type ActivityScopeFilter } from '../activity/activity-query.js'
 import type { Db } from '../db/database.js'
 import { isId } from '../db/ids.js'
@@ -9,14 +10,14 @@ import { ACTIVITY_QUERY_FIELDS, activityPage, type ActivityQuery } from './activ
 import type { ConsoleDeps } from './deps.js'
 import { html, type Html } from './html.js'
 import { page } from './layout.js'
+import { ActivityPageQuery, SiteParams } from './page-params.js'
 import { accountOfSession, queryText, sendPage } from './pages.js'
 
 const ENTRIES_PER_PAGE = 50
 const operatorConfig = { console: 'operator' as const }
 
 /** The filters of the query, trimmed; `account` only on the operator's page. */
-function readQuery(request: FastifyRequest, operator: boolean): { query: ActivityQuery; cursor: string } {
-  const raw = request.query as Record<string, unknown>
+function readQuery(raw: ActivityPageQuery, operator: boolean): { query: ActivityQuery; cursor: string } {
   const query = Object.fromEntries(ACTIVITY_QUERY_FIELDS.map((name) => [name, queryText(raw[name], 300).trim()])) as unknown as ActivityQuery
   if (!operator) query.account = ''
   return { query, cursor: queryText(raw.cursor, 100).trim() }
@@ -55,8 +56,8 @@ interface ActivityView {
   operator: boolean
 }
 
-async function showActivity(db: Db, request: FastifyRequest, reply: FastifyReply, view: ActivityView, scopeOf: ScopeOf) {
-  const { query, cursor } = readQuery(request, view.operator)
+async function showActivity(db: Db, request: FastifyRequest, reply: FastifyReply, raw: ActivityPageQuery, view: ActivityView, scopeOf: ScopeOf) {
+  const { query, cursor } = readQuery(raw, view.operator)
   const { entries, nextCursor, error } = await loadActivity(db, scopeOf, query, cursor)
   const listing = activityPage({ path: view.path, query, paged: cursor !== '', entries, nextCursor, error, operator: view.operator })
   const body = html`${view.intro} ${listing}`
@@ -69,8 +70,8 @@ async function showActivity(db: Db, request: FastifyRequest, reply: FastifyReply
  * with each change's before and after. An account's changes, one site's, and every account's for
  * the operator; newest first, a page of 50 (`limit` asks for another size), filtered on the server.
  */
-export const activityPageRoutes: FastifyPluginAsync<ConsoleDeps> = async (app, { db }) => {
-  app.get('/console/activity', { schema: { hide: true } }, async (request, reply) => {
+export const activityPageRoutes: FastifyPluginAsyncTypebox<ConsoleDeps> = async (app, { db }) => {
+  app.get('/console/activity', { schema: { hide: true, querystring: ActivityPageQuery } }, async (request, reply) => {
     const accountId = accountOfSession(request)
     const intro = html`<p class="muted">
       Every change to the account, whoever made it: the platform and stream interfaces, this console, the operator, the CLI and the platform's own jobs.
@@ -79,12 +80,13 @@ export const activityPageRoutes: FastifyPluginAsync<ConsoleDeps> = async (app, {
       ['Overview', '/console'],
       ['Activity', '/console/activity'],
     ]
-    return showActivity(db, request, reply, { title: 'Activity', trail, intro, path: '/console/activity', operator: false }, () => ({ accountId }))
+    const view = { title: 'Activity', trail, intro, path: '/console/activity', operator: false }
+    return showActivity(db, request, reply, request.query, view, () => ({ accountId }))
   })
 
-  app.get('/console/sites/:siteId/activity', { schema: { hide: true } }, async (request, reply) => {
+  app.get('/console/sites/:siteId/activity', { schema: { hide: true, params: SiteParams, querystring: ActivityPageQuery } }, async (request, reply) => {
     const accountId = accountOfSession(request)
-    const { siteId } = request.params as { siteId: string }
+    const { siteId } = request.params
     const site = await getSite(db, accountId, siteId)
     const path = `/console/sites/${site.id}/activity`
     const trail: [string, string][] = [
@@ -94,14 +96,14 @@ export const activityPageRoutes: FastifyPluginAsync<ConsoleDeps> = async (app, {
     ]
     const intro = html`<p class="muted">Changes to site #${site.id} and to what belongs to it (channels, rules, tags, data sources, runs).</p>`
     const view = { title: `Activity of ${site.title}`, trail, intro, path, operator: false }
-    return showActivity(db, request, reply, view, () => ({ accountId, siteId: site.id }))
+    return showActivity(db, request, reply, request.query, view, () => ({ accountId, siteId: site.id }))
   })
 
-  app.get('/console/operator/activity', { config: operatorConfig, schema: { hide: true } }, async (request, reply) => {
+  app.get('/console/operator/activity', { config: operatorConfig, schema: { hide: true, querystring: ActivityPageQuery } }, async (request, reply) => {
     const intro = html`<p class="muted">
       The changes of every account, newest first; the account filter shows one account's. <a href="/console/operator">Back to the operator page</a>
     </p>`
     const view = { title: 'Activity of every account', intro, path: '/console/operator/activity', operator: true }
-    return showActivity(db, request, reply, view, accountFilterScope)
+    return showActivity(db, request, reply, request.query, view, accountFilterScope)
   })
 }

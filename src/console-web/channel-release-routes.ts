@@ -1,9 +1,10 @@
-import type { FastifyPluginAsync } from 'fastify'
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { releaseHeldExport, type ReleaseContext } from '../exports/release-export.js'
 import { ConflictError } from '../errors.js'
 import type { ConsoleDeps } from './deps.js'
 import { html } from './html.js'
 import { page } from './layout.js'
+import { ChannelParams } from './page-params.js'
 import { accountOfSession, requirePlatformCredential, sendPage } from './pages.js'
 
 /**
@@ -24,12 +25,12 @@ export function returnPath(value: unknown, siteId: string): string {
  * back to the page with a notice. A hold that changed or ended since the page was shown is a 409
  * page with the reason; another account's channel a 404 page, as everywhere in the console.
  */
-export const channelReleaseRoutes: FastifyPluginAsync<ConsoleDeps> = async (app, deps) => {
-  app.post('/console/sites/:siteId/channels/:channelId/release', { schema: { hide: true } }, async (request, reply) => {
+export const channelReleaseRoutes: FastifyPluginAsyncTypebox<ConsoleDeps> = async (app, deps) => {
+  app.post('/console/sites/:siteId/channels/:channelId/release', { schema: { hide: true, params: ChannelParams } }, async (request, reply) => {
     const accountId = accountOfSession(request)
     // As through the API, whose channel routes take the X-Auth-Token only.
     requirePlatformCredential(request, 'Releasing a held export', 'POST /platform/v2/sites/{siteId}/channels/{channelId}/release')
-    const { siteId, channelId } = request.params as { siteId: string; channelId: string }
+    const { siteId, channelId } = request.params
     const form = (request.body ?? {}) as { pid?: unknown; return?: unknown }
     const pid = typeof form.pid === 'string' && form.pid !== '' ? form.pid : undefined
     const context: ReleaseContext = {

@@ -1,10 +1,12 @@
-import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify'
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
+import type { FastifyReply, FastifyRequest } from 'fastify'
 import { getChannel } from '../channels/channels.js'
 import { listDeliveryAttempts, testDestination, type DestinationTest } from '../channels/destination-checks.js'
 import { getSite } from '../sites/sites.js'
 import type { ConsoleDeps } from './deps.js'
 import { deliveriesPath, deliveryPage } from './delivery-page-views.js'
 import { page } from './layout.js'
+import { ChannelParams, DestinationParams, OffsetQuery } from './page-params.js'
 import { accountOfSession, queryInt, requirePlatformCredential, sendPage } from './pages.js'
 
 const ATTEMPTS_PER_PAGE = 50
@@ -17,16 +19,14 @@ const MAX_OFFSET = 1_000_000_000
  * POST /platform/v2/sites/{siteId}/channels/{channelId}/destinations/{id}/test runs, then shows the page
  * again with its outcome. Another account's channel is a 404 page, as everywhere in the console.
  */
-export const deliveryPageRoutes: FastifyPluginAsync<ConsoleDeps> = async (app, deps) => {
+export const deliveryPageRoutes: FastifyPluginAsyncTypebox<ConsoleDeps> = async (app, deps) => {
   const { db } = deps
 
-  async function show(request: FastifyRequest, reply: FastifyReply, test?: DestinationTest) {
+  /** The page of the channel `params` names, its attempts from `offset` on. */
+  async function show(request: FastifyRequest, reply: FastifyReply, params: ChannelParams, offset: number, test?: DestinationTest) {
     const accountId = accountOfSession(request)
-    const { siteId, channelId } = request.params as { siteId: string; channelId: string }
-    const site = await getSite(db, accountId, siteId)
-    const details = await getChannel(db, accountId, site.id, channelId)
-    // After a Test the page shows the newest attempts; otherwise the page the query names.
-    const offset = test ? 0 : queryInt((request.query as Record<string, unknown>).offset, 0, MAX_OFFSET)
+    const site = await getSite(db, accountId, params.siteId)
+    const details = await getChannel(db, accountId, site.id, params.channelId)
     // One more than shown says whether older attempts exist.
     const fetched = await listDeliveryAttempts(db, { accountId, siteSegment: site.id, channelId: details.channel.id }, { limit: ATTEMPTS_PER_PAGE + 1, offset })
     const body = deliveryPage({
@@ -48,16 +48,25 @@ export const deliveryPageRoutes: FastifyPluginAsync<ConsoleDeps> = async (app, d
     return sendPage(reply, page({ title, session: request.consoleSession, trail, body }))
   }
 
-  app.get('/console/sites/:siteId/channels/:channelId/deliveries', { schema: { hide: true } }, async (request, reply) => show(request, reply))
+  app.get(
+    '/console/sites/:siteId/channels/:channelId/deliveries',
+    { schema: { hide: true, params: ChannelParams, querystring: OffsetQuery } },
+    async (request, reply) => show(request, reply, request.params, queryInt(request.query.offset, 0, MAX_OFFSET)),
+  )
 
-  app.post('/console/sites/:siteId/channels/:channelId/destinations/:destinationId/test', { schema: { hide: true } }, async (request, reply) => {
-    const accountId = accountOfSession(request)
-    // As through the API, whose channel routes take the X-Auth-Token only.
-    requirePlatformCredential(request, 'Testing a destination', 'POST /platform/v2/sites/{siteId}/channels/{channelId}/destinations/{id}/test')
-    const { siteId, channelId, destinationId } = request.params as { siteId: string; channelId: string; destinationId: string }
-    const options = { guard: deps.outbound, credentials: deps.credentials, timeoutMs: deps.config.PUSH_TIMEOUT_SECONDS * 1000 }
-    const test = await testDestination(db, { accountId, siteSegment: siteId, channelId, destinationId }, options)
-    request.log.info({ accountId, channelId, destinationId: test.destinationId, ok: test.ok }, 'a destination was tested in the console')
-    return show(request, reply, test)
-  })
+  app.post(
+    '/console/sites/:siteId/channels/:channelId/destinations/:destinationId/test',
+    { schema: { hide: true, params: DestinationParams } },
+    async (request, reply) => {
+      const accountId = accountOfSession(request)
+      // As through the API, whose channel routes take the X-Auth-Token only.
+      requirePlatformCredential(request, 'Testing a destination', 'POST /platform/v2/sites/{siteId}/channels/{channelId}/destinations/{id}/test')
+      const { siteId, channelId, destinationId } = request.params
+      const options = { guard: deps.outbound, credentials: deps.credentials, timeoutMs: deps.config.PUSH_TIMEOUT_SECONDS * 1000 }
+      const test = await testDestination(db, { accountId, siteSegment: siteId, channelId, destinationId }, options)
+      request.log.info({ accountId, channelId, destinationId: test.destinationId, ok: test.ok }, 'a destination was tested in the console')
+      // After a Test the page shows the newest attempts.
+      return show(request, reply, { siteId, channelId }, 0, test)
+    },
+  )
 }

@@ -1,4 +1,4 @@
-import type { FastifyPluginAsync } from 'fastify'
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import {
   accountObjectCounts,
   activeRunsOfAllAccounts,
@@ -12,6 +12,7 @@ import { setStreamStatus } from '../streams/streams.js'
 import type { ConsoleDeps } from './deps.js'
 import { html } from './html.js'
 import { page } from './layout.js'
+import { OperatorQuery, StreamParams } from './page-params.js'
 import { queryText, sendPage } from './pages.js'
 import { accountsSection, attentionSection, healthSection, runsSection, siteStatsSection, streamsSection } from './operator-views.js'
 
@@ -30,11 +31,11 @@ const config = { console: 'operator' as const }
  * slowest in the last 24 hours, every stream's state with the operator's switches (as
  * `streams set-status` of the CLI), and this process's capacity.
  */
-export const operatorRoutes: FastifyPluginAsync<ConsoleDeps> = async (app, deps) => {
+export const operatorRoutes: FastifyPluginAsyncTypebox<ConsoleDeps> = async (app, deps) => {
   const { db, clock } = deps
 
-  app.get('/console/operator', { config, schema: { hide: true } }, async (request, reply) => {
-    const query = request.query as Record<string, unknown>
+  app.get('/console/operator', { config, schema: { hide: true, querystring: OperatorQuery } }, async (request, reply) => {
+    const { query } = request
     const accountFilter = queryText(query.account, 20)
     const streamAccount = isId(accountFilter) ? accountFilter : undefined
     const now = clock()
@@ -62,8 +63,8 @@ export const operatorRoutes: FastifyPluginAsync<ConsoleDeps> = async (app, deps)
     return sendPage(reply, page({ title: 'Operator', session, body }))
   })
 
-  app.post('/console/operator/streams/:streamId/status', { config, schema: { hide: true } }, async (request, reply) => {
-    const { streamId } = request.params as { streamId: string }
+  app.post('/console/operator/streams/:streamId/status', { config, schema: { hide: true, params: StreamParams } }, async (request, reply) => {
+    const { streamId } = request.params
     const { status, account } = (request.body ?? {}) as { status?: unknown; account?: unknown }
     const stream = await setStreamStatus(db, streamId, typeof status === 'string' ? status : '', clock())
     const filter = typeof account === 'string' && isId(account) ? `&account=${account}` : ''

@@ -1,4 +1,4 @@
-import type { FastifyPluginAsync } from 'fastify'
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { channelStatesOfAccount } from '../channels/channel-states.js'
 import { siteSummaries } from '../sites/site-overview.js'
 import { streamSummaries } from '../streams/stream-overview.js'
@@ -7,13 +7,14 @@ import { html } from './html.js'
 import { heldChannelOf, holdBanners, releasedNotice } from './hold-banner-views.js'
 import { page } from './layout.js'
 import { channelsTable, sitesTable, streamsTable } from './overview-views.js'
+import { ReleasedQuery } from './page-params.js'
 import { accountOfSession, queryText, sendPage } from './pages.js'
 
 /** Channels the overview lists at most (an account may have thousands): held first, then below their threshold. */
 const CHANNELS_SHOWN = 100
 
-export const overviewRoutes: FastifyPluginAsync<ConsoleDeps> = async (app, { db }) => {
-  app.get('/console', { schema: { hide: true } }, async (request, reply) => {
+export const overviewRoutes: FastifyPluginAsyncTypebox<ConsoleDeps> = async (app, { db }) => {
+  app.get('/console', { schema: { hide: true, querystring: ReleasedQuery } }, async (request, reply) => {
     const accountId = accountOfSession(request)
     const [sites, channels, streams] = await Promise.all([
       siteSummaries(db, accountId),
@@ -21,7 +22,7 @@ export const overviewRoutes: FastifyPluginAsync<ConsoleDeps> = async (app, { db 
       streamSummaries(db, accountId),
     ])
     const held = channels.rows.flatMap((c) => heldChannelOf({ id: c.siteId, title: c.siteTitle }, { id: c.channelId, name: c.name, hold: c.hold }) ?? [])
-    const released = channels.rows.find((c) => c.channelId === queryText((request.query as Record<string, unknown>).released, 20))
+    const released = channels.rows.find((c) => c.channelId === queryText(request.query.released, 20))
     const session = request.consoleSession!
     const body = html`${releasedNotice(released && { id: released.channelId, name: released.name })} ${holdBanners(held, channels.held, session, '/console')}
       <section aria-labelledby="sites-heading">

@@ -4,6 +4,7 @@ import type { Site } from '../db/schema.js'
 import { AppError } from '../errors.js'
 import { getSite } from '../sites/sites.js'
 import type { ConsoleDeps } from './deps.js'
+import type { ProductBrowserQuery } from './page-params.js'
 import { html, type Html } from './html.js'
 import { queryInt, queryText } from './pages.js'
 import { productHref } from './product-links.js'
@@ -19,7 +20,7 @@ export async function productBrowser(
   deps: ConsoleDeps,
   accountId: string,
   siteSegment: string,
-  query: Record<string, unknown>,
+  query: ProductBrowserQuery,
 ): Promise<{ site: Site; body: Html; status: number }> {
   const site = await getSite(deps.db, accountId, siteSegment)
   const channels = await listChannels(deps.db, accountId, site.id)

@@ -1,7 +1,9 @@
-import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify'
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
+import type { FastifyReply, FastifyRequest } from 'fastify'
 import { productAcrossStages } from '../channels/product-checks.js'
 import type { ConsoleDeps } from './deps.js'
 import { page } from './layout.js'
+import { ProductIdQuery, ProductParams, SiteParams } from './page-params.js'
 import { accountOfSession, queryText, sendPage } from './pages.js'
 import { productHref } from './product-links.js'
 import { productPage } from './product-page-views.js'
@@ -15,7 +17,7 @@ const CHECKS_SHOWN = 100
  * /console/sites/{site}/products/{id} or, for an id no path segment carries, …/product?id={id}
  * (productHref picks). A product no stage has, and another account's site, are 404 pages.
  */
-export const productPageRoutes: FastifyPluginAsync<ConsoleDeps> = async (app, { db }) => {
+export const productPageRoutes: FastifyPluginAsyncTypebox<ConsoleDeps> = async (app, { db }) => {
   const show = async (request: FastifyRequest, reply: FastifyReply, siteId: string, productId: string) => {
     const accountId = accountOfSession(request)
     const product = await productAcrossStages(db, accountId, siteId, productId, { channels: CHANNELS_SHOWN, checks: CHECKS_SHOWN })
@@ -30,13 +32,12 @@ export const productPageRoutes: FastifyPluginAsync<ConsoleDeps> = async (app, { 
     return sendPage(reply, page({ title: `Product ${productId}`, session: request.consoleSession, trail, body: productPage(product) }))
   }
 
-  app.get('/console/sites/:siteId/products/:productId', { schema: { hide: true } }, async (request, reply) => {
-    const { siteId, productId } = request.params as { siteId: string; productId: string }
+  app.get('/console/sites/:siteId/products/:productId', { schema: { hide: true, params: ProductParams } }, async (request, reply) => {
+    const { siteId, productId } = request.params
     return show(request, reply, siteId, productId)
   })
 
-  app.get('/console/sites/:siteId/product', { schema: { hide: true } }, async (request, reply) => {
-    const { siteId } = request.params as { siteId: string }
-    return show(request, reply, siteId, queryText((request.query as Record<string, unknown>).id, 2000))
+  app.get('/console/sites/:siteId/product', { schema: { hide: true, params: SiteParams, querystring: ProductIdQuery } }, async (request, reply) => {
+    return show(request, reply, request.params.siteId, queryText(request.query.id, 2000))
   })
 }

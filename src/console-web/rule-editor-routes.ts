@@ -1,4 +1,5 @@
-import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify'
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
+import type { FastifyReply, FastifyRequest } from 'fastify'
 import type { RuleRow } from '../db/schema.js'
 import { AppError, BadRequestError, NotFoundError } from '../errors.js'
 import { rulesWithColumns, type RulesWithColumns } from '../rule-sets/rule-editing.js'
@@ -7,6 +8,7 @@ import { createRule, updateRule } from '../rule-sets/rule-sets.js'
 import { readRule } from '../rules/rule-input.js'
 import type { ConsoleDeps } from './deps.js'
 import { page } from './layout.js'
+import { RuleEditorQuery, RuleItemParams, RuleScopeParams } from './page-params.js'
 import { accountOfSession, requirePlatformCredential, sendPage, signedInWithPlatformCredential } from './pages.js'
 import { ruleEditorPage } from './rule-editor-views.js'
 import { draftsOf, fixOf, inputOf, newState, panelOf, previewBody, sampleOf, savedState, withJson, type EditorState } from './rule-editor-state.js'
@@ -31,9 +33,9 @@ interface Editing {
   rule: RuleRow | undefined
 }
 
-async function editing(deps: ConsoleDeps, request: FastifyRequest): Promise<Editing> {
+/** The rule `params` names (a new one without `ruleId`) and what its editor shows with it. */
+async function editing(deps: ConsoleDeps, request: FastifyRequest, params: RuleParams): Promise<Editing> {
   const accountId = accountOfSession(request)
-  const params = request.params as RuleParams
   const context = await rulesWithColumns(deps.db, accountId, ruleScopeRef(params))
   const rule = params.ruleId === undefined ? undefined : context.rules.find((candidate) => candidate.id === params.ruleId)
   if (params.ruleId !== undefined && !rule) throw new NotFoundError(`Rule ${params.ruleId.slice(0, 40)} not found`)
@@ -99,8 +101,8 @@ async function preview(deps: ConsoleDeps, request: FastifyRequest, reply: Fastif
   }
 }
 
-async function post(deps: ConsoleDeps, request: FastifyRequest, reply: FastifyReply) {
-  const editor = await editing(deps, request)
+async function post(deps: ConsoleDeps, request: FastifyRequest, reply: FastifyReply, params: RuleParams) {
+  const editor = await editing(deps, request, params)
   const body = (request.body ?? {}) as Record<string, unknown>
   const op = fieldText(body.op, 40)
   const json = op.endsWith('_json')
@@ -119,17 +121,17 @@ async function post(deps: ConsoleDeps, request: FastifyRequest, reply: FastifyRe
   return render(request, reply, editor, state)
 }
 
-export const ruleEditorRoutes: FastifyPluginAsync<ConsoleDeps> = async (app, deps) => {
+export const ruleEditorRoutes: FastifyPluginAsyncTypebox<ConsoleDeps> = async (app, deps) => {
   for (const prefix of RULE_SCOPE_PREFIXES) {
-    app.get(`${prefix}/rules/new`, { schema: { hide: true } }, async (request, reply) => {
-      const editor = await editing(deps, request)
-      return render(request, reply, editor, newState(editor.context.scope, request.query as Record<string, unknown>))
+    app.get(`${prefix}/rules/new`, { schema: { hide: true, params: RuleScopeParams, querystring: RuleEditorQuery } }, async (request, reply) => {
+      const editor = await editing(deps, request, request.params)
+      return render(request, reply, editor, newState(editor.context.scope, request.query))
     })
-    app.get(`${prefix}/rules/:ruleId`, { schema: { hide: true } }, async (request, reply) => {
-      const editor = await editing(deps, request)
+    app.get(`${prefix}/rules/:ruleId`, { schema: { hide: true, params: RuleItemParams } }, async (request, reply) => {
+      const editor = await editing(deps, request, request.params)
       return render(request, reply, editor, savedState(editor.rule!))
     })
-    app.post(`${prefix}/rules/new`, { schema: { hide: true } }, (request, reply) => post(deps, request, reply))
-    app.post(`${prefix}/rules/:ruleId`, { schema: { hide: true } }, (request, reply) => post(deps, request, reply))
+    app.post(`${prefix}/rules/new`, { schema: { hide: true, params: RuleScopeParams } }, (request, reply) => post(deps, request, reply, request.params))
+    app.post(`${prefix}/rules/:ruleId`, { schema: { hide: true, params: RuleItemParams } }, (request, reply) => post(deps, request, reply, request.params))
   }
 }

@@ -1,10 +1,12 @@
-import type { FastifyPluginAsync, FastifyRequest } from 'fastify'
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
+import type { FastifyRequest } from 'fastify'
 import type { RuleRow } from '../db/schema.js'
 import { BadRequestError } from '../errors.js'
 import { moveRule } from '../rule-sets/rule-editing.js'
 import { deleteRule, listRules, updateRule, type RuleScopeOf } from '../rule-sets/rule-sets.js'
 import type { ConsoleDeps } from './deps.js'
 import { page } from './layout.js'
+import { RuleItemParams, RuleScopeParams, RulesQuery } from './page-params.js'
 import { accountOfSession, queryText, requirePlatformCredential, sendPage } from './pages.js'
 import { RULE_SCOPE_PREFIXES, ruleScopeRef, rulesPath, type RuleParams } from './rule-links.js'
 import { rulesPage, rulesTrail, scopeName, type RulesPageData } from './rule-page-views.js'
@@ -29,17 +31,18 @@ const NOTICES: Record<string, (position: string, channel: boolean) => string> = 
 }
 
 /** The notice of the change a redirect names (`done`, and the rule it was made to). */
-function noticeOf(query: Record<string, unknown>, { scope, rules }: { scope: RuleScopeOf; rules: RuleRow[] }): string | undefined {
+function noticeOf(query: RulesQuery, { scope, rules }: { scope: RuleScopeOf; rules: RuleRow[] }): string | undefined {
   const done = queryText(query.done, 20)
   const position = String(rules.findIndex((rule) => rule.id === queryText(query.rule, 40)) + 1)
   if (!Object.hasOwn(NOTICES, done) || (position === '0' && done !== 'deleted')) return undefined
   return NOTICES[done]?.(position, scope.channel !== null)
 }
 
-function changing(request: FastifyRequest): { accountId: string; params: RuleParams & { ruleId: string } } {
+/** The session's account, when it signed in with the platform credential (as rule changes take). */
+function changer(request: FastifyRequest): string {
   const accountId = accountOfSession(request)
   requirePlatformCredential(request, 'Changing rules', 'each rule route of the platform interface (…/rules)')
-  return { accountId, params: request.params as RuleParams & { ruleId: string } }
+  return accountId
 }
 
 function formText(request: FastifyRequest, name: string): string {
@@ -47,12 +50,12 @@ function formText(request: FastifyRequest, name: string): string {
   return typeof value === 'string' ? value : ''
 }
 
-export const rulePageRoutes: FastifyPluginAsync<ConsoleDeps> = async (app, { db }) => {
+export const rulePageRoutes: FastifyPluginAsyncTypebox<ConsoleDeps> = async (app, { db }) => {
   for (const prefix of RULE_SCOPE_PREFIXES) {
-    app.get(`${prefix}/rules`, { schema: { hide: true } }, async (request, reply) => {
+    app.get(`${prefix}/rules`, { schema: { hide: true, params: RuleScopeParams, querystring: RulesQuery } }, async (request, reply) => {
       const accountId = accountOfSession(request)
-      const query = request.query as Record<string, unknown>
-      const listed = await listRules(db, accountId, ruleScopeRef(request.params as RuleParams))
+      const { query } = request
+      const listed = await listRules(db, accountId, ruleScopeRef(request.params))
       const { scope, rules } = listed
       const direction = queryText(query.direction, 8)
       const moved: RulesPageData['moved'] =
@@ -62,8 +65,9 @@ export const rulePageRoutes: FastifyPluginAsync<ConsoleDeps> = async (app, { db 
       return sendPage(reply, page({ title, session: request.consoleSession, trail: rulesTrail(scope), body }))
     })
 
-    app.post(`${prefix}/rules/:ruleId/move`, { schema: { hide: true } }, async (request, reply) => {
-      const { accountId, params } = changing(request)
+    app.post(`${prefix}/rules/:ruleId/move`, { schema: { hide: true, params: RuleItemParams } }, async (request, reply) => {
+      const accountId = changer(request)
+      const { params } = request
       const direction = formText(request, 'direction')
       if (direction !== 'up' && direction !== 'down') throw new BadRequestError('direction: must be up or down')
       const rules = await moveRule(db, accountId, ruleScopeRef(params), params.ruleId, direction)
@@ -72,16 +76,18 @@ export const rulePageRoutes: FastifyPluginAsync<ConsoleDeps> = async (app, { db 
       return reply.redirect(`${backTo(moved, params)}?done=moved&rule=${moved?.id ?? ''}&direction=${direction}`, 303)
     })
 
-    app.post(`${prefix}/rules/:ruleId/enabled`, { schema: { hide: true } }, async (request, reply) => {
-      const { accountId, params } = changing(request)
+    app.post(`${prefix}/rules/:ruleId/enabled`, { schema: { hide: true, params: RuleItemParams } }, async (request, reply) => {
+      const accountId = changer(request)
+      const { params } = request
       const enabled = formText(request, 'enabled')
       if (enabled !== 'true' && enabled !== 'false') throw new BadRequestError('enabled: must be true or false')
       const rule = await updateRule(db, accountId, ruleScopeRef(params), params.ruleId, { enabled: enabled === 'true' })
       return reply.redirect(`${backTo(rule, params)}?done=${rule.enabled ? 'enabled' : 'disabled'}&rule=${rule.id}#rule-${rule.id}`, 303)
     })
 
-    app.post(`${prefix}/rules/:ruleId/delete`, { schema: { hide: true } }, async (request, reply) => {
-      const { accountId, params } = changing(request)
+    app.post(`${prefix}/rules/:ruleId/delete`, { schema: { hide: true, params: RuleItemParams } }, async (request, reply) => {
+      const accountId = changer(request)
+      const { params } = request
       await deleteRule(db, accountId, ruleScopeRef(params), params.ruleId)
       return reply.redirect(`${rulesPath(encodeURIComponent(params.siteId), params.channelId && encodeURIComponent(params.channelId))}?done=deleted`, 303)
     })

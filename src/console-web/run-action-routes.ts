@@ -1,19 +1,20 @@
-import type { FastifyPluginAsync } from 'fastify'
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { requestRun } from '../jobs/run-requests.js'
 import { accountLimits } from '../accounts/object-limits.js'
 import { siteRunStatus } from '../sites/site-overview.js'
 import { updateSite } from '../sites/sites.js'
 import { BadRequestError } from '../errors.js'
 import type { ConsoleDeps } from './deps.js'
+import { RunParams, SiteParams } from './page-params.js'
 import { accountOfSession, requirePlatformCredential } from './pages.js'
 
 /** What a person does on a site page: start a run and watch it, pause and resume the site's exports. */
-export const runActionRoutes: FastifyPluginAsync<ConsoleDeps> = async (app, deps) => {
+export const runActionRoutes: FastifyPluginAsyncTypebox<ConsoleDeps> = async (app, deps) => {
   const { db, config, runs, clock } = deps
 
-  app.post('/console/sites/:siteId/runs', { schema: { hide: true } }, async (request, reply) => {
+  app.post('/console/sites/:siteId/runs', { schema: { hide: true, params: SiteParams } }, async (request, reply) => {
     const accountId = accountOfSession(request)
-    const { siteId } = request.params as { siteId: string }
+    const { siteId } = request.params
     const { action } = request.body as { action?: string }
     const queued = await requestRun(db, runs, accountId, siteId, { action: action ?? null })
     return reply.redirect(`/console/sites/${encodeURIComponent(siteId)}?run=${queued.pid}`, 303)
@@ -21,9 +22,9 @@ export const runActionRoutes: FastifyPluginAsync<ConsoleDeps> = async (app, deps
 
   // Polled once a second by the site page while a run it started is under way; `status` as the
   // console shows it (success with warnings), `ended` once the run has.
-  app.get('/console/sites/:siteId/runs/:pid/status', { schema: { hide: true } }, async (request) => {
+  app.get('/console/sites/:siteId/runs/:pid/status', { schema: { hide: true, params: RunParams } }, async (request) => {
     const accountId = accountOfSession(request)
-    const { siteId, pid } = request.params as { siteId: string; pid: string }
+    const { siteId, pid } = request.params
     const { run, shownStatus } = await siteRunStatus(db, accountId, siteId, pid)
     const end = run.finished_at ?? clock()
     const seconds = run.started_at ? Math.max(0, (end.getTime() - run.started_at.getTime()) / 1000) : 0
@@ -33,9 +34,9 @@ export const runActionRoutes: FastifyPluginAsync<ConsoleDeps> = async (app, deps
     return { pid: run.pid, status: shownStatus, ended, action: run.action, message: run.message, elapsed: phase }
   })
 
-  app.post('/console/sites/:siteId/status', { schema: { hide: true } }, async (request, reply) => {
+  app.post('/console/sites/:siteId/status', { schema: { hide: true, params: SiteParams } }, async (request, reply) => {
     const accountId = accountOfSession(request)
-    const { siteId } = request.params as { siteId: string }
+    const { siteId } = request.params
     // As through the API: changing a site takes the platform credential (PUT /sites accepts no bearer token).
     requirePlatformCredential(request, 'Pausing or resuming a site', 'PUT /sites')
     const { status } = request.body as { status?: string }

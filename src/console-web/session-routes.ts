@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto'
-import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify'
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
+import type { FastifyReply, FastifyRequest } from 'fastify'
 import { closeConsoleSession, openConsoleSession, operatorMark, type ConsoleOwner } from '../accounts/console-sessions.js'
 import { authAttempt } from '../auth/authenticate.js'
 import { sameSecret } from '../auth/secrets.js'
@@ -7,6 +8,7 @@ import { AppError } from '../errors.js'
 import type { ConsoleDeps } from './deps.js'
 import { html } from './html.js'
 import { page } from './layout.js'
+import { SignInQuery } from './page-params.js'
 import { SESSION_COOKIE, SIGN_IN_COOKIE } from './session-cookie.js'
 import { signedValue, unsignedValue } from './session-cookie-signature.js'
 import './console-types.js'
@@ -23,12 +25,12 @@ function firstText(value: unknown): string {
   return typeof first === 'string' ? first : ''
 }
 
-export const sessionRoutes: FastifyPluginAsync<ConsoleDeps> = async (app, deps) => {
+export const sessionRoutes: FastifyPluginAsyncTypebox<ConsoleDeps> = async (app, deps) => {
   const hours = deps.config.CONSOLE_SESSION_HOURS
   const secure = (request: FastifyRequest) => request.protocol === 'https'
 
-  app.get('/console/sign-in', { config: { console: 'public' }, schema: { hide: true } }, async (request, reply) => {
-    const next = safeNext(firstText((request.query as { next?: unknown }).next))
+  app.get('/console/sign-in', { config: { console: 'public' }, schema: { hide: true, querystring: SignInQuery } }, async (request, reply) => {
+    const next = safeNext(firstText(request.query.next))
     return showSignIn(request, reply, next, undefined)
   })
 

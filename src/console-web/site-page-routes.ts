@@ -1,4 +1,4 @@
-import type { FastifyPluginAsync } from 'fastify'
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { checksOfChannel } from '../channels/channel-diagnostics.js'
 import { exportHistoryOf, listChannels } from '../channels/channels.js'
 import { listSiteSources } from '../sites/site-sources.js'
@@ -7,6 +7,7 @@ import { listSiteRuns } from '../sites/site-overview.js'
 import { listSiteErrors } from '../sites/site-errors.js'
 import type { ConsoleDeps } from './deps.js'
 import { page } from './layout.js'
+import { ProductBrowserQuery, SiteParams, SitePageQuery } from './page-params.js'
 import { accountOfSession, queryInt, queryText, sendPage } from './pages.js'
 import { sitePage, type ErrorFilter } from './site-page-views.js'
 import { productBrowser } from './product-browser.js'
@@ -16,12 +17,12 @@ const RUNS_PER_PAGE = 20
 const CHART_POINTS = 50
 const CHANNELS_SHOWN = 20
 
-export const sitePageRoutes: FastifyPluginAsync<ConsoleDeps> = async (app, deps) => {
+export const sitePageRoutes: FastifyPluginAsyncTypebox<ConsoleDeps> = async (app, deps) => {
   const { db } = deps
-  app.get('/console/sites/:siteId', { schema: { hide: true } }, async (request, reply) => {
+  app.get('/console/sites/:siteId', { schema: { hide: true, params: SiteParams, querystring: SitePageQuery } }, async (request, reply) => {
     const accountId = accountOfSession(request)
-    const { siteId } = request.params as { siteId: string }
-    const query = request.query as Record<string, unknown>
+    const { siteId } = request.params
+    const { query } = request
     const runsOffset = queryInt(query.runs_offset, 0)
     const filter: ErrorFilter = { pid: queryText(query.pid, 64), type: queryText(query.type, 16), classification: queryText(query.classification, 16) }
     const { site, runs } = await listSiteRuns(db, accountId, siteId, { limit: RUNS_PER_PAGE, offset: runsOffset })
@@ -72,10 +73,9 @@ export const sitePageRoutes: FastifyPluginAsync<ConsoleDeps> = async (app, deps)
     return sendPage(reply, page({ title: site.title, session: request.consoleSession, trail, body }))
   })
 
-  app.get('/console/sites/:siteId/products', { schema: { hide: true } }, async (request, reply) => {
+  app.get('/console/sites/:siteId/products', { schema: { hide: true, params: SiteParams, querystring: ProductBrowserQuery } }, async (request, reply) => {
     const accountId = accountOfSession(request)
-    const { siteId } = request.params as { siteId: string }
-    const { site, body, status } = await productBrowser(deps, accountId, siteId, request.query as Record<string, unknown>)
+    const { site, body, status } = await productBrowser(deps, accountId, request.params.siteId, request.query)
     const trail: [string, string][] = [
       ['Overview', '/console'],
       [site.title, `/console/sites/${site.id}`],

@@ -1,20 +1,21 @@
-import type { FastifyPluginAsync } from 'fastify'
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import type { Batch, BatchStage } from '../db/schema.js'
 import { listBatches } from '../streams/batch-store.js'
 import { getStream } from '../streams/streams.js'
 import type { ConsoleDeps } from './deps.js'
 import { html, type Html } from './html.js'
 import { badge, page, when } from './layout.js'
+import { OffsetQuery, StreamParams } from './page-params.js'
 import { accountOfSession, queryInt, sendPage } from './pages.js'
 
 const BATCHES_PER_PAGE = 20
 
 /** A stream: its status and its batches, newest first, with what each stage refused and why. */
-export const streamPageRoutes: FastifyPluginAsync<ConsoleDeps> = async (app, { db }) => {
-  app.get('/console/streams/:streamId', { schema: { hide: true } }, async (request, reply) => {
+export const streamPageRoutes: FastifyPluginAsyncTypebox<ConsoleDeps> = async (app, { db }) => {
+  app.get('/console/streams/:streamId', { schema: { hide: true, params: StreamParams, querystring: OffsetQuery } }, async (request, reply) => {
     const accountId = accountOfSession(request)
-    const { streamId } = request.params as { streamId: string }
-    const offset = queryInt((request.query as { offset?: unknown }).offset, 0)
+    const { streamId } = request.params
+    const offset = queryInt(request.query.offset, 0)
     const stream = await getStream(db, accountId, streamId)
     const { batches, total } = await listBatches(db, accountId, stream.id, offset, BATCHES_PER_PAGE)
     const pager = html`<div class="pager">

@@ -1,10 +1,11 @@
-import type { FastifyPluginAsync } from 'fastify'
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import type { WebhookDeliveryStatus } from '../db/schema.js'
 import { NotFoundError } from '../errors.js'
 import { getDelivery, listDeliveries, retryDelivery, type DeliveryRow } from '../webhooks/deliveries.js'
 import { listWebhooks } from '../webhooks/webhooks.js'
 import type { ConsoleDeps } from './deps.js'
 import { page } from './layout.js'
+import { WebhookDeliveryParams, WebhooksQuery } from './page-params.js'
 import { accountOfSession, queryInt, queryText, sendPage } from './pages.js'
 import { DELIVERIES_PER_PAGE, webhooksPage, type WebhookPanel } from './webhook-page-views.js'
 
@@ -22,10 +23,10 @@ function deliveryStatus(value: string): WebhookDeliveryStatus | undefined {
  * The account's webhooks and their deliveries, newest first: a page of each, the one named by
  * `?webhook=` at `offset` and filtered by `status`; a retry sends a delivery again now.
  */
-export const webhookPageRoutes: FastifyPluginAsync<ConsoleDeps> = async (app, { db, config }) => {
-  app.get('/console/webhooks', { schema: { hide: true } }, async (request, reply) => {
+export const webhookPageRoutes: FastifyPluginAsyncTypebox<ConsoleDeps> = async (app, { db, config }) => {
+  app.get('/console/webhooks', { schema: { hide: true, querystring: WebhooksQuery } }, async (request, reply) => {
     const accountId = accountOfSession(request)
-    const query = request.query as Record<string, unknown>
+    const { query } = request
     const chosen = queryText(query.webhook, 20)
     const webhooks = await listWebhooks(db, accountId)
     if (chosen && !webhooks.some((webhook) => webhook.id === chosen)) throw new NotFoundError('There is no such webhook')
@@ -44,9 +45,9 @@ export const webhookPageRoutes: FastifyPluginAsync<ConsoleDeps> = async (app, { 
     return sendPage(reply, page({ title: 'Webhooks', session: request.consoleSession, trail: TRAIL, body }))
   })
 
-  app.post('/console/webhooks/:webhookId/deliveries/:deliveryId/retry', { schema: { hide: true } }, async (request, reply) => {
+  app.post('/console/webhooks/:webhookId/deliveries/:deliveryId/retry', { schema: { hide: true, params: WebhookDeliveryParams } }, async (request, reply) => {
     const accountId = accountOfSession(request)
-    const { webhookId, deliveryId } = request.params as { webhookId: string; deliveryId: string }
+    const { webhookId, deliveryId } = request.params
     const retried = await retryDelivery(db, accountId, webhookId, deliveryId, { retryHours: config.WEBHOOK_RETRY_HOURS })
     // Back to the page the list was on (unfiltered: the delivery is pending now, whatever it was).
     const offset = queryInt((request.body as { offset?: unknown } | undefined)?.offset, 0)

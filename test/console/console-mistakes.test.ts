@@ -50,3 +50,16 @@ describe('console pages with hostile values', () => {
     }
   }, 120_000)
 })
+
+describe('console query values checked by the route', () => {
+  it('answers a query value sent twice with a page that names it, and a single one with the page', async () => {
+    const f = await importFixture(t, { title: 'Twice shop' })
+    const user = await consoleUser(t.app, f.account.xAuthToken)
+    const once = await user.get(`/console/sites/${f.site.id}?runs_offset=0`)
+    expect(once.status).toBe(200)
+    const twice = await user.get(`/console/sites/${f.site.id}?runs_offset=0&runs_offset=20`)
+    expect(twice.status).toBe(400)
+    expect(twice.body).toMatch(/^<!doctype html>/i)
+    expect(twice.body).toContain('runs_offset')
+  })
+})
