@@ -20,6 +20,7 @@ const DOMAIN = [
   'src/webhooks/**',
   'src/rules/**',
   'src/sources/**',
+  'src/runs/**',
 ]
 const SHARED = ['src/http/**', 'src/auth/**', 'src/net/**', 'src/input/**', 'src/activity/**', 'src/idempotency/**']
 

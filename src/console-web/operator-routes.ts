@@ -1,11 +1,6 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
-import {
-  accountObjectCounts,
-  activeRunsOfAllAccounts,
-  channelsNeedingAttention,
-  siteRunStats,
-  streamStatesOfAllAccounts,
-} from '../accounts/operator-overview.js'
+import { accountObjectCounts, channelsNeedingAttention, streamStatesOfAllAccounts } from '../accounts/operator-overview.js'
+import { activeRunsOfAllAccounts, siteRunStats } from '../runs/operator-runs.js'
 import { poolUsage } from '../db/database.js'
 import { isId } from '../db/ids.js'
 import { setStreamStatus } from '../streams/streams.js'

@@ -1,5 +1,7 @@
 import type { ConsoleSession } from '../accounts/console-sessions.js'
-import type { AccountObjects, ActiveRun, Bounded, ChannelAttention, SiteRunStats, StreamState } from '../accounts/operator-overview.js'
+import type { AccountObjects, ChannelAttention, StreamState } from '../accounts/operator-overview.js'
+import type { Bounded } from '../db/bounded-list.js'
+import type { ActiveRun, SiteRunStats } from '../runs/operator-runs.js'
 import type { StreamStatus } from '../db/schema.js'
 import { html, type Html } from './html.js'
 import { badge, csrfField, dataTable, duration, when } from './layout.js'

@@ -1,6 +1,6 @@
 import type { LockedTransaction } from '../db/advisory-locks.js'
-import { admittedRuns, lockAccountRuns, waitingForAccount } from './run-admission-store.js'
-import { setJob } from './run-store.js'
+import { admittedRuns, lockAccountRuns, waitingForAccount } from '../runs/run-admission-store.js'
+import { setJob } from '../runs/run-store.js'
 import type { RunQueue } from './run-queue.js'
 
 /**

@@ -6,10 +6,10 @@ import { SiteErrorCode } from '../sites/run-failure.js'
 import { addSiteError, type NewSiteError } from '../sites/site-errors.js'
 import { recordRunEnded } from '../webhooks/run-events.js'
 import { admitWaitingRuns } from './account-turns.js'
-import { lockSiteRuns } from './run-admission-store.js'
-import { claimStaleRuns, setRunEnded, setSiteProcessing } from './run-store.js'
+import { lockSiteRuns } from '../runs/run-admission-store.js'
+import { claimStaleRuns, setRunEnded, setSiteProcessing } from '../runs/run-store.js'
 import { runFields } from './run-log.js'
-import type { RunQueue } from './run-queue.js'
+import { RUN_RETRIES, type RunQueue } from './run-queue.js'
 
 // How the run worker ends runs and hands their account's turn on: apart from the worker, which
 // decides when; each function here wakes the queue when it admitted a run.
@@ -54,10 +54,14 @@ export async function passTurn(db: Db, queue: RunQueue, accountId: string): Prom
 export async function retryStaleRuns(db: Db, queue: RunQueue, staleSeconds: number, now: Date, log: FastifyBaseLogger): Promise<void> {
   for (const run of await claimStaleRuns(db, staleSeconds, now)) {
     if (!run.job_id) continue
-    if (!(await queue.failStale(run.job_id, 'the process running it stopped answering'))) continue
     const message = 'The run was interrupted (the server running it stopped) and is being retried'
     const code = SiteErrorCode.runInterrupted
-    await addSiteError(db, { accountId: run.account_id, siteId: run.site_id, pid: run.pid, code, message, data: { attempt: run.attempt } })
+    // Written before the job goes back: another process may take the retry and end it at once, and
+    // whoever reads the run's errors then must find this one. A last attempt is given up instead (9002).
+    const retried = run.attempt <= RUN_RETRIES
+    const error = { accountId: run.account_id, siteId: run.site_id, pid: run.pid, code, message, data: { attempt: run.attempt } }
+    if (retried) await addSiteError(db, error)
+    if (!(await queue.failStale(run.job_id, 'the process running it stopped answering')) || !retried) continue
     // The end line of an attempt whose process died before it could write one: logged here, and not
     // counted (the metrics count the attempts that ended in their own process).
     log.warn({ ...runFields(run), result: 'interrupted', errorCodes: [code], message }, 'run ended')

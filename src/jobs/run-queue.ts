@@ -3,6 +3,8 @@ import PgBoss from 'pg-boss'
 import type { Db, DbHandle } from '../db/database.js'
 
 export const RUNS_QUEUE = 'site-runs'
+/** How often a run whose attempt failed unexpectedly (or whose process died) is tried again. */
+export const RUN_RETRIES = 1
 export const ABANDONED_RUNS_QUEUE = 'site-runs-abandoned'
 
 export interface RunQueueOptions {
@@ -60,7 +62,7 @@ export class RunQueue {
     const runOptions = {
       name: RUNS_QUEUE,
       policy: 'standard' as const,
-      retryLimit: 1,
+      retryLimit: RUN_RETRIES,
       retryDelay: 0,
       expireInSeconds: this.options.expireSeconds,
       deadLetter: ABANDONED_RUNS_QUEUE,

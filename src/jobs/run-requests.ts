@@ -9,8 +9,8 @@ import type { Changes } from '../activity/activity-changes.js'
 import { recordActivity } from '../activity/activity-store.js'
 import { settleRequestClaim } from '../activity/request-scope.js'
 import { getSite } from '../sites/sites.js'
-import { activeRuns, admittedRuns, lockAccountRuns, lockSiteRuns } from './run-admission-store.js'
-import { estimatedSeconds, findRun, insertRun, setJob } from './run-store.js'
+import { activeRuns, admittedRuns, lockAccountRuns, lockSiteRuns } from '../runs/run-admission-store.js'
+import { estimatedSeconds, findRun, insertRun, setJob } from '../runs/run-store.js'
 import type { RunQueue } from './run-queue.js'
 
 export const ACTIONS: readonly RunAction[] = ['import', 'export', 'channel', 'export-all', 'all']

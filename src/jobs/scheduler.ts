@@ -4,7 +4,7 @@ import type { LockedTransaction } from '../db/advisory-locks.js'
 import type { Site } from '../db/schema.js'
 import { inTransaction } from '../db/transaction.js'
 import { AppError } from '../errors.js'
-import { lockRunsOfSites } from './run-admission-store.js'
+import { lockRunsOfSites } from '../runs/run-admission-store.js'
 import { queueRun } from './run-requests.js'
 import type { RunQueue } from './run-queue.js'
 import {

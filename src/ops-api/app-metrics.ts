@@ -4,7 +4,7 @@ import { poolUsage, type Db } from '../db/database.js'
 import type { AppliedBatches } from '../imports/apply-batches.js'
 import type { RunEnd, RunObserver } from '../jobs/run-observer.js'
 import { ACTIONS } from '../jobs/run-requests.js'
-import { countActiveRuns } from '../jobs/run-store.js'
+import { countActiveRuns } from '../runs/run-store.js'
 import type { UploadResult } from '../streams/upload-result.js'
 import type { UploadObserver } from '../streams/uploads.js'
 

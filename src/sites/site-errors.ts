@@ -5,6 +5,7 @@ import type { SiteError } from '../db/schema.js'
 import { severityOf, type SiteErrorCodeValue } from './run-failure.js'
 import { isUuid } from '../db/ids.js'
 import { getSite } from './sites.js'
+import { latestRunPid } from '../runs/run-reports.js'
 
 export interface NewSiteError {
   accountId: string
@@ -68,17 +69,9 @@ export async function listSiteErrors(db: DbHandle, accountId: string, siteSegmen
   const site = await getSite(db, accountId, siteSegment)
   let pid = page.pid
   if (pid === undefined || pid === '') {
-    const latest = await db
-      .selectFrom('run')
-      .select('pid')
-      .where('account_id', '=', accountId)
-      .where('site_id', '=', site.id)
-      .orderBy('created_at', 'desc')
-      .orderBy('pid', 'desc')
-      .limit(1)
-      .executeTakeFirst()
-    if (!latest) return { siteId: site.id, errors: [] }
-    pid = latest.pid
+    const latest = await latestRunPid(db, accountId, site.id)
+    if (latest === undefined) return { siteId: site.id, errors: [] }
+    pid = latest
   }
   // A pid that is not a UUID names no run: an empty list, as for a run without errors.
   if (!isUuid(pid)) return { siteId: site.id, errors: [] }
