@@ -49,12 +49,17 @@ export async function storeFirstExport(tx: Tx, plan: ExportPlan): Promise<StageT
   // Without lines stored, every row is in the feed (ExportPlan.linesOnRead).
   const line = plan.linesOnRead ? sql`NULL` : sql`CASE WHEN ${plan.leftOut('r.issues')} THEN NULL ELSE ${plan.line({ data: 'r.data', row: 'r' })} END`
   const inFeed = plan.linesOnRead ? sql`true` : sql`bytes IS NOT NULL`
+  const values = sql`SELECT ${site.id}, ${key.stage}, ${key.stageId}, r.product_id, ${site.account_id}, ${plan.storedData('r')}, ${line}, r.issues, r.notes
+      FROM (${plan.rows} OFFSET 0) AS r`
+  if (plan.linesOnRead && !plan.checks) {
+    // Nothing to count but the rows: no RETURNING, whose rows Postgres keeps to group them (1M rows: 5.4 s against 5.6 s).
+    const inserted = await sql`INSERT INTO stage_product (site_id, stage, stage_id, product_id, account_id, data, line, issues, notes) ${values}`.execute(tx.db)
+    const rows = Number(inserted.numAffectedRows ?? 0)
+    return { rows, lineBytes: 0, checks: totalsOf(undefined, [{ issues: null, notes: null, inStage: true, inFeed: true, rows }]) }
+  }
   const { rows } = await sql<{ issues: string | null; notes: string | null; in_feed: boolean; n: string; bytes: string | null }>`
     WITH stored AS (
-      INSERT INTO stage_product (site_id, stage, stage_id, product_id, account_id, data, line, issues, notes)
-      SELECT ${site.id}, ${key.stage}, ${key.stageId}, r.product_id, ${site.account_id}, ${plan.storedData('r')},
-        ${line}, r.issues, r.notes
-      FROM (${plan.rows} OFFSET 0) AS r
+      INSERT INTO stage_product (site_id, stage, stage_id, product_id, account_id, data, line, issues, notes) ${values}
       RETURNING octet_length(line) AS bytes, issues, notes
     )
     SELECT issues, notes, ${inFeed} AS in_feed, count(*) AS n, sum(bytes + 1) AS bytes FROM stored GROUP BY 1, 2, 3`.execute(tx.db)
