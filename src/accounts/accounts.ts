@@ -3,6 +3,7 @@ import { inTransaction } from '../db/transaction.js'
 import { hashSecret, newAccessToken, newClientId, newClientSecret } from '../auth/secrets.js'
 import { BadRequestError, NotFoundError } from '../errors.js'
 import { recordActivities, recordActivity, type NewActivity } from '../activity/activity-store.js'
+import { isId } from '../db/ids.js'
 
 export interface PlatformCredential {
   clientId: string
@@ -92,7 +93,7 @@ export async function listTokens(db: DbHandle, accountId: string) {
 }
 
 export async function revokeToken(db: Db, tokenId: string): Promise<void> {
-  if (!/^\d+$/.test(tokenId)) throw new NotFoundError(`No access token with id ${tokenId}`)
+  if (!isId(tokenId)) throw new NotFoundError(`No access token with id ${tokenId}`)
   await inTransaction(db, async ({ db: trx }) => {
     const revoked = await trx
       .updateTable('access_token')
@@ -111,7 +112,7 @@ export async function revokeToken(db: Db, tokenId: string): Promise<void> {
 }
 
 async function requireAccount(db: DbHandle, accountId: string): Promise<void> {
-  const found = /^\d+$/.test(accountId) ? await db.selectFrom('account').select('id').where('id', '=', accountId).executeTakeFirst() : undefined
+  const found = isId(accountId) ? await db.selectFrom('account').select('id').where('id', '=', accountId).executeTakeFirst() : undefined
   if (!found) throw new NotFoundError(`No account with id ${accountId}`)
 }
 

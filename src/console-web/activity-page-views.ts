@@ -1,7 +1,7 @@
 import { ACTOR_TYPES } from '../activity/activity-query.js'
 import type { ActivityEntry } from '../activity/activity-store.js'
 import { html, type Html } from './html.js'
-import { dataTable, headings, when } from './layout.js'
+import { dataTable, when } from './layout.js'
 
 // The activity pages (activity-page-routes.ts): an account's changes, one site's, or every account's
 // for the operator; newest first, filtered and paged on the server.
@@ -153,14 +153,7 @@ function changesTable(changes: ActivityEntry['changes']): Html {
           <td>${shownValue(change[1])}</td>
         </tr>`,
   )
-  return html`<table class="changes">
-    <thead>
-      ${headings(['Field', 'Before', 'After'])}
-    </thead>
-    <tbody>
-      ${rows}
-    </tbody>
-  </table>`
+  return dataTable(['Field', 'Before', 'After'], rows, { className: 'changes' })
 }
 
 /** A value as JSON text, cut with an ellipsis when long (at a character, never inside one). */

@@ -91,22 +91,45 @@ export function duration(start: Date | null | undefined, end: Date | null | unde
 }
 
 /** A table's header row; a heading starting with # is a right-aligned number column. */
-export function headings(names: string[]): Html {
-  const cells = names.map((name) => (name.startsWith('#') ? html`<th scope="col" class="num">${name.slice(1)}</th>` : html`<th scope="col">${name}</th>`))
+export function headings(names: string[], { numbers = true }: { numbers?: boolean } = {}): Html {
+  const cells = names.map((name) =>
+    numbers && name.startsWith('#') ? html`<th scope="col" class="num">${name.slice(1)}</th>` : html`<th scope="col">${name}</th>`,
+  )
   return html`<tr>
     ${cells}
   </tr>`
 }
 
+/** How a dataTable is told apart and named. */
+export interface TableOptions {
+  /** The id of the element that says what the table holds. */
+  describedBy?: string
+  /** What the table holds, as its caption. */
+  caption?: string
+  /** A class of the table itself. */
+  className?: string
+  /** The names are a tenant's (attribute names): none is read as a number column's `#`. */
+  tenantNames?: boolean
+}
+
 /**
- * A table under `names` (as `headings` takes them), scrolling sideways when wider than the page;
- * `describedBy`: the id of the element that says what the table holds.
+ * The console's one table: under `names` (as `headings` takes them), scrolling sideways when wider
+ * than the page.
  */
-export function dataTable(names: string[], rows: Html[], { describedBy }: { describedBy?: string } = {}): Html {
+export function dataTable(names: string[], rows: Html[], { describedBy, caption, className, tenantNames }: TableOptions = {}): Html {
+  const described = describedBy === undefined ? '' : html` aria-describedby="${describedBy}"`
+  const classes = className === undefined ? '' : html` class="${className}"`
   return html`<div class="scroll">
-    <table${describedBy === undefined ? '' : html` aria-describedby="${describedBy}"`}>
+    <table${described}${classes}>
+      ${
+        caption === undefined
+          ? ''
+          : html`<caption class="muted">
+              ${caption}
+            </caption>`
+      }
       <thead>
-        ${headings(names)}
+        ${headings(names, { numbers: !tenantNames })}
       </thead>
       <tbody>
         ${rows}

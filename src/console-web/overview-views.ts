@@ -6,7 +6,7 @@ import { GENERIC_TEMPLATE } from '../templates/template-catalog.js'
 import { percent } from './diagnostics-page-views.js'
 import { diagnosticsPath } from './hold-banner-views.js'
 import { html, type Html } from './html.js'
-import { badge, duration, headings, when } from './layout.js'
+import { badge, dataTable, duration, when } from './layout.js'
 
 // The overview's tables: every site with its last run, the account's channels (bounded) with their
 // readiness and whether a safety stop holds them, every stream with its last batch.
@@ -25,17 +25,9 @@ export function sitesTable(sites: SiteSummary[]): Html {
         <td>${errorCounts(site.errors)}</td>
       </tr>`,
   )
-  return html`<table>
-    <caption class="muted">
-      Last run and its site errors per site
-    </caption>
-    <thead>
-      ${headings(['Project', 'Site', 'Status', 'Processing', 'Last run', '#Products', 'Errors of the last run'])}
-    </thead>
-    <tbody>
-      ${rows}
-    </tbody>
-  </table>`
+  return dataTable(['Project', 'Site', 'Status', 'Processing', 'Last run', '#Products', 'Errors of the last run'], rows, {
+    caption: 'Last run and its site errors per site',
+  })
 }
 
 function lastRun(site: SiteSummary): Html {
@@ -76,20 +68,9 @@ export function channelsTable(channels: ChannelStates): Html {
         <td><a href="${diagnosticsPath(channel.siteId, channel.channelId)}">Diagnostics</a></td>
       </tr>`,
   )
-  return html`<div class="scroll">
-      <table>
-        <caption class="muted">
-          Held channels first, then those below their readiness threshold
-        </caption>
-        <thead>
-          ${headings(['Site', 'Channel', 'Template', 'Readiness', 'Export', '#In the feed', 'Checks'])}
-        </thead>
-        <tbody>
-          ${rows}
-        </tbody>
-      </table>
-    </div>
-    ${channels.cut ? html`<p class="muted" role="note">Only the first ${channels.rows.length} channels are shown; each site's page lists its own.</p>` : ''}`
+  const caption = 'Held channels first, then those below their readiness threshold'
+  return html`${dataTable(['Site', 'Channel', 'Template', 'Readiness', 'Export', '#In the feed', 'Checks'], rows, { caption })}
+  ${channels.cut ? html`<p class="muted" role="note">Only the first ${channels.rows.length} channels are shown; each site's page lists its own.</p>` : ''}`
 }
 
 export function streamsTable(streams: StreamSummary[]): Html {
@@ -104,14 +85,7 @@ export function streamsTable(streams: StreamSummary[]): Html {
         <td>${lastBatch(stream)}</td>
       </tr>`,
   )
-  return html`<table>
-    <thead>
-      ${headings(['Stream', 'Type', 'Status', '#Rows', 'Last batch'])}
-    </thead>
-    <tbody>
-      ${rows}
-    </tbody>
-  </table>`
+  return dataTable(['Stream', 'Type', 'Status', '#Rows', 'Last batch'], rows)
 }
 
 function lastBatch(stream: StreamSummary): Html {

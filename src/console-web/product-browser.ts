@@ -8,6 +8,7 @@ import type { ProductBrowserQuery } from './page-params.js'
 import { html, type Html } from './html.js'
 import { queryInt, queryText } from './pages.js'
 import { productHref } from './product-links.js'
+import { dataTable } from './layout.js'
 
 const PAGE_ROWS = 25
 
@@ -99,7 +100,6 @@ async function readBrowserPage(
 /** The page's rows; a row's id links to its product page (its rows in every stage and its checks). */
 function rowsTable(siteId: string, columns: string[], rows: Record<string, string>[], offset: number): Html {
   if (rows.length === 0) return html`<p class="muted">No products${offset > 0 ? ' on this page' : ''}.</p>`
-  const head = columns.map((column) => html`<th scope="col">${column}</th>`)
   const body = rows.map(
     (row) =>
       html`<tr>
@@ -109,16 +109,5 @@ function rowsTable(siteId: string, columns: string[], rows: Record<string, strin
       </tr>`,
   )
   return html`<p class="muted">Rows ${offset + 1} to ${offset + rows.length}</p>
-    <div class="scroll">
-      <table>
-        <thead>
-          <tr>
-            ${head}
-          </tr>
-        </thead>
-        <tbody>
-          ${body}
-        </tbody>
-      </table>
-    </div>`
+    ${dataTable(columns, body, { tenantNames: true })}`
 }

@@ -1,5 +1,7 @@
 import { sql } from 'kysely'
 import type { DbHandle } from '../db/database.js'
+import { listBatches } from './batch-store.js'
+import { getStream } from './streams.js'
 
 /** A stream as the console's overview shows it: its catalog's size and its latest batch. */
 /** Rows of a stream counted exactly up to this; more show as "over". */
@@ -47,4 +49,11 @@ export async function streamSummaries(db: DbHandle, accountId: string): Promise<
         }
       : null,
   }))
+}
+
+/** A stream of the account with a page of its batches, newest first, and how many it has; another account's stream is not found. */
+export async function streamWithBatches(db: DbHandle, accountId: string, streamId: string, page: { offset: number; limit: number }) {
+  const stream = await getStream(db, accountId, streamId)
+  const { batches, total } = await listBatches(db, accountId, stream.id, page.offset, page.limit)
+  return { stream, batches, total }
 }

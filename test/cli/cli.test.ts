@@ -160,6 +160,11 @@ describe('catalog-platform CLI', { timeout: 120_000 }, () => {
     expect(again.code).toBe(1)
     expect(again.stderr).toContain(token.token_id)
     expect(again.stdout).toBe('')
+
+    // An id beyond a bigint names no token: the same answer, not a database error.
+    const huge = await cli('tokens', 'revoke', '99999999999999999999')
+    expect(huge.code).toBe(1)
+    expect(huge.stderr).toContain('No access token with id 99999999999999999999')
   })
 
   it("records the CLI's changes in the account's activity, with the user that ran it and no secret", async () => {
