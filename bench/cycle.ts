@@ -100,6 +100,15 @@ async function fileStored(id: string): Promise<number> {
   }
 }
 
+/**
+ * A channel's export counted until its full file is stored: written by the export itself, or right
+ * after it by the server. No measured export then pays for the writing of the one before it.
+ */
+async function exportUntilStored(id: string): Promise<ImportTiming> {
+  const run = await site.runAction('channel', id)
+  return { ...run, seconds: run.seconds + (await fileStored(id)) }
+}
+
 /** A download as a client sees it: the bytes on the wire (node:http does not decompress, fetch would). */
 async function download(url: string, gzip: boolean): Promise<{ seconds: number; bytes: number }> {
   const started = performance.now()
@@ -217,7 +226,7 @@ async function createTsvChannel(name: string, extra: Record<string, string>): Pr
 async function settledFullExport(name: string, extra: Record<string, string>): Promise<ImportTiming> {
   const id = await createTsvChannel(name, extra)
   await sql`VACUUM (ANALYZE) stage_product`.execute(database.db)
-  return site.runAction('channel', id)
+  return exportUntilStored(id)
 }
 const fullExports: Record<'plain' | 'google', ImportTiming[]> = { plain: [], google: [] }
 const exportA = async (round: number) => fullExports.plain.push(await settledFullExport(`plain-${round}`, { export_name: 'generic' }))
@@ -245,8 +254,8 @@ started = performance.now()
 await site.uploadFile(change3)
 const googleUpload = seconds(started)
 const googleImport = await site.importRun()
-const plainSmall = await site.runAction('channel', plainId)
-const googleSmall = await site.runAction('channel', googleId)
+const plainSmall = await exportUntilStored(plainId)
+const googleSmall = await exportUntilStored(googleId)
 const plainCycle = googleUpload + googleImport.seconds + plainSmall.seconds
 const googleCycle = googleUpload + googleImport.seconds + googleSmall.seconds
 console.log(
@@ -268,6 +277,7 @@ const rulesLines = await rulesCycle({
   createTsvChannel,
   writeChange,
   identityChannelId: channelId,
+  exportUntilStored,
   fullImportSeconds: fullImport.seconds,
 })
 
@@ -328,7 +338,7 @@ const lines = [
   '',
   '### Google Shopping channel (issue 24)',
   '',
-  'Two TSV channels of the same 15 Google attributes mapped from the rows: A `generic` (nothing checked), B `google_shopping` (Merchant Center rules in the export, currency EUR; availability "in stock" and bare prices rewritten on every row, issue 31). After the measures above; another 1% for the small update.',
+  'Two TSV channels of the same 15 Google attributes mapped from the rows: A `generic` (nothing checked), B `google_shopping` (Merchant Center rules in the export, currency EUR; availability "in stock" and bare prices rewritten on every row, issue 31). After the measures above; another 1% for the small update. Each export is counted until its full file is stored: A, whose lines are rendered on read, writes it in the export; B records it and the server writes it right after.',
   '',
   '| measure | seconds |',
   '|---|---:|',
