@@ -1,4 +1,3 @@
-import path from 'node:path'
 import Fastify, { type FastifyInstance, type FastifyReply, type FastifyServerOptions } from 'fastify'
 import swagger from '@fastify/swagger'
 import swaggerUi from '@fastify/swagger-ui'
@@ -12,8 +11,7 @@ import { SpoolBudget } from './streams/upload-spool.js'
 import type { Db } from './db/database.js'
 import type { FeedStorage } from './feeds/feed-storage.js'
 import { feedRoutes } from './feed-api/feed-routes.js'
-import { LocalFeedStorage } from './feeds/local-feed-storage.js'
-import { PostgresFeedStorage } from './feeds/postgres-feed-storage.js'
+import { configuredFeedStorage } from './feeds/configured-storage.js'
 import { answerClientError, answerFrameworkError, noRoute, sendPlatformError } from './http/error-funnels.js'
 import { healthRoutes } from './ops-api/health-routes.js'
 import { API_DESCRIPTION, completeDocument, securitySchemes, serviceTags } from './http/openapi.js'
@@ -53,7 +51,7 @@ export interface AppDeps {
 export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   const { db, config, logger, clock = () => new Date(), rateLimits, resolveHost, feedStorage } = deps
   const credentials = deps.credentials ?? credentialBoxOf(config)
-  const feeds = feedStorage ?? (config.FEED_STORAGE === 'local' ? new LocalFeedStorage(path.join(config.DATA_DIR, 'feeds')) : new PostgresFeedStorage(db))
+  const feeds = feedStorage ?? configuredFeedStorage(config, db)
   // On a DATABASE_URL other processes may share the database: the counters live there, so that a
   // limit holds across all of them. The embedded Postgres serves this process (and its CLI) alone.
   const counters = deps.counters ?? (config.DATABASE_URL ? new PostgresWindowCounters(db) : new MemoryWindowCounters())

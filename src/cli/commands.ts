@@ -3,6 +3,7 @@ import { InvalidArgumentError } from 'commander'
 import { createAccount, createToken, listAccounts, listTokens, revokeToken, rotateCredential } from '../accounts/accounts.js'
 import { migrateToLatest } from '../db/migrate.js'
 import { runCleanup } from '../jobs/cleanup.js'
+import { configuredFeedStorage } from '../feeds/configured-storage.js'
 import { purgeDeletedStreams, setStreamStatus, STREAM_STATUSES } from '../streams/streams.js'
 import { isId } from '../db/ids.js'
 import { withDatabase } from './with-database.js'
@@ -134,6 +135,7 @@ function cleanupCommand(program: Command): void {
       const report = await withDatabase((db) =>
         runCleanup(db, {
           now: new Date(),
+          feedStorage: configuredFeedStorage(config, db),
           graceMinutes: options.graceMinutes,
           webhookWindowSeconds: Math.round(config.WEBHOOK_RETRY_HOURS * 3600),
           activityRetentionDays: config.ACTIVITY_RETENTION_DAYS,
@@ -143,8 +145,8 @@ function cleanupCommand(program: Command): void {
       print(
         `purged ${report.streams} stream(s), released the rows of ${report.batches} batch(es), removed the stages of ${report.sites} deleted site(s), ` +
           `deleted ${report.feeds} removed feed file(s), ended or deleted ${report.webhookDeliveries} webhook deliveries, ` +
-          `deleted ${report.consoleSessions} expired console session(s), ${report.activity} activity entries past ACTIVITY_RETENTION_DAYS ` +
-          `and ${report.idempotencyKeys} expired idempotency key(s)`,
+          `deleted ${report.consoleSessions} expired console session(s), ${report.activity} activity entries past ACTIVITY_RETENTION_DAYS, ` +
+          `${report.idempotencyKeys} expired idempotency key(s), and wrote ${report.recordedFiles} full feed file(s) an export recorded and nobody wrote`,
       )
     })
 }
