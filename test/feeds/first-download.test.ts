@@ -2,9 +2,7 @@ import { createHash } from 'node:crypto'
 import { gunzipSync } from 'node:zlib'
 import { describe, expect, it } from 'vitest'
 import { HIGH_LIMITS, useTestApp } from '../helpers/test-app.js'
-import { importFixture } from '../helpers/factories.js'
-import { createChannel, readChannel } from '../helpers/clients.js'
-import { feedPaths } from '../helpers/responses.js'
+import { exportedFeed } from '../helpers/exported-feed.js'
 import { startDownload } from './paused-download.js'
 import { listenOnFreePort } from '../helpers/listen.js'
 
@@ -23,21 +21,7 @@ const blob = (i: number, version: number) => Array.from({ length: 12 }, (_, k) =
 const rows = (count: number, version: number) =>
   Array.from({ length: count }, (_, i) => ({ id: `P${String(i).padStart(6, '0')}`, title: `T ${i}`, text: blob(i, version) }))
 
-async function exportedSite(count: number) {
-  const f = await importFixture(t)
-  const stream = await f.createStream()
-  await f.attach(stream)
-  expect((await f.upload(stream, rows(count, 0))).statusCode).toBe(202)
-  const channel = await createChannel(f, { format: 'csv' })
-  const exportAll = async () => {
-    t.clock.advance(5_000)
-    const run = await f.run('all')
-    expect(run.status, run.message).toBe('success')
-  }
-  await exportAll()
-  const [url] = feedPaths(await readChannel(f, channel.id))
-  return { f, stream, url: url ?? '', exportAll }
-}
+const exportedSite = (count: number) => exportedFeed(t, { rows: rows(count, 0), format: 'csv' })
 
 describe('the first download of a full file', () => {
   it('is served from the lines, and a download that falls behind gets the rest from the file written meanwhile', async () => {

@@ -8,10 +8,8 @@ import type { FeedFileWriter, FeedStorage } from '../../src/feeds/feed-storage.j
 import { LocalFeedStorage } from '../../src/feeds/local-feed-storage.js'
 import { runCleanup } from '../../src/jobs/cleanup.js'
 import { HIGH_LIMITS, useTestApp } from '../helpers/test-app.js'
-import { importFixture } from '../helpers/factories.js'
-import { createChannel, readChannel } from '../helpers/clients.js'
 import { eventually } from '../helpers/eventually.js'
-import { feedPaths } from '../helpers/responses.js'
+import { exportedFeed } from '../helpers/exported-feed.js'
 
 // A full file an export records without writing it (after a small update) is written right after
 // the export commits, by the process that ran it: neither the run nor the first download waits for
@@ -69,37 +67,13 @@ const row = (i: number, version: number) => ({
 })
 
 async function exportedSite(format: 'csv' | 'xml') {
-  const f = await importFixture(t)
-  const stream = await f.createStream()
-  await f.attach(stream)
-  expect(
-    (
-      await f.upload(
-        stream,
-        Array.from({ length: 2000 }, (_, i) => row(i, 0)),
-      )
-    ).statusCode,
-  ).toBe(202)
-  const channel = await createChannel(f, { format })
-  const exportAll = async () => {
-    t.clock.advance(5_000)
-    const run = await f.run('all')
-    expect(run.status, run.message).toBe('success')
-  }
-  await exportAll()
-  const [url] = feedPaths(await readChannel(f, channel.id))
+  const feed = await exportedFeed(t, { rows: Array.from({ length: 2000 }, (_, i) => row(i, 0)), format })
   const smallUpdate = async (version: number) => {
-    expect(
-      (
-        await f.upload(
-          stream,
-          Array.from({ length: 20 }, (_, i) => row(i * 50, version)),
-        )
-      ).statusCode,
-    ).toBe(202)
-    await exportAll()
+    const changed = Array.from({ length: 20 }, (_, i) => row(i * 50, version))
+    expect((await feed.f.upload(feed.stream, changed)).statusCode).toBe(202)
+    await feed.exportAll()
   }
-  return { url: url ?? '', smallUpdate }
+  return { url: feed.url, smallUpdate }
 }
 
 /** What the storage published after the first `before` files. */
