@@ -218,14 +218,18 @@ export function planFeed(q: SqlQuoter, rows: FeedRows, format: FeedFormat, meta:
  */
 export function renderedLine(values: string[], format: RenderedFormat): string {
   const delimiter = format === 'csv' ? ',' : '\t'
-  const quoted = (value: string) =>
-    value.includes(delimiter) || /["\r\n]/.test(value) || (values.length === 1 && value === '\\.') ? `"${value.replaceAll('"', '""')}"` : value
-  return values.map(quoted).join(delimiter)
+  // An empty value is COPY's NULL (unquoted); the end-of-data marker needs quotes only alone on its line.
+  return values.map((value) => csvField(value, delimiter, { empty: false, marker: values.length === 1 })).join(delimiter)
 }
 
-/** A field quoted the way Postgres's CSV output quotes one, for the header line. */
-export function csvField(text: string, delimiter: string): string {
-  const needsQuotes = text === '' || text === '\\.' || text.includes(delimiter) || /["\r\n]/.test(text)
+/**
+ * A field quoted the way Postgres's CSV output quotes one: when it holds the delimiter, a quote, CR
+ * or LF; with `empty`, when it is empty; with `marker`, when it is the end-of-data marker \. (both
+ * by default, as the header line quotes its names).
+ */
+export function csvField(text: string, delimiter: string, quote: { empty?: boolean; marker?: boolean } = {}): string {
+  const { empty = true, marker = true } = quote
+  const needsQuotes = (empty && text === '') || (marker && text === '\\.') || text.includes(delimiter) || /["\r\n]/.test(text)
   return needsQuotes ? `"${text.replaceAll('"', '""')}"` : text
 }
 

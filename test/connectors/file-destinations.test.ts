@@ -9,7 +9,7 @@ import { importFixture, type ImportFixture } from '../helpers/factories.js'
 import { client } from '../helpers/clients.js'
 import { feedPaths, type ChannelJson } from '../helpers/responses.js'
 import { eventually } from '../helpers/eventually.js'
-import { startSftpServer, type SftpServer } from '../helpers/sftp-server.js'
+import { sftpLogin, startSftpServer, type SftpServer } from '../helpers/sftp-server.js'
 import { startFtpsServer, type FtpsServer } from '../helpers/ftps-server.js'
 
 // Channel destinations on real file servers (issue 34): OpenSSH's sshd (internal-sftp) and vsftpd
@@ -50,16 +50,7 @@ async function exportedSite(f: ImportFixture): Promise<void> {
 }
 
 function sftpDestination(extra: Record<string, unknown> = {}): Record<string, unknown> {
-  return {
-    type: 'sftp',
-    host: sftp.host,
-    port: sftp.port,
-    user: sftp.user,
-    password: sftp.password,
-    host_key_sha256: sftp.hostKeySha256,
-    directory: 'upload',
-    ...extra,
-  }
+  return { ...sftpLogin(sftp), directory: 'upload', ...extra }
 }
 
 function ftpsDestination(extra: Record<string, unknown> = {}): Record<string, unknown> {

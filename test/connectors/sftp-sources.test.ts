@@ -3,7 +3,7 @@ import path from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { HIGH_LIMITS, useTestApp } from '../helpers/test-app.js'
 import { importFixture, type ImportFixture } from '../helpers/factories.js'
-import { startSftpServer, type SftpServer } from '../helpers/sftp-server.js'
+import { sftpLogin, startSftpServer, type SftpServer } from '../helpers/sftp-server.js'
 
 // Sites that fetch their catalog from a file on an SFTP server (issue 34), against OpenSSH's sshd
 // (internal-sftp) on a loopback port: the host key checked, the login with a password or a key with
@@ -30,16 +30,7 @@ async function putFile(name: string, body: string): Promise<void> {
 }
 
 function sftpSource(name: string, extra: Record<string, unknown> = {}) {
-  return {
-    type: 'sftp',
-    host: sftp.host,
-    port: sftp.port,
-    user: sftp.user,
-    password: sftp.password,
-    host_key_sha256: sftp.hostKeySha256,
-    path: `upload/${name}`,
-    ...extra,
-  }
+  return { ...sftpLogin(sftp), path: `upload/${name}`, ...extra }
 }
 
 async function create(f: ImportFixture, body: Record<string, unknown>): Promise<SourceJson> {

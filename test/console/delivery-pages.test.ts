@@ -9,7 +9,7 @@ import { importFixture, type ImportFixture } from '../helpers/factories.js'
 import { startFtpsServer, type FtpsServer } from '../helpers/ftps-server.js'
 import { listenOnFreePort } from '../helpers/listen.js'
 import type { ChannelJson } from '../helpers/responses.js'
-import { startSftpServer, type SftpServer } from '../helpers/sftp-server.js'
+import { sftpLogin, startSftpServer, type SftpServer } from '../helpers/sftp-server.js'
 import { HIGH_LIMITS, useTestApp } from '../helpers/test-app.js'
 import { launchBrowser, screenshot, signedInPage } from './browser.js'
 import { consoleUser } from './console-session.js'
@@ -47,8 +47,7 @@ let wrongKeyChannel: ChannelJson
 let filename = ''
 
 function sftpDestination(extra: Record<string, unknown> = {}): Record<string, unknown> {
-  const { host, port, user, password, hostKeySha256 } = sftp
-  return { type: 'sftp', name: 'Warehouse', host, port, user, password, host_key_sha256: hostKeySha256, directory: 'upload', ...extra }
+  return { ...sftpLogin(sftp), name: 'Warehouse', directory: 'upload', ...extra }
 }
 
 function ftpsDestination(): Record<string, unknown> {

@@ -404,6 +404,11 @@ export interface SftpServer {
   stop(): Promise<void>
 }
 
+/** How the platform interface is told to log in to `server` with its password: the fields an SFTP source or destination shares. */
+export function sftpLogin(server: SftpServer) {
+  return { type: 'sftp', host: server.host, port: server.port, user: server.user, password: server.password, host_key_sha256: server.hostKeySha256 }
+}
+
 /** The fingerprint of an SSH public key blob, as OpenSSH prints it: `SHA256:` and unpadded base64. */
 export function sshFingerprint(keyBlob: Buffer): string {
   return `SHA256:${createHash('sha256').update(keyBlob).digest('base64').replace(/=+$/, '')}`
