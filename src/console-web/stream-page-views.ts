@@ -38,7 +38,7 @@ function stageRow(name: string, stage: BatchStage | null): Html {
     <td>${badge(stage.status)}</td>
     <td class="num">${stage.successCount}</td>
     <td class="num">${stage.errorCount}</td>
-    <td>${stage.completedAt}</td>
+    <td>${when(stage.completedAt ? new Date(stage.completedAt) : null)}</td>
   </tr>`
 }
 

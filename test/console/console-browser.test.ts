@@ -95,6 +95,10 @@ describe('the console in a browser', () => {
     const batches = await page.locator('main').innerText()
     expect(batches).toContain('Missing "id" attribute')
     expect(batches).toContain('{"title":"no id"}')
+    // Each stage's end in the console's one time format, with its zone.
+    const completed = page.locator('article.batch tbody tr').first().locator('td').last()
+    expect(await completed.innerText()).toMatch(/^\d{4}-\d\d-\d\d \d\d:\d\d:\d\d UTC$/)
+    expect(await completed.locator('time').getAttribute('datetime')).toMatch(/Z$/)
     await screenshot(page, 'stream')
     await page.close()
   })
