@@ -21,6 +21,7 @@ import * as m0019 from './0019-file-destinations.js'
 import * as m0020 from './0020-fetched-sources.js'
 import * as m0021 from './0021-window-counters.js'
 import * as m0022 from './0022-lines-rendered-on-read.js'
+import * as m0023 from './0023-runs-claimed-from-their-table.js'
 
 // A static list instead of a directory scan: it works the same from TypeScript sources (tsx, vitest)
 // and from the compiled build, and a migration cannot be forgotten by the bundler.
@@ -47,4 +48,5 @@ export const migrations: Record<string, Migration> = {
   '0020-fetched-sources': m0020,
   '0021-window-counters': m0021,
   '0022-lines-rendered-on-read': m0022,
+  '0023-runs-claimed-from-their-table': m0023,
 }

@@ -83,9 +83,8 @@ function createFastify(config: Config, logger: AppDeps['logger']) {
     // Clients put ids with trailing slashes (`.../stage/intermediate/`).
     // A path parameter may be as long as what it names: a feed file name (255), a product id.
     routerOptions: { ignoreTrailingSlash: true, ignoreDuplicateSlashes: true, maxParamLength: 1000 },
-    // No time limit on plugins and onReady hooks: starting the run queue (pg-boss creating or migrating
-    // its schema, waiting for another process's migration lock) may take longer than Fastify's 10 s
-    // default on a busy database, and the server must wait for it rather than fail to start.
+    // No time limit on plugins and onReady hooks: on a busy database the server waits for them rather
+    // than failing to start after Fastify's 10 s default.
     pluginTimeout: 0,
     ajv: { customOptions: { coerceTypes: 'array', useDefaults: true, removeAdditional: false, allErrors: false } },
     // Errors before routing (a URL that does not decode, e.g. an encoded lone surrogate) get the

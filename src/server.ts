@@ -61,7 +61,7 @@ export async function startServer(config: Config): Promise<RunningServer> {
         // work is ended rather than waited for: the pool takes nothing new, so nothing of it is
         // recorded as failed, and this process's sessions are ended in the database.
         listening.log.warn(`requests or runs still under way after ${Math.round((graceMs * DRAIN_SHARE) / 1000)} s: ending them; interrupted runs are retried`)
-        listening.runWorker.interrupt()
+        await listening.runWorker.interrupt()
         listening.server.closeAllConnections()
         await connection.interrupt()
       }

@@ -8,7 +8,6 @@ import type { TestProject } from 'vitest/node'
 import { createDb } from '../src/db/database.js'
 import { startEmbeddedCluster, type EmbeddedCluster } from '../src/db/embedded.js'
 import { migrateToLatest } from '../src/db/migrate.js'
-import { RunQueue } from '../src/jobs/run-queue.js'
 
 declare module 'vitest' {
   export interface ProvidedContext {
@@ -71,12 +70,6 @@ async function prepareDatabases(): Promise<TestDatabases> {
   const template = createDb(withDatabase(adminUrl, templateDatabase), 2)
   try {
     await migrateToLatest(template)
-    // pg-boss installs its schema on first start: done once here, so each test file's clone has it.
-    const queue = new RunQueue(template, { concurrency: 0, pollingSeconds: 1, expireSeconds: 60 })
-    await queue.start(undefined, (error) => {
-      throw error
-    })
-    await queue.stop()
   } finally {
     await template.destroy()
   }

@@ -37,8 +37,8 @@ export async function serve(): Promise<void> {
     }
     closingSince = Date.now()
     server.app.log.info(`${signal} received: draining requests and runs for up to ${config.SHUTDOWN_GRACE_SECONDS} s, then shutting down`)
-    // Work cut off by the shutdown fails in libraries that do not wait for it (pg-boss records a
-    // job's end without awaiting it): that must not turn a clean stop into a crash.
+    // Work cut off by the shutdown may fail where nothing awaits it any more: that must not turn a
+    // clean stop into a crash.
     process.on('unhandledRejection', (error) => server.app.log.warn({ err: error }, 'work cut off by the shutdown failed'))
     const timer = setTimeout(
       () => {

@@ -44,7 +44,7 @@ export const CLEANUP_INTERVAL_MS = 60 * 60 * 1000
 
 /**
  * All background work of a server process, five parts: the run worker (with its stale-run sweep),
- * the push worker and the webhook delivery worker (a LeasedClaimWorker each), the scheduler and the
+ * the push worker and the webhook delivery worker (each claims through a LeasedClaimWorker), the scheduler and the
  * hourly cleanup. Each coordinates through Postgres, so every process runs all of them, but for the
  * ones its settings turn off: RUN_CONCURRENCY=0 executes no runs (nor sweeps), PUSH_CONCURRENCY=0 and
  * WEBHOOK_CONCURRENCY=0 send nothing, SCHEDULER_INTERVAL_SECONDS=0 starts no scheduler. They start once
@@ -54,7 +54,7 @@ export const CLEANUP_INTERVAL_MS = 60 * 60 * 1000
  */
 export const jobsPlugin = fp<JobsOptions>(
   async (app, { db, config, clock, feedStorage, outbound, credentials, metrics }) => {
-    // Runs execute in every server process (RUN_CONCURRENCY at a time; none at 0); pg-boss and the run
+    // Runs execute in every server process (RUN_CONCURRENCY at a time; none at 0); claims from the run
     // table in Postgres make sure each run executes once, whichever process takes it.
     const worker = new RunWorker(
       db,
@@ -63,7 +63,7 @@ export const jobsPlugin = fp<JobsOptions>(
         pollingSeconds: config.RUN_POLL_SECONDS,
         heartbeatSeconds: config.RUN_HEARTBEAT_SECONDS,
         staleSeconds: config.RUN_STALE_SECONDS,
-        expireSeconds: config.RUN_TIMEOUT_SECONDS,
+        timeoutSeconds: config.RUN_TIMEOUT_SECONDS,
         now: clock,
         feedStorage,
         limits: { attributesPerStream: config.MAX_ATTRIBUTES_PER_STREAM, stageColumns: config.MAX_STAGE_COLUMNS, feedMaxBytes: config.FEED_MAX_BYTES },
@@ -106,9 +106,9 @@ export const jobsPlugin = fp<JobsOptions>(
     )
 
     app.addHook('onReady', async () => {
-      // Never throws: with the database out of reach the app still comes up (its health check says
-      // 503), and the queue keeps trying to start.
-      await worker.startWhenReachable()
+      // Touches no database: with it out of reach the app still comes up (its health check says
+      // 503), and each worker's next poll tries again.
+      worker.start()
       pushes.start()
       webhooks.start()
       scheduler?.start()

@@ -1,4 +1,5 @@
 import type { FastifyBaseLogger } from 'fastify'
+import { settlesWithin } from '../db/connect.js'
 import { CoalescedWakes } from '../net/coalesced-wakes.js'
 import { SendSlots, type SendSlot } from '../net/send-slots.js'
 
@@ -88,11 +89,16 @@ export class LeasedClaimWorker<Item> {
     this.wakes.wake()
   }
 
-  /** Aborts the attempts in flight and hands their items back, so that shutdown does not wait on remote servers. */
-  async stop(): Promise<void> {
+  /**
+   * Claims nothing more, lets the attempts in flight finish for up to `graceMs`, then aborts them and
+   * waits until they have ended: an aborted send hands its item back. Sends stop at once (a grace of
+   * 0), so that shutdown does not wait on remote servers; runs get the shutdown's drain time.
+   */
+  async stop(graceMs = 0): Promise<void> {
     this.stopped = true
     this.unsubscribe?.()
     clearInterval(this.timer)
+    if (graceMs > 0) await settlesWithin(Promise.allSettled([...this.inFlight]), graceMs)
     this.slots.abortAll()
     await this.wakes.stop()
     await Promise.allSettled([...this.inFlight])

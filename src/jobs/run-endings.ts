@@ -5,9 +5,8 @@ import { inTransaction } from '../db/transaction.js'
 import { SiteErrorCode } from '../sites/run-failure.js'
 import { addSiteError, type NewSiteError } from '../sites/site-errors.js'
 import { recordRunEnded } from '../webhooks/run-events.js'
-import { admitWaitingRuns } from './account-turns.js'
-import { lockSiteRuns } from '../runs/run-admission-store.js'
-import { claimStaleRuns, setRunEnded, setSiteProcessing } from '../runs/run-store.js'
+import { admitWaitingRuns, lockSiteRuns } from '../runs/run-admission-store.js'
+import { claimStaleRuns, releaseAttempt, setRunEnded, setSiteProcessing, type StaleLimits } from '../runs/run-store.js'
 import { runFields } from './run-log.js'
 import { RUN_RETRIES, type RunQueue } from './run-queue.js'
 
@@ -47,24 +46,50 @@ export async function passTurn(db: Db, queue: RunQueue, accountId: string): Prom
   if (admitted > 0) queue.wake()
 }
 
+const INTERRUPTED = 'The run was interrupted (the server running it stopped) and is being retried'
+/** The message of a run given up after its last attempt (site error 9002). */
+export const ABANDONED = 'The run was interrupted or failed unexpectedly twice and was given up; start it again'
+
+/** Why an attempt is handed back: its process died or stopped (site error 9001 on the run), or it failed unexpectedly. */
+export type HandBackReason = 'interrupted' | 'error'
+
 /**
- * Runs whose worker stopped writing heartbeats: their process died (killed, crashed, lost its
- * host). Each goes back to pg-boss, which retries it once, with site error 9001.
+ * Ends the attempt without ending the run: it is claimed again when it has an attempt left
+ * (RUN_RETRIES), with site error 9001 when it was interrupted; otherwise it is given up, failed with
+ * site error 9002. Returns what happened, or undefined when the attempt no longer held the run.
  */
-export async function retryStaleRuns(db: Db, queue: RunQueue, staleSeconds: number, now: Date, log: FastifyBaseLogger): Promise<void> {
-  for (const run of await claimStaleRuns(db, staleSeconds, now)) {
-    if (!run.job_id) continue
-    const message = 'The run was interrupted (the server running it stopped) and is being retried'
-    const code = SiteErrorCode.runInterrupted
-    // Written before the job goes back: another process may take the retry and end it at once, and
-    // whoever reads the run's errors then must find this one. A last attempt is given up instead (9002).
-    const retried = run.attempt <= RUN_RETRIES
-    const error = { accountId: run.account_id, siteId: run.site_id, pid: run.pid, code, message, data: { attempt: run.attempt } }
-    if (retried) await addSiteError(db, error)
-    if (!(await queue.failStale(run.job_id, 'the process running it stopped answering')) || !retried) continue
-    // The end line of an attempt whose process died before it could write one: logged here, and not
-    // counted (the metrics count the attempts that ended in their own process).
-    log.warn({ ...runFields(run), result: 'interrupted', errorCodes: [code], message }, 'run ended')
-    queue.wake()
+export async function handBack(db: Db, queue: RunQueue, run: Run, reason: HandBackReason): Promise<'retried' | 'abandoned' | undefined> {
+  if (run.attempt > RUN_RETRIES) {
+    const siteError = { code: SiteErrorCode.runAbandoned, data: { attempts: run.attempt } }
+    return (await endRun(db, queue, run, { attempt: run.attempt, status: 'failed', message: ABANDONED, siteError })) ? 'abandoned' : undefined
   }
+  const released = await inTransaction(db, async (tx) => {
+    const released = await releaseAttempt(tx.db, run.pid, run.attempt)
+    if (released && reason === 'interrupted') {
+      const { account_id: accountId, site_id: siteId, pid, attempt } = run
+      await addSiteError(tx.db, { accountId, siteId, pid, code: SiteErrorCode.runInterrupted, message: INTERRUPTED, data: { attempt } })
+    }
+    return released
+  })
+  if (!released) return undefined
+  queue.wake()
+  return 'retried'
+}
+
+/**
+ * Attempts whose worker stopped writing heartbeats (their process died: killed, crashed, lost its
+ * host) or that ran past RUN_TIMEOUT_SECONDS: each is handed back (handBack), and its end is logged
+ * here, since its own process could not. Returns the runs given up.
+ */
+export async function sweepStaleRuns(db: Db, queue: RunQueue, sweep: { limits: StaleLimits; now: Date; log: FastifyBaseLogger }): Promise<Run[]> {
+  const { limits, now, log } = sweep
+  const abandoned: Run[] = []
+  for (const run of await claimStaleRuns(db, limits, now)) {
+    const outcome = await handBack(db, queue, run, 'interrupted')
+    if (outcome === 'abandoned') abandoned.push(run)
+    // Not counted (the metrics count the attempts that ended in their own process).
+    const fields = { ...runFields(run), result: 'interrupted', errorCodes: [SiteErrorCode.runInterrupted], message: INTERRUPTED }
+    if (outcome === 'retried') log.warn(fields, 'run ended')
+  }
+  return abandoned
 }

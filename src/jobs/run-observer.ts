@@ -5,7 +5,7 @@ import type { ImportedStream, ImportObserver } from '../imports/import-site.js'
 /**
  * How an attempt of a run ended in this process. `success` and `failed` are the run's status
  * (failed: a failure the site's owner can act on, with its site error); `error` an unexpected
- * failure, which pg-boss retries once; `interrupted` by this process's shutdown, retried elsewhere;
+ * failure, which is tried once more; `interrupted` by this process's shutdown, retried elsewhere;
  * `site_deleted` stopped because its site went; `superseded` finished after another attempt had
  * taken the run over; `abandoned` given up after its retry (its status becomes failed).
  */

@@ -10,7 +10,7 @@ import { recordActivity } from '../activity/activity-store.js'
 import { settleRequestClaim } from '../activity/request-scope.js'
 import { getSite } from '../sites/sites.js'
 import { activeRuns, admittedRuns, lockAccountRuns, lockSiteRuns } from '../runs/run-admission-store.js'
-import { estimatedSeconds, findRun, insertRun, setJob } from '../runs/run-store.js'
+import { admitRun, estimatedSeconds, findRun, insertRun } from '../runs/run-store.js'
 import type { RunQueue } from './run-queue.js'
 
 export const ACTIONS: readonly RunAction[] = ['import', 'export', 'channel', 'export-all', 'all']
@@ -62,9 +62,9 @@ export interface RunToQueue {
 
 /**
  * Queues a run of the site, if the site allows one now, in the caller's transaction `trx` (the locks
- * below hold until its commit, and the run and its job commit or roll back with the caller's other
- * work): under the lock of the site's active runs, at most one runs and one waits. The run's job is
- * sent in the same transaction when nothing runs; otherwise the run waits without a job until the
+ * below hold until its commit, and the run and its admission commit or roll back with the caller's other
+ * work): under the lock of the site's active runs, at most one runs and one waits. The run is
+ * admitted in the same transaction when nothing runs; otherwise it waits unadmitted until the
  * running one ends. Throws an AppError, having written nothing, when the site takes no run now.
  */
 export async function queueRun(trx: LockedTransaction, queue: RunQueue, request: RunToQueue): Promise<{ pid: string; message: string }> {
@@ -87,15 +87,14 @@ export async function queueRun(trx: LockedTransaction, queue: RunQueue, request:
   await insertRun(trx, { pid, accountId: site.account_id, siteId: site.id, action, targetId, trigger })
   const running = active.find((run) => run.status === 'running')
   if (running) return { pid, message: `Run queued; it starts when process ${running.pid} has finished` }
-  // Run slots are shared fairly: an account's runs beyond its share wait here, without a job, so
-  // that the queue's next job is always another account's while this one has its share running.
+  // Run slots are shared fairly: an account's runs beyond its share wait here, unadmitted, so that
+  // the next run claimed is always another account's while this one has its share running.
   await lockAccountRuns(trx, site.account_id)
   if ((await admittedRuns(trx, site.account_id)) >= queue.accountConcurrency) {
     const message = `Run queued; it starts when one of the account's other runs has finished (an account runs at most ${queue.accountConcurrency} at a time)`
     return { pid, message }
   }
-  // pg-boss writes the job through `trx`: it exists exactly when the run does.
-  await setJob(trx, pid, await queue.send(trx, pid, site.account_id))
+  await admitRun(trx, pid)
   return { pid, message: 'Run queued' }
 }
 

@@ -3,22 +3,23 @@ import { performance } from 'node:perf_hooks'
 import { SYSTEM_SCOPE, withRequestScope } from '../activity/request-scope.js'
 import type { FastifyBaseLogger } from 'fastify'
 import type { Db } from '../db/database.js'
-import { inTransaction } from '../db/transaction.js'
+import { settlesWithin } from '../db/connect.js'
 import type { FeedStorage } from '../feeds/feed-storage.js'
 import type { Run } from '../db/schema.js'
 import { addSiteError, runErrorCodes } from '../sites/site-errors.js'
 import { accountsOwedATurn } from '../runs/run-admission-store.js'
-import { beat, claimRun, findRunOfJob, setSiteProcessing, siteExists } from '../runs/run-store.js'
+import { beat, setSiteProcessing, siteExists } from '../runs/run-store.js'
 import type { ExportLimits } from '../exports/export-channel.js'
 import type { CatalogLimits } from '../imports/build-stage.js'
 import { performRun, removeRunFeeds, type RunContext, type RunTrace } from './run-actions.js'
-import { endRun, passTurn, retryStaleRuns } from './run-endings.js'
-import { RunFailure, SiteErrorCode } from '../sites/run-failure.js'
+import { ABANDONED, endRun, handBack, passTurn, sweepStaleRuns } from './run-endings.js'
+import { RunFailure } from '../sites/run-failure.js'
 import { Repeating } from './repeating.js'
 import type { RunEnd, RunObserver } from './run-observer.js'
-import { RunQueue, type RunHandlers, type RunJobData } from './run-queue.js'
-import { recordEvent } from '../webhooks/outbox.js'
-import { runStartedData } from '../webhooks/payloads.js'
+import { RunQueue } from './run-queue.js'
+
+/** How long a shutdown waits for its interrupted runs to be handed back before it ends its sessions. */
+const HAND_BACK_MS = 3000
 
 export interface RunWorkerOptions {
   concurrency: number
@@ -27,7 +28,8 @@ export interface RunWorkerOptions {
   heartbeatSeconds: number
   /** A run without a heartbeat for this long lost its process, and is retried or given up. */
   staleSeconds: number
-  expireSeconds: number
+  /** How long one attempt may take (RUN_TIMEOUT_SECONDS) before the sweep gives it up like a stale one. */
+  timeoutSeconds: number
   now: () => Date
   /** Where exported feed files are kept. */
   feedStorage: FeedStorage
@@ -41,9 +43,10 @@ export interface RunWorkerOptions {
 }
 
 /**
- * Executes site runs in this process, and looks after runs whose process died: any server process
- * that executes runs sweeps for a run whose heartbeat stopped and hands it back to pg-boss, which
- * retries it once. The jobs plugin (src/jobs/jobs-plugin.ts) starts and stops it with the app.
+ * Executes site runs in this process, claimed from the run table (RunQueue), and looks after runs
+ * whose process died: any server process that executes runs sweeps for an attempt whose heartbeat
+ * stopped and hands it back, to be retried once. The jobs plugin (src/jobs/jobs-plugin.ts) starts
+ * and stops it with the app.
  */
 export class RunWorker {
   readonly queue: RunQueue
@@ -57,7 +60,7 @@ export class RunWorker {
     this.queue = new RunQueue(db, {
       concurrency: options.concurrency,
       pollingSeconds: options.pollingSeconds,
-      expireSeconds: options.expireSeconds,
+      timeoutSeconds: options.timeoutSeconds,
       accountConcurrency: options.accountConcurrency,
     })
     this.sweeper = new Repeating(
@@ -67,33 +70,16 @@ export class RunWorker {
     )
   }
 
-  private stopped = false
-  private retry: NodeJS.Timeout | undefined
+  /** The attempts this process executes now: what a shutdown hands back when it cannot wait for them. */
+  private readonly executing = new Set<Run>()
 
-  /**
-   * Starts the queue; when the database cannot be reached yet, the server still comes up (its health
-   * check says 503) and the queue keeps trying every few seconds until it can start.
-   */
-  async startWhenReachable(retrySeconds = 5): Promise<void> {
-    try {
-      await this.start()
-    } catch (error) {
-      if (this.stopped) return
-      this.log.error({ err: error }, `the run queue could not start; trying again in ${retrySeconds} s`)
-      this.retry = setTimeout(() => void this.startWhenReachable(retrySeconds), retrySeconds * 1000)
-      this.retry.unref()
-    }
-  }
-
-  async start(): Promise<void> {
+  /** Starts claiming runs (none at RUN_CONCURRENCY=0) and sweeping for stale ones. A database out of reach is retried at each poll. */
+  start(): void {
+    if (this.options.concurrency === 0) return
     // A run is the platform's work, whoever asked for it: what it records is the system's, even when
     // a request's wake-up is what started it.
-    const handlers: RunHandlers = {
-      run: (job, jobId) => withRequestScope(SYSTEM_SCOPE, () => this.execute(job, jobId)),
-      abandoned: (job) => withRequestScope(SYSTEM_SCOPE, () => this.abandon(job)),
-    }
-    await this.queue.start(this.options.concurrency > 0 ? handlers : undefined, (error) => this.log.warn({ err: error }, 'run queue error'))
-    if (this.options.concurrency > 0) this.sweeper.start()
+    this.queue.start((run) => withRequestScope(SYSTEM_SCOPE, () => this.execute(run)), this.log)
+    this.sweeper.start()
   }
 
   private stopping: Promise<void> | undefined
@@ -104,35 +90,27 @@ export class RunWorker {
    * the app's close again: both wait for the same stop.
    */
   stop(timeoutMs?: number): Promise<void> {
-    this.stopped = true
-    clearTimeout(this.retry)
     this.stopping ??= Promise.all([this.sweeper.stop(), this.queue.stop(timeoutMs)]).then(() => {})
     return this.stopping
   }
 
   /**
-   * Shutdown is about to end this process's database sessions: the runs still going fail from now
-   * on, and are neither recorded as failed nor logged as errors. They are retried, by pg-boss or by
-   * the stale-run sweep of another process (or of this one after a restart), with site error 9001.
+   * Shutdown is about to end this process's database sessions: the runs still going are handed back
+   * now (retried with site error 9001, or given up after their last attempt), and fail from then on
+   * without being recorded as failed or logged as errors. One that cannot be handed back within a
+   * few seconds (its row locked) is left to the stale-run sweep of another process, or of this one
+   * after a restart.
    */
-  interrupt(): void {
+  async interrupt(): Promise<void> {
     this.interrupted = true
+    const handing = [...this.executing].map((run) => handBack(this.db, this.queue, run, 'interrupted').catch(() => undefined))
+    await settlesWithin(Promise.all(handing), HAND_BACK_MS)
   }
 
-  private async execute(job: RunJobData, jobId: string): Promise<void> {
-    const { pid } = job
-    // Claimed and announced together: `run.started` once, for the first attempt only.
-    const run = await inTransaction(this.db, async (tx) => {
-      const claimed = await claimRun(tx.db, pid, jobId)
-      if (claimed?.attempt === 1) await recordEvent(tx, claimed.account_id, 'run.started', runStartedData(claimed))
-      return claimed
-    })
-    if (!run) {
-      // The run has ended, or went with its site before it started: its job has nothing to do, but a
-      // turn of its account that it held passes on.
-      await this.passTurn(job.accountId)
-      return
-    }
+  /** One attempt of a claimed run, until it ended or was handed back; it throws nothing. */
+  private async execute(run: Run): Promise<void> {
+    const { pid } = run
+    this.executing.add(run)
     await setSiteProcessing(this.db, run.site_id, 'Running')
     this.options.observer?.runStarted?.(run)
     const heartbeat = setInterval(() => {
@@ -152,25 +130,27 @@ export class RunWorker {
       await this.failed(run, error, trace, ending)
     } finally {
       clearInterval(heartbeat)
+      this.executing.delete(run)
       await this.report({ ...ending, seconds: (performance.now() - started) / 1000, products: trace.products, channels: trace.channels })
     }
   }
 
-  /** How an attempt that threw ends, noted in `ending`; rethrows what pg-boss is to retry. */
+  /** How an attempt that threw ends, noted in `ending`: an unexpected error hands the run back for its retry. */
   private async failed(run: Run, error: unknown, trace: RunTrace, ending: RunEnd): Promise<void> {
     if (this.interrupted) {
       ending.outcome = 'interrupted'
       ending.message = "Interrupted by this process's shutdown; it will be retried"
-      throw error
+      return
     }
     // A delete of the site makes the run's next write to it fail (a foreign key, a serialisation
     // failure): the run stops there, as a delete asks, neither failed nor retried.
     // When the check itself fails, the error is handled as it would be without it.
     if (!(await siteExists(this.db, run.site_id).catch(() => true))) return this.siteDeleted(run, trace, ending)
     if (!(error instanceof RunFailure)) {
-      // Unexpected: pg-boss retries once, then the dead-letter handler marks the run failed.
+      // Unexpected: tried once more, then given up (failed, site error 9002).
       ending.error = error
-      throw error
+      if ((await handBack(this.db, this.queue, run, 'error')) === 'abandoned') await this.report({ run, outcome: 'abandoned', message: ABANDONED })
+      return
     }
     const { code, message, data } = error
     await addSiteError(this.db, { accountId: run.account_id, siteId: run.site_id, pid: run.pid, code, message, data })
@@ -219,26 +199,16 @@ export class RunWorker {
     for (const accountId of await accountsOwedATurn(this.db, this.queue.accountConcurrency)) await this.passTurn(accountId)
   }
 
-  private async abandon(job: RunJobData): Promise<void> {
-    const run = await findRunOfJob(this.db, job.pid)
-    if (!run || (run.status !== 'queued' && run.status !== 'running')) {
-      await this.passTurn(job.accountId)
-      return
-    }
-    const message = 'The run was interrupted or failed unexpectedly twice and was given up; start it again'
-    const siteError = { code: SiteErrorCode.runAbandoned, data: { attempts: run.attempt } }
-    if (await endRun(this.db, this.queue, run, { attempt: null, status: 'failed', message, siteError })) {
-      await this.report({ run, outcome: 'abandoned', message })
-    }
-  }
-
   /**
-   * Runs whose worker stopped writing heartbeats: their process died (killed, crashed, lost its
-   * host). And turns of accounts that nobody passed on (see accountsOwedATurn).
+   * Attempts whose worker stopped writing heartbeats: their process died (killed, crashed, lost its
+   * host), or that ran past RUN_TIMEOUT_SECONDS. And turns of accounts that nobody passed on (see accountsOwedATurn).
    */
   async sweep(): Promise<void> {
     // Apart from the stale runs: a failure of one leaves the other to do its part.
     await this.passOwedTurns().catch((error: unknown) => this.log.warn({ err: error }, 'passing on owed account turns failed'))
-    await retryStaleRuns(this.db, this.queue, this.options.staleSeconds, this.options.now(), this.log)
+    const { staleSeconds, timeoutSeconds, now } = this.options
+    for (const run of await sweepStaleRuns(this.db, this.queue, { limits: { staleSeconds, timeoutSeconds }, now: now(), log: this.log })) {
+      await this.report({ run, outcome: 'abandoned', message: ABANDONED })
+    }
   }
 }

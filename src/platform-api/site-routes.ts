@@ -42,7 +42,7 @@ function siteDeletion(deps: PlatformDeps, request: FastifyRequest, segment: stri
   const onHookError = (error: unknown) => {
     request.log.warn({ err: error }, 'the feed files of a deleted site could not be removed')
   }
-  return { storage: deps.feedStorage, accountId: accountOf(request), segment, pathProjectId, onHookError }
+  return { storage: deps.feedStorage, runs: deps.runs, accountId: accountOf(request), segment, pathProjectId, onHookError }
 }
 
 export const siteRoutes: FastifyPluginAsyncTypebox<PlatformDeps> = async (app, deps) => {

@@ -2,6 +2,7 @@ import { sql } from 'kysely'
 import { lockKeysForTransaction, type LockedTransaction } from '../db/advisory-locks.js'
 import type { DbHandle } from '../db/database.js'
 import type { Run } from '../db/schema.js'
+import { admitRun } from './run-store.js'
 
 // Which runs may start: one queued and one running per site, RUN_ACCOUNT_CONCURRENCY admitted per
 // account, and the locks under which those decisions are taken. A run's own row is run-store.ts.
@@ -22,20 +23,20 @@ export async function lockAccountRuns(trx: LockedTransaction, accountId: string)
 // The first key of the account-runs advisory lock: a number of our own, so it meets no other lock.
 const ACCOUNT_RUNS_LOCK = 7301
 
-/** Runs of the account that may run now: running, or queued with a job. */
+/** Runs of the account that may run now: running, or queued and admitted. */
 export async function admittedRuns(db: DbHandle, accountId: string): Promise<number> {
   const row = await db
     .selectFrom('run')
     .select((eb) => eb.fn.countAll<string>().as('n'))
     .where('account_id', '=', accountId)
     .where('status', 'in', ['queued', 'running'])
-    .where('job_id', 'is not', null)
+    .where('admitted_at', 'is not', null)
     .executeTakeFirst()
   return Number(row?.n ?? 0)
 }
 
 /**
- * The account's runs that wait without a job although their site runs nothing: they wait for the
+ * The account's runs that wait unadmitted although their site runs nothing: they wait for the
  * account's turn (RUN_ACCOUNT_CONCURRENCY). Oldest first, locked, at most `limit`.
  */
 export async function waitingForAccount(db: DbHandle, accountId: string, limit: number): Promise<Run[]> {
@@ -45,7 +46,7 @@ export async function waitingForAccount(db: DbHandle, accountId: string, limit: 
     .selectAll('p')
     .where('p.account_id', '=', accountId)
     .where('p.status', '=', 'queued')
-    .where('p.job_id', 'is', null)
+    .where('p.admitted_at', 'is', null)
     .where(({ not, exists, selectFrom }) =>
       not(exists(selectFrom('run as r').select('r.pid').whereRef('r.site_id', '=', 'p.site_id').where('r.status', '=', 'running'))),
     )
@@ -92,15 +93,35 @@ export async function lockRunsOfSites(trx: LockedTransaction, sites: { id: strin
 /**
  * Accounts with runs waiting for the account's turn (RUN_ACCOUNT_CONCURRENCY) while fewer than
  * `concurrency` of their runs are admitted: a turn that nobody passed on (the admitted run went with
- * its site before its job ran). At most 50.
+ * its site before it was claimed). At most 50.
  */
 export async function accountsOwedATurn(db: DbHandle, concurrency: number): Promise<string[]> {
   const { rows } = await sql<{ account_id: string }>`
     SELECT DISTINCT w.account_id FROM run w
-    WHERE w.status = 'queued' AND w.job_id IS NULL
+    WHERE w.status = 'queued' AND w.admitted_at IS NULL
       AND NOT EXISTS (SELECT 1 FROM run r WHERE r.site_id = w.site_id AND r.status = 'running')
       AND (SELECT count(*) FROM run a
-           WHERE a.account_id = w.account_id AND a.status IN ('queued', 'running') AND a.job_id IS NOT NULL) < ${concurrency}
+           WHERE a.account_id = w.account_id AND a.status IN ('queued', 'running') AND a.admitted_at IS NOT NULL) < ${concurrency}
     LIMIT 50`.execute(db)
   return rows.map((row) => row.account_id)
+}
+
+/** What admitting runs needs of the run queue: each account's share of run slots, and a wake-up once an admission committed. */
+export interface RunTurns {
+  readonly accountConcurrency: number
+  wake(): void
+}
+
+/**
+ * Passes the account's free run slots (RUN_ACCOUNT_CONCURRENCY) on to its runs that wait for one,
+ * oldest first, in the caller's transaction. Safe to call whenever a slot may have come free, since
+ * it admits only as many as are free. Returns how many it admitted: the caller wakes the queue once
+ * its transaction committed.
+ */
+export async function admitWaitingRuns(trx: LockedTransaction, turns: Pick<RunTurns, 'accountConcurrency'>, accountId: string): Promise<number> {
+  await lockAccountRuns(trx, accountId)
+  const free = turns.accountConcurrency - (await admittedRuns(trx, accountId))
+  const waiting = await waitingForAccount(trx, accountId, free)
+  for (const run of waiting) await admitRun(trx, run.pid)
+  return waiting.length
 }

@@ -25,7 +25,8 @@ export async function insertRun(
       target_id: run.targetId,
       trigger: run.trigger,
       status: 'queued',
-      job_id: null,
+      admitted_at: null,
+      claimed_at: null,
       heartbeat_at: null,
       started_at: null,
       finished_at: null,
@@ -33,8 +34,13 @@ export async function insertRun(
     .execute()
 }
 
-export async function setJob(db: DbHandle, pid: string, jobId: string): Promise<void> {
-  await db.updateTable('run').set({ job_id: jobId }).where('pid', '=', pid).execute()
+/** Lets the run start: its site's and its account's turn came. The run worker claims it next (claimRuns). */
+export async function admitRun(db: DbHandle, pid: string): Promise<void> {
+  await db
+    .updateTable('run')
+    .set({ admitted_at: sql`now()` })
+    .where('pid', '=', pid)
+    .execute()
 }
 
 /** Seconds the recent successful runs of this action on the site took, averaged; 0 without history. */
@@ -55,23 +61,43 @@ export async function estimatedSeconds(db: DbHandle, siteId: string, action: Run
   return Math.round(Number(row?.avg ?? 0) * 10) / 10
 }
 
-/** Starts an attempt of the run: one worker wins (the row lock), and a retry after a crash counts up. */
-export async function claimRun(db: DbHandle, pid: string, jobId: string): Promise<Run | undefined> {
+/**
+ * Starts an attempt of up to `limit` admitted runs that no attempt holds, oldest admission first, in
+ * one statement: rows another process is claiming are skipped, not waited for. A run handed back for
+ * its retry is claimed again the same way, and its attempt counts up.
+ */
+export async function claimRuns(db: DbHandle, limit: number): Promise<Run[]> {
+  const { rows } = await sql<Run>`
+    UPDATE run SET status = 'running', attempt = attempt + 1, claimed_at = now(), heartbeat_at = now(),
+      started_at = coalesce(started_at, now())
+    WHERE pid IN (
+      SELECT pid FROM run
+      WHERE admitted_at IS NOT NULL AND claimed_at IS NULL AND status IN ('queued', 'running')
+      ORDER BY admitted_at
+      LIMIT ${limit}
+      FOR UPDATE SKIP LOCKED)
+    RETURNING *`.execute(db)
+  return rows
+}
+
+/**
+ * Ends the attempt `attempt` of the run without ending the run: it is claimed again (its retry), or,
+ * when `undo`, as if this attempt had not been claimed (a process that stops hands back what it
+ * claimed before it started it). Returns the run, or nothing when the attempt no longer holds it.
+ */
+export async function releaseAttempt(db: DbHandle, pid: string, attempt: number, { undo = false } = {}): Promise<Run | undefined> {
   return db
     .updateTable('run')
-    .set({
-      status: 'running',
-      attempt: sql`attempt + 1`,
-      job_id: jobId,
-      heartbeat_at: sql`now()`,
-      started_at: sql`coalesce(started_at, now())`,
-    })
+    .set({ claimed_at: null, ...(undo ? { attempt: sql`attempt - 1` } : {}) })
     .where('pid', '=', pid)
-    .where('status', 'in', ['queued', 'running'])
+    .where('attempt', '=', attempt)
+    .where('status', '=', 'running')
+    .where('claimed_at', 'is not', null)
     .returningAll()
     .executeTakeFirst()
 }
 
+/** The heartbeat of the attempt that holds the run: what keeps the sweep (claimStaleRuns) off it. */
 export async function beat(db: DbHandle, pid: string, attempt: number): Promise<void> {
   await db
     .updateTable('run')
@@ -79,12 +105,13 @@ export async function beat(db: DbHandle, pid: string, attempt: number): Promise<
     .where('pid', '=', pid)
     .where('attempt', '=', attempt)
     .where('status', '=', 'running')
+    .where('claimed_at', 'is not', null)
     .execute()
 }
 
 /**
  * Ends the run. `attempt` fences a worker that was given up for dead but still finishes: only the
- * attempt that owns the run may end it. Returns the ended run, or nothing when it was not ours.
+ * attempt that holds the run may end it. Returns the ended run, or nothing when it was not ours.
  */
 export async function setRunEnded(db: DbHandle, pid: string, attempt: number | null, status: 'success' | 'failed', message: string): Promise<Run | undefined> {
   let query = db
@@ -92,30 +119,34 @@ export async function setRunEnded(db: DbHandle, pid: string, attempt: number | n
     .set({ status, message, finished_at: sql`now()`, started_at: sql`coalesce(started_at, now())` })
     .where('pid', '=', pid)
     .where('status', 'in', ['queued', 'running'])
-  if (attempt !== null) query = query.where('attempt', '=', attempt)
+  if (attempt !== null) query = query.where('attempt', '=', attempt).where('claimed_at', 'is not', null)
   return query.returningAll().executeTakeFirst()
 }
 
+/** When an attempt counts as lost: no heartbeat for `staleSeconds` (RUN_STALE_SECONDS), or running for `timeoutSeconds` (RUN_TIMEOUT_SECONDS). */
+export interface StaleLimits {
+  staleSeconds: number
+  timeoutSeconds: number
+}
+
 /**
- * Claims the running runs whose worker has not written a heartbeat for `staleSeconds` (their process
- * died), at most 50, in one statement: their heartbeat moves to `now`, which keeps other sweepers off
- * them while pg-boss hands them on, and rows another sweeper holds are skipped, not waited for.
+ * Claims the attempts that lost their process (no heartbeat for `staleSeconds`) or ran past
+ * `timeoutSeconds` (RUN_TIMEOUT_SECONDS), at most 50, in one statement: their heartbeat moves to
+ * `now`, which keeps other sweepers off them while this one hands them back, and rows another
+ * sweeper holds are skipped, not waited for.
  */
-export async function claimStaleRuns(db: DbHandle, staleSeconds: number, now: Date): Promise<Run[]> {
+export async function claimStaleRuns(db: DbHandle, limits: StaleLimits, now: Date): Promise<Run[]> {
   const { rows } = await sql<Run>`
     UPDATE run SET heartbeat_at = ${now}
     WHERE pid IN (
       SELECT pid FROM run
-      WHERE status = 'running' AND heartbeat_at < now() - make_interval(secs => ${staleSeconds})
+      WHERE status = 'running' AND claimed_at IS NOT NULL
+        AND (coalesce(heartbeat_at, claimed_at) < now() - make_interval(secs => ${limits.staleSeconds})
+             OR claimed_at < now() - make_interval(secs => ${limits.timeoutSeconds}))
       LIMIT 50
       FOR UPDATE SKIP LOCKED)
     RETURNING *`.execute(db)
   return rows
-}
-
-/** The run `pid`, whatever its account: for the job that carries it, which has no account to check against. */
-export async function findRunOfJob(db: DbHandle, pid: string): Promise<Run | undefined> {
-  return db.selectFrom('run').selectAll().where('pid', '=', pid).executeTakeFirst()
 }
 
 /** The site a run is for, or undefined when it was deleted after the run was queued. */

@@ -11,6 +11,7 @@ import { parseReference, readReference, readSiteChanges, type Reference, type Si
 import { changesBetween } from '../activity/activity-changes.js'
 import { recordActivity } from '../activity/activity-store.js'
 import { settleRequestClaim } from '../activity/request-scope.js'
+import { admitWaitingRuns, type RunTurns } from '../runs/run-admission-store.js'
 
 /** Every site a path segment names: a numeric id, or `<tagName>:<tagValue>` (a tag or a reference). */
 export async function findSites(db: DbHandle, accountId: string, segment: string): Promise<Site[]> {
@@ -147,6 +148,8 @@ async function updateSiteRow(db: DbHandle, { accountId, site, input, limits, pat
 export interface SiteDeletion extends Pick<TransactionOptions, 'onHookError'> {
   /** Where the feed files of the site's channels are. */
   storage: FeedStorage
+  /** The run queue: an admitted run that goes with the site hands its account's turn on. */
+  runs: RunTurns
   accountId: string
   /** The site's id or reference. */
   segment: string
@@ -155,12 +158,12 @@ export interface SiteDeletion extends Pick<TransactionOptions, 'onHookError'> {
 }
 
 /**
- * Deletes a site with everything it has. Its runs go with it: a queued one never starts (a job
- * already sent for it finds no run and passes the account's turn on), and a running one stops at
+ * Deletes a site with everything it has. Its runs go with it: a queued one never starts (when it
+ * was admitted, the account's turn passes on to its next waiting run), and a running one stops at
  * its next write to the site (src/jobs/run-worker.ts). The feed files its channels served are removed
  * once the commit leaves no row naming them, never before; `onHookError` hears of a removal that failed.
  */
-export async function deleteSite(db: Db, { storage, accountId, segment, pathProjectId, onHookError }: SiteDeletion): Promise<void> {
+export async function deleteSite(db: Db, { storage, runs, accountId, segment, pathProjectId, onHookError }: SiteDeletion): Promise<void> {
   for (let attempt = 1; ; attempt++) {
     try {
       return await inTransaction(
@@ -189,6 +192,7 @@ export async function deleteSite(db: Db, { storage, accountId, segment, pathProj
             .onConflict((oc) => oc.doNothing())
             .execute()
           await trx.deleteFrom('site').where('account_id', '=', accountId).where('id', '=', site.id).execute()
+          if ((await admitWaitingRuns(trx, runs, accountId)) > 0) tx.onCommit(() => runs.wake())
           await recordActivity(trx, { accountId, action: 'site.deleted', target: siteTarget(site), changes: changesBetween(site, null) })
           const keys = files.map((file) => file.storage_key)
           tx.onCommit(() => storage.remove(keys))

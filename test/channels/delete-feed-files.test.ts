@@ -80,6 +80,9 @@ beforeAll(async () => {
 })
 afterAll(() => database?.drop())
 
+/** No run queue here: the sites deleted have no runs. */
+const NO_RUNS = { accountConcurrency: 1, wake: () => {} }
+
 describe('deleting a channel or a site', () => {
   it('removes the channel files after the commit', async () => {
     const { siteId, channelId, keys } = await siteWithChannel()
@@ -93,7 +96,7 @@ describe('deleting a channel or a site', () => {
     const { siteId, keys } = await siteWithChannel()
     const before = await channelCount()
     const storage = recordingStorage()
-    await deleteSite(database.db, { storage, accountId, segment: siteId })
+    await deleteSite(database.db, { storage, runs: NO_RUNS, accountId, segment: siteId })
     expect(storage.removed).toEqual([{ keys: expect.arrayContaining(keys), channelsLeft: before - 1 }])
   })
 
@@ -101,7 +104,7 @@ describe('deleting a channel or a site', () => {
     const { siteId, channelId } = await siteWithChannel()
     const storage = recordingStorage()
     await expect(deleteChannel(database.db, storage, accountId, siteId, '999999')).rejects.toThrow()
-    await expect(deleteSite(database.db, { storage, accountId, segment: siteId, pathProjectId: '999999' })).rejects.toThrow()
+    await expect(deleteSite(database.db, { storage, runs: NO_RUNS, accountId, segment: siteId, pathProjectId: '999999' })).rejects.toThrow()
     expect(storage.removed).toEqual([])
     expect(await database.db.selectFrom('channel').select('id').where('id', '=', channelId).executeTakeFirst()).toBeDefined()
   })

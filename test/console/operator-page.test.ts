@@ -72,7 +72,7 @@ describe('the operator page', () => {
     const running = randomUUID()
     const failedRun = randomUUID()
     const now = Date.now()
-    const run = { account_id: account.accountId, site_id: other!.id, target_id: null, trigger: 'api' as const, job_id: null }
+    const run = { account_id: account.accountId, site_id: other!.id, target_id: null, trigger: 'api' as const, admitted_at: null, claimed_at: null }
     await t.db
       .insertInto('run')
       .values([

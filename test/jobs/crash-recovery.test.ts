@@ -104,7 +104,7 @@ function recoveryWorker(): RunWorker {
       pollingSeconds: 0.5,
       heartbeatSeconds: 0.2,
       staleSeconds: 1,
-      expireSeconds: 3600,
+      timeoutSeconds: 3600,
       now: () => new Date(),
       feedStorage: new LocalFeedStorage(path.join(t.config.DATA_DIR, 'feeds')),
       limits: { attributesPerStream: t.config.MAX_ATTRIBUTES_PER_STREAM, stageColumns: t.config.MAX_STAGE_COLUMNS, feedMaxBytes: t.config.FEED_MAX_BYTES },
@@ -127,7 +127,7 @@ describe('a run whose process is killed', () => {
       await kill(child, 'crash-one')
       await release(lock)
       worker = recoveryWorker()
-      await worker.start()
+      worker.start()
       const ended = await f.waitFor(pid)
       expect(ended.status, ended.message).toBe('success')
       expect(await attemptOf(pid)).toBe(2)
@@ -156,12 +156,12 @@ describe('a run whose process is killed', () => {
       await waitForAttempt(pid, 1)
       const second = await startWorkerProcess('crash-second')
       await kill(first, 'crash-first')
-      // The second process finds the stale run, hands it back to pg-boss, and takes the retry.
+      // The second process finds the stale run, hands it back, and takes the retry.
       await waitForAttempt(pid, 2)
       await kill(second, 'crash-second')
       await release(lock)
       worker = recoveryWorker()
-      await worker.start()
+      worker.start()
       const ended = await f.waitFor(pid)
       expect(ended.status).toBe('failed')
       expect(ended.message).toMatch(/given up/)

@@ -3,7 +3,7 @@ import { sql } from 'kysely'
 import { describe, expect, it } from 'vitest'
 import type { Site } from '../../src/db/schema.js'
 import { inTransaction } from '../../src/db/transaction.js'
-import { claimStaleRuns, insertRun } from '../../src/runs/run-store.js'
+import { admitRun, claimRuns, claimStaleRuns, insertRun, releaseAttempt } from '../../src/runs/run-store.js'
 import { runSchedulerTick, type SchedulerSettings } from '../../src/jobs/scheduler.js'
 import { factories } from '../helpers/factories.js'
 import { useTestApp } from '../helpers/test-app.js'
@@ -14,6 +14,8 @@ import { useTestApp } from '../helpers/test-app.js'
 const t = useTestApp({ RUN_CONCURRENCY: '0', SCHEDULER_INTERVAL_SECONDS: '0' })
 const given = factories(t)
 
+const LIMITS = { staleSeconds: 60, timeoutSeconds: 6 * 3600 }
+
 const settings = (): SchedulerSettings => ({ defaultTimeZone: 'UTC', limits: { maxLines: 20, maxChars: 2000 }, log: { warn: () => {} } })
 
 async function staleRun(site: Site): Promise<string> {
@@ -21,11 +23,47 @@ async function staleRun(site: Site): Promise<string> {
   await insertRun(t.db, { pid, accountId: site.account_id, siteId: site.id, action: 'import', targetId: null, trigger: 'api' })
   await t.db
     .updateTable('run')
-    .set({ status: 'running', attempt: 1, heartbeat_at: sql<Date>`now() - interval '1 hour'`, started_at: sql<Date>`now()` })
+    .set({
+      status: 'running',
+      attempt: 1,
+      admitted_at: sql<Date>`now()`,
+      claimed_at: sql<Date>`now() - interval '1 hour'`,
+      heartbeat_at: sql<Date>`now() - interval '1 hour'`,
+      started_at: sql<Date>`now()`,
+    })
     .where('pid', '=', pid)
     .execute()
   return pid
 }
+
+async function queuedRun(site: Site, admitted: boolean): Promise<string> {
+  const pid = randomUUID()
+  await insertRun(t.db, { pid, accountId: site.account_id, siteId: site.id, action: 'import', targetId: null, trigger: 'api' })
+  if (admitted) await admitRun(t.db, pid)
+  return pid
+}
+
+describe('claimRuns', () => {
+  it('gives each admitted run to one claimer, never one waiting for its turn, and again once handed back', async () => {
+    const account = await given.account()
+    const [a, b, c] = [await given.site({ account }), await given.site({ account }), await given.site({ account })]
+    const first = await queuedRun(a!, true)
+    const second = await queuedRun(b!, true)
+    await queuedRun(c!, false)
+    const claimed = await inTransaction(t.db, async (tx) => {
+      const one = await claimRuns(tx.db, 1)
+      // Another process meanwhile: the held row is skipped, it takes the next one.
+      const other = await claimRuns(t.db, 5)
+      return [one.map((run) => run.pid), other.map((run) => run.pid)]
+    })
+    expect(claimed).toEqual([[first], [second]])
+    expect(await claimRuns(t.db, 5)).toEqual([])
+    // Handed back for its retry: claimed again, as its second attempt.
+    expect(await releaseAttempt(t.db, first, 1)).toMatchObject({ pid: first, status: 'running', claimed_at: null })
+    expect(await releaseAttempt(t.db, first, 1)).toBeUndefined()
+    expect((await claimRuns(t.db, 5)).map((run) => [run.pid, run.attempt, run.status])).toEqual([[first, 2, 'running']])
+  })
+})
 
 describe('claimStaleRuns', () => {
   it('hands each stale run to one sweeper: one holding it is skipped, one that took it moved its heartbeat on', async () => {
@@ -34,11 +72,11 @@ describe('claimStaleRuns', () => {
     const pid = await staleRun(site)
     const now = new Date()
     await inTransaction(t.db, async (tx) => {
-      expect((await claimStaleRuns(tx.db, 60, now)).map((run) => run.pid)).toEqual([pid])
+      expect((await claimStaleRuns(tx.db, LIMITS, now)).map((run) => run.pid)).toEqual([pid])
       // Another process meanwhile: the row is held, it is skipped rather than waited for.
-      expect(await claimStaleRuns(t.db, 60, now)).toEqual([])
+      expect(await claimStaleRuns(t.db, LIMITS, now)).toEqual([])
     })
-    expect(await claimStaleRuns(t.db, 60, now)).toEqual([])
+    expect(await claimStaleRuns(t.db, LIMITS, now)).toEqual([])
     const row = await t.db.selectFrom('run').select(['status', 'heartbeat_at']).where('pid', '=', pid).executeTakeFirstOrThrow()
     expect(row).toEqual({ status: 'running', heartbeat_at: now })
   })

@@ -3,7 +3,7 @@ import os from 'node:os'
 import path from 'node:path'
 import { afterEach, describe, expect, it, vi } from 'vitest'
 import { HIGH_LIMITS, useTestApp } from '../helpers/test-app.js'
-import { deleteWhileHeld, expectDeleted, holdTable, jobIdOf, leftovers, lockWaits, release, settledJob, withRows } from './site-delete-holds.js'
+import { deleteWhileHeld, expectDeleted, holdTable, leftovers, lockWaits, release, settledAttempts, watchRunLog, withRows } from './site-delete-holds.js'
 import { client, createChannel, download, readChannel } from '../helpers/clients.js'
 import { feedPaths } from '../helpers/responses.js'
 import { eventually } from '../helpers/eventually.js'
@@ -42,6 +42,7 @@ describe('deleting a site whose export has just committed', () => {
       ],
     })
     const errors = vi.spyOn(t.app.log, 'error')
+    const runLog = watchRunLog(t)
 
     // The history entry is written after the export's commit: holding its table stops the run there.
     const holder = await holdTable(t, 'channel_export')
@@ -50,7 +51,6 @@ describe('deleting a site whose export has just committed', () => {
       const response = await doomed.process({ action: 'all' })
       expect(response.statusCode, response.body).toBe(200)
       const pid = response.json<{ process_id: string }>().process_id
-      const jobId = await jobIdOf(t, pid)
       await eventually(async () => ((await lockWaits(t, 'channel_export')) > 0 ? true : undefined), 'the run to wait for the history table')
       const runDir = path.join(dataDir, 'feeds', channel.id, pid)
       // The export wrote both files: a first export of a CSV channel whose lines are rendered on read
@@ -65,7 +65,7 @@ describe('deleting a site whose export has just committed', () => {
       await deleteWhileHeld(t, doomed, holder)
       await expectDeleted(doomed, [pid])
 
-      expect(await settledJob(t, jobId ?? '')).toEqual({ state: 'completed', retry_count: 0 })
+      expect(await settledAttempts(runLog, pid)).toEqual(['started', 'site_deleted'])
       await eventually(async () => !existsSync(runDir), 'the run directory of the deleted site to be removed')
     } finally {
       if (!released) await release(holder)

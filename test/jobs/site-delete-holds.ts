@@ -1,6 +1,6 @@
 import { sql } from 'kysely'
 import pg from 'pg'
-import { expect } from 'vitest'
+import { expect, vi } from 'vitest'
 import { client } from '../helpers/clients.js'
 import { eventually } from '../helpers/eventually.js'
 import { importFixture, type ImportFixture } from '../helpers/factories.js'
@@ -79,19 +79,36 @@ export async function requestImport(f: ImportFixture): Promise<{ pid: string; me
   return { pid: body.process_id, message: body.message }
 }
 
-export async function jobIdOf(t: TestContext, pid: string): Promise<string | null> {
-  return (await t.db.selectFrom('run').select('job_id').where('pid', '=', pid).executeTakeFirstOrThrow()).job_id
+/** Whether the run was admitted (its site's and its account's turn came); false once it is gone. */
+export async function isAdmitted(t: TestContext, pid: string): Promise<boolean> {
+  const row = await t.db.selectFrom('run').select('admitted_at').where('pid', '=', pid).executeTakeFirst()
+  return (row?.admitted_at ?? null) !== null
 }
 
-/** The pg-boss job once its handler is done with it: its state and how often it was retried. */
-export async function settledJob(t: TestContext, jobId: string): Promise<{ state: string; retry_count: number }> {
+/**
+ * Watches the run log from now: for a run, its lines in order, `started` for each attempt that
+ * started and the result of each that ended (`site_deleted`, `success`, …).
+ */
+export function watchRunLog(t: TestContext): (pid: string) => string[] {
+  const spies = (['info', 'warn', 'error'] as const).map((level) => vi.spyOn(t.app.log, level))
+  return (pid) =>
+    spies
+      .flatMap((spy) => spy.mock.calls.map((call, i) => ({ call, order: spy.mock.invocationCallOrder[i] ?? 0 })))
+      .sort((x, y) => x.order - y.order)
+      .flatMap(({ call: [fields, message] }) => {
+        const line = fields as { pid?: string; result?: string } | undefined
+        if (line?.pid !== pid) return []
+        if (message === 'run started') return ['started']
+        return message === 'run ended' ? [line.result ?? ''] : []
+      })
+}
+
+/** The attempts of run `pid` once the last has ended: one that stopped for its deleted site was not retried. */
+export async function settledAttempts(log: (pid: string) => string[], pid: string): Promise<string[]> {
   return eventually(async () => {
-    const { rows } = await sql<{ state: string; retry_count: number }>`
-      SELECT state::text AS state, retry_count FROM pgboss.job WHERE id = ${jobId}::uuid
-      UNION ALL SELECT state::text, retry_count FROM pgboss.archive WHERE id = ${jobId}::uuid`.execute(t.db)
-    const job = rows[0]
-    return job && job.state !== 'active' && job.state !== 'created' ? job : undefined
-  }, `job ${jobId} to settle`)
+    const lines = log(pid)
+    return lines.length > 0 && lines.at(-1) !== 'started' ? lines : undefined
+  }, `run ${pid} to end`)
 }
 
 /** DELETE answers 200 {"success":true}, and the site and its runs are gone from the interface. */

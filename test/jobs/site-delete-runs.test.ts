@@ -7,12 +7,13 @@ import {
   expectDeleted,
   holdStreams,
   holdTable,
-  jobIdOf,
+  isAdmitted,
   leftovers,
   lockWaits,
   release,
   requestImport,
-  settledJob,
+  settledAttempts,
+  watchRunLog,
   withRows,
 } from './site-delete-holds.js'
 import { eventually } from '../helpers/eventually.js'
@@ -46,6 +47,7 @@ describe('deleting a site', () => {
     const stream = await withRows(doomed)
     await withRows(next)
     const errors = vi.spyOn(t.app.log, 'error')
+    const runLog = watchRunLog(t)
 
     const holder = await holdStreams(t, [stream])
     let released = false
@@ -57,8 +59,7 @@ describe('deleting a site', () => {
       expect(behind.message).toMatch(/starts when process/)
       const waiting = await requestImport(next)
       expect(waiting.message).toMatch(/account's other runs/)
-      const jobId = await jobIdOf(t, running.pid)
-      expect(jobId).not.toBeNull()
+      expect(await isAdmitted(t, running.pid)).toBe(true)
 
       await deleteSite(doomed)
       await expectDeleted(doomed, [running.pid, behind.pid])
@@ -69,7 +70,7 @@ describe('deleting a site', () => {
       released = true
       const ended = await next.waitFor(waiting.pid)
       expect(ended.status, ended.message).toBe('success')
-      expect(await settledJob(t, jobId ?? '')).toEqual({ state: 'completed', retry_count: 0 })
+      expect(await settledAttempts(runLog, running.pid)).toEqual(['started', 'site_deleted'])
     } finally {
       if (!released) await release(holder)
     }
@@ -79,10 +80,11 @@ describe('deleting a site', () => {
     expect((await next.stage()).rows).toEqual([{ id: 'A', title: 'Shirt' }])
   })
 
-  it('with an admitted run whose job has not started makes the job a no-op that passes the turn on', async () => {
-    // Another account's run holds the one run slot, so the deleted site's run has its job but waits.
+  it('with an admitted run not claimed yet passes its account turn on at once', async () => {
+    // Another account's run holds the one run slot, so the deleted site's run is admitted but waits.
     const { busy, doomed, next, holder } = await busySlotAndAccount(t, 'second deleting account')
     const errors = vi.spyOn(t.app.log, 'error')
+    const runLog = watchRunLog(t)
     let released = false
     try {
       const blocking = await requestImport(busy)
@@ -91,19 +93,20 @@ describe('deleting a site', () => {
       expect(admitted.message).toBe('Run queued')
       const waiting = await requestImport(next)
       expect(waiting.message).toMatch(/account's other runs/)
-      const jobId = await jobIdOf(t, admitted.pid)
-      expect(jobId).not.toBeNull()
+      expect(await isAdmitted(t, admitted.pid)).toBe(true)
 
       await deleteSite(doomed)
       await expectDeleted(doomed, [admitted.pid])
-      expect(await jobIdOf(t, waiting.pid)).toBeNull()
+      // The delete handed the account's turn on, without the sweep (RUN_HEARTBEAT_SECONDS 600).
+      expect(await isAdmitted(t, waiting.pid)).toBe(true)
 
       await release(holder)
       released = true
       expect((await busy.waitFor(blocking.pid)).status).toBe('success')
       const ended = await next.waitFor(waiting.pid)
       expect(ended.status, ended.message).toBe('success')
-      expect(await settledJob(t, jobId ?? '')).toEqual({ state: 'completed', retry_count: 0 })
+      // Gone with its site before it was claimed: it never started.
+      expect(runLog(admitted.pid)).toEqual([])
     } finally {
       if (!released) await release(holder)
     }
@@ -118,12 +121,13 @@ describe('deleting a site', () => {
       await busy.waitFor(blocking.pid, ['running'])
       const admitted = await requestImport(doomed)
       const waiting = await requestImport(next)
-      await deleteSite(doomed)
-      // The deleted run's job has not been taken yet (the slot is busy): only the sweep can see
-      // that the account has a free turn and a run waiting for it.
-      expect(await jobIdOf(t, waiting.pid)).toBeNull()
+      // A turn nobody handed on, such as the share an operator raised (RUN_ACCOUNT_CONCURRENCY) and
+      // restarted with: the admitted run's row goes without the delete that hands its turn on.
+      await t.db.deleteFrom('run').where('pid', '=', admitted.pid).execute()
+      // Only the sweep can see that the account has a free turn and a run waiting for it.
+      expect(await isAdmitted(t, waiting.pid)).toBe(false)
       await t.app.runWorker.sweep()
-      expect(await jobIdOf(t, waiting.pid)).not.toBeNull()
+      expect(await isAdmitted(t, waiting.pid)).toBe(true)
       expect(admitted.pid).not.toBe(waiting.pid)
 
       await release(holder)
@@ -141,6 +145,7 @@ describe('deleting a site', () => {
     expect((await doomed.run()).status).toBe('success')
     await doomed.upload(stream, [{ id: 'B', title: 'Shoe' }])
     const errors = vi.spyOn(t.app.log, 'error')
+    const runLog = watchRunLog(t)
 
     // The run takes the site's stage row, then waits for the stage table: the delete, which removes
     // that stage row, has to wait for the run's transaction, which writes nothing else of the site.
@@ -148,12 +153,11 @@ describe('deleting a site', () => {
     let released = false
     try {
       const run = await requestImport(doomed)
-      const jobId = await jobIdOf(t, run.pid)
       await eventually(async () => ((await lockWaits(t, 'stage_product')) > 0 ? true : undefined), 'the run to wait for the stage')
       released = true
       await deleteWhileHeld(t, doomed, holder)
       await expectDeleted(doomed, [run.pid])
-      expect(await settledJob(t, jobId ?? '')).toEqual({ state: 'completed', retry_count: 0 })
+      expect(await settledAttempts(runLog, run.pid)).toEqual(['started', 'site_deleted'])
     } finally {
       if (!released) await release(holder)
     }

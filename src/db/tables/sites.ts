@@ -55,7 +55,10 @@ export interface RunTable {
   trigger: 'api' | 'schedule'
   status: RunStatus
   message: Generated<string>
-  job_id: string | null
+  /** When the run was let start (its site's and its account's turn); null while it waits for one. */
+  admitted_at: Date | null
+  /** When its current attempt claimed it; null while no attempt holds it (waiting, or handed back for a retry). */
+  claimed_at: Date | null
   attempt: Generated<number>
   heartbeat_at: Date | null
   created_at: Generated<Date>
