@@ -66,6 +66,26 @@ describe('claimRuns', () => {
 })
 
 describe('claimStaleRuns', () => {
+  it('takes an attempt that ran past RUN_TIMEOUT_SECONDS although its heartbeat is fresh', async () => {
+    const account = await given.account()
+    const [late, recent] = [await given.site({ account }), await given.site({ account })]
+    const latePid = await staleRun(late!)
+    const recentPid = await staleRun(recent!)
+    await t.db
+      .updateTable('run')
+      .set({ heartbeat_at: sql<Date>`now()` })
+      .where('pid', 'in', [latePid, recentPid])
+      .execute()
+    await t.db
+      .updateTable('run')
+      .set({ claimed_at: sql<Date>`now() - interval '7 hours'` })
+      .where('pid', '=', latePid)
+      .execute()
+    expect((await claimStaleRuns(t.db, LIMITS, new Date())).map((run) => run.pid)).toEqual([latePid])
+    // Ended, so that the next test's sweeps meet only its own run.
+    await t.db.updateTable('run').set({ status: 'failed' }).where('pid', 'in', [latePid, recentPid]).execute()
+  })
+
   it('hands each stale run to one sweeper: one holding it is skipped, one that took it moved its heartbeat on', async () => {
     const account = await given.account()
     const site = await given.site({ account })
