@@ -22,6 +22,7 @@ import * as m0020 from './0020-fetched-sources.js'
 import * as m0021 from './0021-window-counters.js'
 import * as m0022 from './0022-lines-rendered-on-read.js'
 import * as m0023 from './0023-runs-claimed-from-their-table.js'
+import * as m0024 from './0024-one-claim-shape.js'
 
 // A static list instead of a directory scan: it works the same from TypeScript sources (tsx, vitest)
 // and from the compiled build, and a migration cannot be forgotten by the bundler.
@@ -49,4 +50,5 @@ export const migrations: Record<string, Migration> = {
   '0021-window-counters': m0021,
   '0022-lines-rendered-on-read': m0022,
   '0023-runs-claimed-from-their-table': m0023,
+  '0024-one-claim-shape': m0024,
 }

@@ -1,6 +1,6 @@
 import { sql } from 'kysely'
 import type { Db, DbHandle } from '../db/database.js'
-import { claimUnderLock, heldByClaim, secondsFromNow, type ClaimLimits } from '../db/leased-claims.js'
+import { claimUnderLock, fairlyDueIds, heldByClaim, secondsFromNow, type ClaimLimits } from '../db/leased-claims.js'
 import { inTransaction } from '../db/transaction.js'
 import type { ChannelPush } from '../db/schema.js'
 import { SiteErrorCode } from '../sites/run-failure.js'
@@ -24,15 +24,15 @@ export interface PushClaimLimits extends ClaimLimits {
 const CLAIM_LOCK = 'catalog.channel_push.claim'
 
 /**
- * Takes the next due push (a pending one whose backoff is over, or a running one whose lease ran
- * out: its process died) of an account below its cap, in one statement: of the accounts with fewer
- * pushes in flight (across every process) first, then the oldest.
+ * Takes up to `limit` due pushes (a pending one whose back-off is over, or one whose lease ran out:
+ * its process died) in one statement, fairly between accounts (fairlyDueIds). The first push of a
+ * run claimed starts the run's push budget, which its other pushes share.
  */
-export async function claimPush(db: Db, limits: PushClaimLimits): Promise<ClaimedPush | undefined> {
+export async function claimPushes(db: Db, limits: PushClaimLimits): Promise<ClaimedPush[]> {
+  if (limits.limit <= 0) return []
   return claimUnderLock(db, CLAIM_LOCK, async (trx) => {
     const { rows } = await sql<ClaimedPush>`
       UPDATE channel_push c SET
-        status = 'running',
         attempts = c.attempts + 1,
         locked_until = ${secondsFromNow(limits.leaseSeconds)},
         budget_ends_at = coalesce(
@@ -40,25 +40,14 @@ export async function claimPush(db: Db, limits: PushClaimLimits): Promise<Claime
           (SELECT min(b.budget_ends_at) FROM channel_push b WHERE b.account_id = c.account_id AND b.pid = c.pid),
           ${secondsFromNow(limits.budgetSeconds)}
         )
-      WHERE c.id = (
-        SELECT p.id FROM channel_push p
-        CROSS JOIN LATERAL (
-          SELECT count(*) AS busy FROM channel_push r
-          WHERE r.account_id = p.account_id AND r.status = 'running' AND r.locked_until >= now()
-        ) flight
-        WHERE ((p.status = 'pending' AND p.run_at <= now()) OR (p.status = 'running' AND p.locked_until < now()))
-          AND flight.busy < ${limits.accountConcurrency}
-        ORDER BY flight.busy, p.run_at, p.id
-        LIMIT 1
-        FOR UPDATE OF p SKIP LOCKED
-      )
+      WHERE c.id IN (${fairlyDueIds('channel_push', limits)})
       RETURNING c.*, (extract(epoch from c.budget_ends_at - now()) * 1000)::float8 AS budget_left_ms`.execute(trx)
-    return rows[0]
+    return rows
   })
 }
 
-/** Only the claim that holds the push (`running`) may change it: a process given up for dead that still ends is ignored. */
-const ours = (db: DbHandle, push: ClaimedPush) => db.updateTable('channel_push').where(heldByClaim(push, 'running'))
+/** Only the claim that holds the push (pending under its lease) may change it: a process given up for dead that still ends is ignored. */
+const ours = (db: DbHandle, push: ClaimedPush) => db.updateTable('channel_push').where(heldByClaim(push))
 
 /** A newer export of the channel replaced the file: this push has nothing left to send. */
 export async function isFileCurrent(db: DbHandle, push: ClaimedPush): Promise<boolean> {
@@ -75,16 +64,16 @@ export async function isFileCurrent(db: DbHandle, push: ClaimedPush): Promise<bo
 /** Another attempt after `delaySeconds`; returns its time (none when the claim no longer held the push). */
 export async function retryPush(db: DbHandle, push: ClaimedPush, delaySeconds: number, note: string): Promise<Date | undefined> {
   const retried = await ours(db, push)
-    .set({ status: 'pending', run_at: secondsFromNow(delaySeconds), locked_until: null, note })
-    .returning('run_at')
+    .set({ next_attempt_at: secondsFromNow(delaySeconds), locked_until: null, note })
+    .returning('next_attempt_at')
     .executeTakeFirst()
-  return retried?.run_at
+  return retried?.next_attempt_at
 }
 
 /** Hands the push back untried (this process is stopping): the interrupted attempt does not count. */
 export async function releasePush(db: DbHandle, push: ClaimedPush): Promise<void> {
   await ours(db, push)
-    .set({ status: 'pending', attempts: sql`attempts - 1`, locked_until: null })
+    .set({ attempts: sql`attempts - 1`, locked_until: null })
     .execute()
 }
 

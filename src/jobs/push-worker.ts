@@ -2,7 +2,7 @@ import type { FastifyBaseLogger } from 'fastify'
 import type { Config } from '../config.js'
 import type { Db } from '../db/database.js'
 import {
-  claimPush,
+  claimPushes,
   finishPush,
   isFileCurrent,
   recordPushAttempt,
@@ -81,7 +81,7 @@ export function createPushWorker(db: Db, options: PushWorkerOptions, log: Fastif
 
 type FailedTry = Extract<SendResult, { ok: false }>
 
-/** The pushes as the worker claims and sends them: one claim takes one push. */
+/** The pushes as the worker claims and sends them. */
 class PushSender implements ClaimSource<ClaimedPush> {
   readonly name = 'push'
 
@@ -91,10 +91,9 @@ class PushSender implements ClaimSource<ClaimedPush> {
     private readonly log: FastifyBaseLogger,
   ) {}
 
-  async claim(_limit: number, leaseSeconds: number): Promise<ClaimedPush[]> {
+  claim(limit: number, leaseSeconds: number): Promise<ClaimedPush[]> {
     const { accountConcurrency, budgetSeconds } = this.options
-    const push = await claimPush(this.db, { leaseSeconds, accountConcurrency, budgetSeconds })
-    return push ? [push] : []
+    return claimPushes(this.db, { limit, leaseSeconds, accountConcurrency, budgetSeconds })
   }
 
   release(push: ClaimedPush): Promise<void> {

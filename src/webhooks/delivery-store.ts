@@ -1,7 +1,7 @@
 import { sql } from 'kysely'
 import type { Db, DbHandle } from '../db/database.js'
 import type { WebhookDelivery } from '../db/schema.js'
-import { claimUnderLock, heldByClaim, secondsFromNow, type ClaimLimits } from '../db/leased-claims.js'
+import { claimUnderLock, fairlyDueIds, heldByClaim, secondsFromNow, type ClaimLimits } from '../db/leased-claims.js'
 import { inTransaction } from '../db/transaction.js'
 
 // The delivery worker's side of the outbox. A claimed delivery stays `pending` under a lease
@@ -21,8 +21,6 @@ export type ClaimedDelivery = WebhookDelivery & {
 }
 
 export interface DeliveryClaimLimits extends ClaimLimits {
-  /** Deliveries wanted now: the free slots of this process (WEBHOOK_CONCURRENCY). */
-  limit: number
   /** WEBHOOK_RETRY_HOURS in seconds: the window of a delivery that has no retry_until of its own. */
   windowSeconds: number
 }
@@ -30,11 +28,12 @@ export interface DeliveryClaimLimits extends ClaimLimits {
 // The transaction lock that serialises delivery claims (claimUnderLock).
 const CLAIM_LOCK = 'catalog.webhook_delivery.claim'
 
+/** Only deliveries of an active subscription are sent; the others wait for it to be enabled again. */
+const subscribed = sql<boolean>`EXISTS (SELECT 1 FROM webhook v WHERE v.id = x.webhook_id AND v.account_id = x.account_id AND v.active)`
+
 /**
- * Takes up to `limit` due deliveries in one statement, fairly: the accounts with fewer attempts in
- * flight (across every process) come first, so an account with nothing in flight is served before any
- * account gets a second attempt, and none gets more than its cap; one account's backlog or slow
- * receiver never holds another's deliveries back.
+ * Takes up to `limit` due deliveries in one statement, fairly between accounts (fairlyDueIds): one
+ * account's backlog or slow receiver never holds another's deliveries back.
  */
 export async function claimDeliveries(db: Db, limits: DeliveryClaimLimits): Promise<ClaimedDelivery[]> {
   if (limits.limit <= 0) return []
@@ -45,30 +44,7 @@ export async function claimDeliveries(db: Db, limits: DeliveryClaimLimits): Prom
         attempts = d.attempts + 1,
         last_attempt_at = now()
       FROM webhook w, webhook_event e
-      WHERE d.id IN (
-        SELECT pick.id FROM (
-          SELECT DISTINCT q.account_id FROM webhook_delivery q WHERE q.status = 'pending' AND q.next_attempt_at <= now()
-        ) a
-        CROSS JOIN LATERAL (
-          SELECT count(*) AS busy FROM webhook_delivery b
-          WHERE b.account_id = a.account_id AND b.status = 'pending' AND b.locked_until >= now()
-        ) flight
-        CROSS JOIN LATERAL (
-          SELECT r.id, r.next_attempt_at, row_number() OVER (ORDER BY r.next_attempt_at, r.id) AS turn
-          FROM (
-            SELECT x.id, x.next_attempt_at FROM webhook_delivery x
-            WHERE x.account_id = a.account_id AND x.status = 'pending' AND x.next_attempt_at <= now()
-              AND (x.locked_until IS NULL OR x.locked_until < now())
-              AND EXISTS (SELECT 1 FROM webhook v WHERE v.id = x.webhook_id AND v.account_id = x.account_id AND v.active)
-            ORDER BY x.next_attempt_at, x.id
-            LIMIT ${limits.accountConcurrency}
-            FOR UPDATE SKIP LOCKED
-          ) r
-        ) pick
-        WHERE pick.turn <= ${limits.accountConcurrency} - flight.busy
-        ORDER BY flight.busy + pick.turn, pick.next_attempt_at, pick.id
-        LIMIT ${limits.limit}
-      )
+      WHERE d.id IN (${fairlyDueIds('webhook_delivery', { ...limits, eligible: subscribed })})
         AND w.id = d.webhook_id AND w.account_id = d.account_id
         AND e.id = d.event_id AND e.account_id = d.account_id
       RETURNING d.*, w.url, w.secret, w.previous_secret, w.previous_secret_expires_at,
@@ -79,7 +55,7 @@ export async function claimDeliveries(db: Db, limits: DeliveryClaimLimits): Prom
 }
 
 /** Only the claim that holds the delivery (`pending` under a lease) may end it: a process given up for dead that still finishes is ignored. */
-const ours = (db: DbHandle, delivery: ClaimedDelivery) => db.updateTable('webhook_delivery').where(heldByClaim(delivery, 'pending'))
+const ours = (db: DbHandle, delivery: ClaimedDelivery) => db.updateTable('webhook_delivery').where(heldByClaim(delivery))
 
 export interface AttemptOutcome {
   status: number | null

@@ -1,6 +1,6 @@
 import { sql } from 'kysely'
 import { describe, expect, it } from 'vitest'
-import { claimPush, finishPush } from '../../src/exports/channel-pushes.js'
+import { claimPushes, finishPush, type ClaimedPush } from '../../src/exports/channel-pushes.js'
 import { HIGH_LIMITS, useTestApp } from '../helpers/test-app.js'
 import { client, createChannel, history } from '../helpers/clients.js'
 import { importFixture, type ImportFixture } from '../helpers/factories.js'
@@ -10,7 +10,14 @@ import { importFixture, type ImportFixture } from '../helpers/factories.js'
 // push to another, the fence that ignores the dead one if it comes back, and the shared run budget.
 const t = useTestApp({ ...HIGH_LIMITS, RUN_POLL_SECONDS: '0.5', SCHEDULER_INTERVAL_SECONDS: '0', ALLOW_PRIVATE_DESTINATIONS: 'true', PUSH_CONCURRENCY: '0' })
 
-const limits = { leaseSeconds: 60, accountConcurrency: 1, budgetSeconds: 300 }
+const limits = { limit: 1, leaseSeconds: 60, accountConcurrency: 1, budgetSeconds: 300 }
+
+/** One claim of one push, as a process with one free slot makes it. */
+async function claimPush(claimLimits: typeof limits): Promise<ClaimedPush | undefined> {
+  const claimed = await claimPushes(t.db, claimLimits)
+  expect(claimed.length).toBeLessThanOrEqual(1)
+  return claimed[0]
+}
 
 async function exported(f: ImportFixture, filenames: string[]): Promise<{ channelId: string; pid: string }> {
   const stream = await f.createStream()
@@ -32,12 +39,13 @@ describe('push claims', () => {
     const ofA = await exported(a, ['one.csv', 'two.csv'])
     const ofB = await exported(b, ['feed.csv'])
 
-    const first = await claimPush(t.db, limits)
-    expect(first).toMatchObject({ account_id: a.account.accountId, pid: ofA.pid, filename: 'one.csv', attempts: 1, status: 'running' })
+    const first = await claimPush(limits)
+    expect(first).toMatchObject({ account_id: a.account.accountId, pid: ofA.pid, filename: 'one.csv', attempts: 1, status: 'pending' })
+    expect(first?.locked_until).not.toBeNull()
     // Account A has its one push in flight: the next claim, by any process, serves account B.
-    const second = await claimPush(t.db, limits)
+    const second = await claimPush(limits)
     expect(second).toMatchObject({ account_id: b.account.accountId, pid: ofB.pid, filename: 'feed.csv' })
-    expect(await claimPush(t.db, limits)).toBeUndefined()
+    expect(await claimPush(limits)).toBeUndefined()
 
     // The process holding A's push dies: once its lease ends, the push is taken again.
     await t.db
@@ -45,7 +53,7 @@ describe('push claims', () => {
       .set({ locked_until: sql<Date>`now() - interval '1 second'` })
       .where('id', '=', first?.id ?? '0')
       .execute()
-    const again = await claimPush(t.db, limits)
+    const again = await claimPush(limits)
     expect(again).toMatchObject({ id: first?.id, attempts: 2 })
     expect(again?.budget_ends_at).toEqual(first?.budget_ends_at)
 
@@ -57,7 +65,7 @@ describe('push claims', () => {
     expect((await history(a, ofA.channelId))[0]).toMatchObject({ uploaded: '0' })
 
     // The run's second push shares the budget its first one started.
-    const last = await claimPush(t.db, limits)
+    const last = await claimPush(limits)
     expect(last).toMatchObject({ pid: ofA.pid, filename: 'two.csv', attempts: 1 })
     expect(last?.budget_ends_at).toEqual(first.budget_ends_at)
     if (!last) throw new Error('claim missing')
@@ -73,7 +81,7 @@ describe('push claims', () => {
     const ofA = await exported(a, ['one.csv', 'two.csv'])
     const ofB = await exported(b, ['feed.csv'])
     const two = { ...limits, accountConcurrency: 2 }
-    const claimed = [await claimPush(t.db, two), await claimPush(t.db, two), await claimPush(t.db, two)]
+    const claimed = [await claimPush(two), await claimPush(two), await claimPush(two)]
     // A's second push is older than B's first, and A may have two in flight: B still comes first.
     expect(claimed.map((push) => [push?.pid, push?.filename])).toEqual([
       [ofA.pid, 'one.csv'],
@@ -81,5 +89,29 @@ describe('push claims', () => {
       [ofA.pid, 'two.csv'],
     ])
     for (const push of claimed) if (push) await finishPush(t.db, push, 'done', null)
+  })
+
+  it('take as many as the process has free slots in one statement, each account to its cap', async () => {
+    const a = await importFixture(t, {}, await client(t, 'Account A'))
+    const b = await importFixture(t, {}, await client(t, 'Account B'))
+    const ofA = await exported(a, ['one.csv', 'two.csv', 'three.csv'])
+    const ofB = await exported(b, ['feed.csv'])
+    const claimed = await claimPushes(t.db, { ...limits, limit: 5, accountConcurrency: 2 })
+    // A's third push waits: A has its two in flight.
+    const byName = (push: ClaimedPush) => push.filename
+    expect(claimed.map((push) => [push.pid, push.filename]).sort()).toEqual(
+      [
+        [ofA.pid, 'one.csv'],
+        [ofA.pid, 'two.csv'],
+        [ofB.pid, 'feed.csv'],
+      ].sort(),
+    )
+    // The run's pushes claimed together share one budget.
+    const ofRunA = claimed.filter((push) => push.pid === ofA.pid)
+    expect(ofRunA.map(byName).sort()).toEqual(['one.csv', 'two.csv'])
+    expect(ofRunA[0]?.budget_ends_at).toEqual(ofRunA[1]?.budget_ends_at)
+    expect(await claimPushes(t.db, { ...limits, limit: 5, accountConcurrency: 2 })).toEqual([])
+    for (const push of claimed) await finishPush(t.db, push, 'done', null)
+    expect((await claimPushes(t.db, { ...limits, limit: 5, accountConcurrency: 2 })).map((push) => push.filename)).toEqual(['three.csv'])
   })
 })

@@ -189,7 +189,8 @@ export interface ChannelExportTable {
   uploaded: Generated<number>
 }
 
-export type ChannelPushStatus = 'pending' | 'running' | 'done' | 'failed' | 'skipped'
+/** A push is `pending` until it ended, also while a claim holds it under its lease (`locked_until`). */
+export type ChannelPushStatus = 'pending' | 'done' | 'failed' | 'skipped'
 
 export interface ChannelPushTable {
   id: Id
@@ -206,7 +207,8 @@ export interface ChannelPushTable {
   kind: Generated<DestinationKind>
   status: Generated<ChannelPushStatus>
   attempts: Generated<number>
-  run_at: Generated<Date>
+  /** Not before: the back-off of a retry. */
+  next_attempt_at: Generated<Date>
   locked_until: Date | null
   budget_ends_at: Date | null
   note: string | null
