@@ -63,8 +63,12 @@ async function details(db: DbHandle, channels: (Channel & { export_name: string 
 }
 
 export async function listChannels(db: DbHandle, accountId: string, siteSegment: string): Promise<ChannelDetails[]> {
-  const site = await getSite(db, accountId, siteSegment)
-  return details(db, await channelColumns(db).where('c.account_id', '=', accountId).where('c.site_id', '=', site.id).orderBy('c.id').execute())
+  return channelsOfSite(db, await getSite(db, accountId, siteSegment))
+}
+
+/** The channels of a site already resolved, by id. */
+export async function channelsOfSite(db: DbHandle, site: Site): Promise<ChannelDetails[]> {
+  return details(db, await channelColumns(db).where('c.account_id', '=', site.account_id).where('c.site_id', '=', site.id).orderBy('c.id').execute())
 }
 
 export async function getChannel(db: DbHandle, accountId: string, siteSegment: string, channelId: string): Promise<ChannelDetails> {

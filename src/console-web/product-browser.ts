@@ -1,5 +1,5 @@
 import { readStagePage, stageProperties, type StageRef } from '../catalog/stage-reads.js'
-import { listChannels } from '../channels/channels.js'
+import { channelsOfSite } from '../channels/channels.js'
 import type { Site } from '../db/schema.js'
 import { AppError } from '../errors.js'
 import { getSite } from '../sites/sites.js'
@@ -24,7 +24,7 @@ export async function productBrowser(
   query: ProductBrowserQuery,
 ): Promise<{ site: Site; body: Html; status: number }> {
   const site = await getSite(deps.db, accountId, siteSegment)
-  const channels = await listChannels(deps.db, accountId, site.id)
+  const channels = await channelsOfSite(deps.db, site)
   // A site without channels has only its import stage to show.
   const stage = queryText(query.stage, 16) === 'channel' && channels.length > 0 ? 'channel' : 'import'
   const channelId = stage === 'channel' ? queryText(query.channel, 32) || channels[0]?.channel.id : undefined

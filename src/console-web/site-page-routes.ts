@@ -1,10 +1,5 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
-import { checksOfChannel } from '../channels/channel-diagnostics.js'
-import { exportHistoryOf, listChannels } from '../channels/channels.js'
-import { listSiteSources } from '../sites/site-sources.js'
-import { listImportHistory } from '../sites/import-history.js'
-import { listSiteRuns } from '../sites/site-overview.js'
-import { listSiteErrors } from '../sites/site-errors.js'
+import { siteDashboard } from '../channels/site-dashboard.js'
 import type { ConsoleDeps } from './deps.js'
 import { page } from './layout.js'
 import { ProductBrowserQuery, SiteParams, SitePageQuery } from './page-params.js'
@@ -25,27 +20,11 @@ export const sitePageRoutes: FastifyPluginAsyncTypebox<ConsoleDeps> = async (app
     const { query } = request
     const runsOffset = queryInt(query.runs_offset, 0)
     const filter: ErrorFilter = { pid: queryText(query.pid, 64), type: queryText(query.type, 16), classification: queryText(query.classification, 16) }
-    const { site, runs } = await listSiteRuns(db, accountId, siteId, { limit: RUNS_PER_PAGE, offset: runsOffset })
-    const [recent, imports, errors, sources, channels] = await Promise.all([
-      listSiteRuns(db, accountId, site.id, { limit: CHART_POINTS, offset: 0 }).then((r) => r.runs),
-      listImportHistory(db, accountId, site.id, { limit: CHART_POINTS, offset: 0 }),
-      listSiteErrors(db, accountId, site.id, { pid: filter.pid || undefined, limit: 1000, offset: 0 }),
-      listSiteSources(db, accountId, site.id, { limit: 100, cursor: 0 }).then((page) => page.sources),
-      listChannels(db, accountId, site.id),
-    ])
-    // A site may have thousands of channels: the page shows the first ones, one query each.
-    const shown = channels.slice(0, CHANNELS_SHOWN)
-    // Each channel as listed: its history and checks read by its id, the site and channel not resolved again.
-    const histories = await Promise.all(
-      shown.map(async (details) => ({
-        details,
-        history: await exportHistoryOf(db, accountId, details.channel.id),
-        checks: await checksOfChannel(db, details.channel),
-      })),
-    )
+    const dashboard = { runs: { limit: RUNS_PER_PAGE, offset: runsOffset }, chartPoints: CHART_POINTS, errorsOf: filter.pid, channelsShown: CHANNELS_SHOWN }
+    const { site, runs, recentRuns: recent, imports, errors, sources, channels, shownChannels } = await siteDashboard(db, accountId, siteId, dashboard)
     const held = channels.flatMap(({ channel }) => heldChannelOf(site, channel) ?? [])
     const released = channels.find(({ channel }) => channel.id === queryText(query.released, 20))?.channel
-    const shownErrors = errors.errors.filter(
+    const shownErrors = errors.filter(
       (error) => (!filter.type || error.type === filter.type) && (!filter.classification || error.classification === filter.classification),
     )
     const body = sitePage({
@@ -59,8 +38,8 @@ export const sitePageRoutes: FastifyPluginAsyncTypebox<ConsoleDeps> = async (app
       errors: shownErrors,
       errorFilter: filter,
       sources,
-      channels: histories,
-      moreChannels: channels.length - shown.length,
+      channels: shownChannels,
+      moreChannels: channels.length - shownChannels.length,
       held,
       released,
       // Only a run of this site is watched live: the pid must be one of its runs' UUIDs.

@@ -1,5 +1,5 @@
 import type { DbHandle } from '../db/database.js'
-import type { ImportHistory } from '../db/schema.js'
+import type { ImportHistory, Site } from '../db/schema.js'
 import { getSite } from './sites.js'
 
 export async function addImportHistory(
@@ -19,11 +19,15 @@ export async function listImportHistory(
   siteSegment: string,
   page: { limit: number; offset: number },
 ): Promise<ImportHistory[]> {
-  const site = await getSite(db, accountId, siteSegment)
+  return importHistoryOfSite(db, await getSite(db, accountId, siteSegment), page)
+}
+
+/** The imports of a site already resolved, newest first. */
+export function importHistoryOfSite(db: DbHandle, site: Site, page: { limit: number; offset: number }): Promise<ImportHistory[]> {
   return db
     .selectFrom('import_history')
     .selectAll()
-    .where('account_id', '=', accountId)
+    .where('account_id', '=', site.account_id)
     .where('site_id', '=', site.id)
     .orderBy('id', 'desc')
     .limit(page.limit)

@@ -1,7 +1,7 @@
 import { sql } from 'kysely'
 import type { DbHandle } from '../db/database.js'
 import { sqlState } from '../db/errors.js'
-import type { SiteError } from '../db/schema.js'
+import type { Site, SiteError } from '../db/schema.js'
 import { severityOf, type SiteErrorCodeValue } from './run-failure.js'
 import { isUuid } from '../db/ids.js'
 import { getSite } from './sites.js'
@@ -66,7 +66,12 @@ export interface ErrorPage {
 
 /** Errors of one run of the site: `pid`, or by default the site's latest run. */
 export async function listSiteErrors(db: DbHandle, accountId: string, siteSegment: string, page: ErrorPage): Promise<{ siteId: string; errors: SiteError[] }> {
-  const site = await getSite(db, accountId, siteSegment)
+  return errorsOfSite(db, await getSite(db, accountId, siteSegment), page)
+}
+
+/** Errors of one run of a site already resolved: `pid`, or by default the site's latest run. */
+export async function errorsOfSite(db: DbHandle, site: Site, page: ErrorPage): Promise<{ siteId: string; errors: SiteError[] }> {
+  const accountId = site.account_id
   let pid = page.pid
   if (pid === undefined || pid === '') {
     const latest = await latestRunPid(db, accountId, site.id)

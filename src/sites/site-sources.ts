@@ -7,7 +7,7 @@ import { settleRequestClaim } from '../activity/request-scope.js'
 import type { CredentialBox } from '../auth/credential-box.js'
 import type { OutboundGuard } from '../net/outbound-guard.js'
 import type { Db, DbHandle } from '../db/database.js'
-import type { DataSource, FetchedSourceSettings } from '../db/schema.js'
+import type { DataSource, FetchedSourceSettings, Site } from '../db/schema.js'
 import { inTransaction } from '../db/transaction.js'
 import { BadRequestError } from '../errors.js'
 import { checkText } from '../input/text-input.js'
@@ -49,11 +49,15 @@ export async function listSiteSources(
   siteSegment: string,
   page: { limit: number; cursor: number },
 ): Promise<{ sources: DataSource[]; next: number }> {
-  const site = await getSite(db, accountId, siteSegment)
+  return sourcesOfSite(db, await getSite(db, accountId, siteSegment), page)
+}
+
+/** The data sources of a site already resolved, in pages by id. */
+export async function sourcesOfSite(db: DbHandle, site: Site, page: { limit: number; cursor: number }): Promise<{ sources: DataSource[]; next: number }> {
   const rows = await db
     .selectFrom('data_source')
     .selectAll()
-    .where('account_id', '=', accountId)
+    .where('account_id', '=', site.account_id)
     .where('site_id', '=', site.id)
     .where('id', '>', String(page.cursor))
     .orderBy('id')
