@@ -125,8 +125,20 @@ export async function channelDiagnostics(
   siteSegment: string,
   channelId: string,
   query: DiagnosticsQuery,
-): Promise<{ checks: ChannelChecks; entries: DiagnosticEntry[]; total: number }> {
-  const checks = await channelChecks(db, accountId, siteSegment, channelId)
+): Promise<ChannelDiagnostics> {
+  const { channel } = await getChannel(db, accountId, siteSegment, channelId)
+  return diagnosticsOfChannel(db, channel, query)
+}
+
+export interface ChannelDiagnostics {
+  checks: ChannelChecks
+  entries: DiagnosticEntry[]
+  total: number
+}
+
+/** channelDiagnostics of a channel its caller has already read for the account. */
+export async function diagnosticsOfChannel(db: DbHandle, channel: Channel, query: DiagnosticsQuery): Promise<ChannelDiagnostics> {
+  const checks = await checksOfChannel(db, channel)
   const selected = selectedCodes(checks, query)
   if (selected.length === 0 || checks.totals === undefined) return { checks, entries: [], total: 0 }
   const masks = masksOf(selected)

@@ -6,7 +6,9 @@ import { BadRequestError, NotFoundError, TooManyRequestsError } from '../errors.
 import { sendToFileServer } from '../feeds/file-server-delivery.js'
 import type { DeliveryResult } from '../feeds/file-server-push.js'
 import type { OutboundGuard } from '../net/outbound-guard.js'
-import { getChannel } from './channels.js'
+import type { Channel, Site } from '../db/schema.js'
+import { getSite } from '../sites/sites.js'
+import { getChannel, type ChannelDetails } from './channels.js'
 
 // What a person asks of a channel's file server destinations: a test that does what a
 // delivery does with a small file, then removes it; and every attempt of the channel's deliveries.
@@ -90,11 +92,27 @@ export async function listDeliveryAttempts(
   page: { limit: number; offset: number },
 ): Promise<DeliveryAttempt[]> {
   const { channel } = await getChannel(db, target.accountId, target.siteSegment, target.channelId)
+  return attemptsOfChannel(db, channel, page)
+}
+
+/** The channel's site and details with one page of its delivery attempts: what its deliveries page shows, the site resolved once. */
+export async function channelDeliveries(
+  db: DbHandle,
+  target: { accountId: string; siteSegment: string; channelId: string },
+  page: { limit: number; offset: number },
+): Promise<{ site: Site; details: ChannelDetails; attempts: DeliveryAttempt[] }> {
+  const site = await getSite(db, target.accountId, target.siteSegment)
+  const details = await getChannel(db, target.accountId, site.id, target.channelId)
+  return { site, details, attempts: await attemptsOfChannel(db, details.channel, page) }
+}
+
+/** One page of a channel's delivery attempts, the newest first. */
+async function attemptsOfChannel(db: DbHandle, channel: Channel, page: { limit: number; offset: number }): Promise<DeliveryAttempt[]> {
   const rows = await db
     .selectFrom('push_attempt as a')
     .innerJoin('channel_push as p', 'p.id', 'a.push_id')
     .select(['a.id', 'a.push_id', 'a.attempt', 'p.filename', 'p.url', 'a.started_at', 'a.duration_ms', 'a.bytes', 'a.remote_path', 'a.outcome', 'a.error'])
-    .where('a.account_id', '=', target.accountId)
+    .where('a.account_id', '=', channel.account_id)
     .where('a.channel_id', '=', channel.id)
     .orderBy('a.id', 'desc')
     .limit(page.limit)

@@ -1,8 +1,6 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import type { FastifyReply, FastifyRequest } from 'fastify'
-import { getChannel } from '../channels/channels.js'
-import { listDeliveryAttempts, testDestination, type DestinationTest } from '../channels/destination-checks.js'
-import { getSite } from '../sites/sites.js'
+import { channelDeliveries, testDestination, type DestinationTest } from '../channels/destination-checks.js'
 import type { ConsoleDeps } from './deps.js'
 import { deliveriesPath, deliveryPage } from './delivery-page-views.js'
 import { page } from './layout.js'
@@ -25,10 +23,9 @@ export const deliveryPageRoutes: FastifyPluginAsyncTypebox<ConsoleDeps> = async 
   /** The page of the channel `params` names, its attempts from `offset` on. */
   async function show(request: FastifyRequest, reply: FastifyReply, params: ChannelParams, offset: number, test?: DestinationTest) {
     const accountId = accountOfSession(request)
-    const site = await getSite(db, accountId, params.siteId)
-    const details = await getChannel(db, accountId, site.id, params.channelId)
     // One more than shown says whether older attempts exist.
-    const fetched = await listDeliveryAttempts(db, { accountId, siteSegment: site.id, channelId: details.channel.id }, { limit: ATTEMPTS_PER_PAGE + 1, offset })
+    const target = { accountId, siteSegment: params.siteId, channelId: params.channelId }
+    const { site, details, attempts: fetched } = await channelDeliveries(db, target, { limit: ATTEMPTS_PER_PAGE + 1, offset })
     const body = deliveryPage({
       details,
       session: request.consoleSession!,

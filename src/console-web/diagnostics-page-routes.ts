@@ -1,10 +1,6 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
-import { channelDiagnostics, checksOfChannel, type DiagnosticsQuery } from '../channels/channel-diagnostics.js'
-import { getChannel } from '../channels/channels.js'
-import { failingValues } from '../channels/failing-values.js'
-import { AppError } from '../errors.js'
-import { getSite } from '../sites/sites.js'
-import type { Db } from '../db/database.js'
+import type { DiagnosticsQuery } from '../channels/channel-diagnostics.js'
+import { diagnosticsOverview } from '../channels/diagnostics-overview.js'
 import type { ConsoleDeps } from './deps.js'
 import { diagnosticsHref, diagnosticsPage, type DiagnosticsFilter } from './diagnostics-page-views.js'
 import { heldChannelOf } from './hold-banner-views.js'
@@ -30,23 +26,6 @@ function queryOf(filter: DiagnosticsFilter, offset: number): DiagnosticsQuery {
   return { limit: DIAGNOSTICS_PER_PAGE, offset, ...set }
 }
 
-/** One page of the list, or the message of the filter it refused (a 400 of the domain). */
-async function readList(
-  db: Db,
-  accountId: string,
-  siteId: string,
-  channelId: string,
-  query: DiagnosticsQuery,
-): Promise<{ found?: Awaited<ReturnType<typeof channelDiagnostics>>; problem?: string }> {
-  try {
-    return { found: await channelDiagnostics(db, accountId, siteId, channelId, query) }
-  } catch (error) {
-    // Only the filters' own refusals show on the page; anything else is the error page's.
-    if (!(error instanceof AppError) || error.statusCode !== 400) throw error
-    return { problem: error.message }
-  }
-}
-
 /**
  * A channel's diagnostics page: the counts of its last export's checks and one page of its failed
  * checks, filtered. A filter the template does not know shows its message above the list and
@@ -62,13 +41,9 @@ export const diagnosticsPageRoutes: FastifyPluginAsyncTypebox<ConsoleDeps> = asy
       const { query } = request
       const filter = filterOf(query)
       const offset = queryInt(query.offset, 0)
-      const site = await getSite(db, accountId, siteId)
-      const { channel } = await getChannel(db, accountId, site.id, channelId)
-      const { found, problem } = await readList(db, accountId, site.id, channel.id, queryOf(filter, offset))
-      const checks = found?.checks ?? (await checksOfChannel(db, channel))
       // The values a "Fix with a rule" link maps: those of the failing codes whose fix is a map.
-      const mapped = checks.codes.filter((code) => (checks.totals?.codes[code.code] ?? 0) > 0 && fixMapsValues(code))
-      const failing = await failingValues(db, checks, mapped)
+      const target = { accountId, siteSegment: siteId, channelId }
+      const { site, channel, checks, found, problem, failing } = await diagnosticsOverview(db, target, queryOf(filter, offset), fixMapsValues)
       const body = diagnosticsPage({
         checks,
         filter,
