@@ -1,24 +1,16 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
-import type { WebhookDeliveryStatus } from '../db/schema.js'
-import { NotFoundError } from '../errors.js'
-import { getDelivery, listDeliveries, retryDelivery, type DeliveryRow } from '../webhooks/deliveries.js'
-import { listWebhooks } from '../webhooks/webhooks.js'
+import { retryDelivery } from '../webhooks/deliveries.js'
+import { deliveryStatus, webhookOverview } from '../webhooks/webhook-overview.js'
 import type { ConsoleDeps } from './deps.js'
 import { page } from './layout.js'
 import { WebhookDeliveryParams, WebhooksQuery } from './page-params.js'
 import { accountOfSession, queryInt, queryText, sendPage } from './pages.js'
-import { DELIVERIES_PER_PAGE, webhooksPage, type WebhookPanel } from './webhook-page-views.js'
+import { DELIVERIES_PER_PAGE, webhooksPage } from './webhook-page-views.js'
 
 const TRAIL: [string, string][] = [
   ['Overview', '/console'],
   ['Webhooks', '/console/webhooks'],
 ]
-const STATUSES: readonly WebhookDeliveryStatus[] = ['pending', 'delivered', 'failed']
-
-function deliveryStatus(value: string): WebhookDeliveryStatus | undefined {
-  return STATUSES.find((status) => status === value)
-}
-
 /**
  * The account's webhooks and their deliveries, newest first: a page of each, the one named by
  * `?webhook=` at `offset` and filtered by `status`; a retry sends a delivery again now.
@@ -28,19 +20,14 @@ export const webhookPageRoutes: FastifyPluginAsyncTypebox<ConsoleDeps> = async (
     const accountId = accountOfSession(request)
     const { query } = request
     const chosen = queryText(query.webhook, 20)
-    const webhooks = await listWebhooks(db, accountId)
-    if (chosen && !webhooks.some((webhook) => webhook.id === chosen)) throw new NotFoundError('There is no such webhook')
-    const retriedId = queryText(query.retried, 20)
-    const retried: DeliveryRow | undefined = chosen && retriedId ? await getDelivery(db, accountId, chosen, retriedId) : undefined
-    const panels: WebhookPanel[] = []
-    // One subscription after the other: an account may have many, each list is one short query.
-    for (const webhook of webhooks) {
-      const isChosen = webhook.id === chosen
-      const status = isChosen ? deliveryStatus(queryText(query.status, 16)) : undefined
-      const offset = isChosen ? queryInt(query.offset, 0) : 0
-      const found = await listDeliveries(db, accountId, webhook.id, { limit: DELIVERIES_PER_PAGE + 1, offset, ...(status && { status }) })
-      panels.push({ webhook, deliveries: found.slice(0, DELIVERIES_PER_PAGE), more: found.length > DELIVERIES_PER_PAGE, offset, status: status ?? '' })
+    const overview = {
+      chosen,
+      status: deliveryStatus(queryText(query.status, 16)),
+      offset: queryInt(query.offset, 0),
+      retried: queryText(query.retried, 20),
+      perPage: DELIVERIES_PER_PAGE,
     }
+    const { panels, retried } = await webhookOverview(db, accountId, overview)
     const body = webhooksPage({ panels, session: request.consoleSession!, retried })
     return sendPage(reply, page({ title: 'Webhooks', session: request.consoleSession, trail: TRAIL, body }))
   })

@@ -1,21 +1,11 @@
 import type { ConsoleSession } from '../accounts/console-sessions.js'
 import type { Webhook } from '../db/schema.js'
 import type { DeliveryRow } from '../webhooks/deliveries.js'
+import { DELIVERY_STATUSES, type WebhookPanel } from '../webhooks/webhook-overview.js'
 import { html, type Html } from './html.js'
 import { badge, csrfField, dataTable, when } from './layout.js'
 
 export const DELIVERIES_PER_PAGE = 20
-
-/** One subscription with a page of its deliveries. */
-export interface WebhookPanel {
-  webhook: Webhook
-  deliveries: DeliveryRow[]
-  /** Older deliveries (of the filter) follow this page. */
-  more: boolean
-  offset: number
-  /** The status the list is filtered by; '' for all. */
-  status: string
-}
 
 export interface WebhooksPageData {
   panels: WebhookPanel[]
@@ -59,7 +49,7 @@ function webhookSection(panel: WebhookPanel, session: ConsoleSession): Html {
       <div>
         <label for="status-${webhook.id}">Status</label
         ><select id="status-${webhook.id}" name="status">
-          ${['', 'pending', 'delivered', 'failed'].map(option)}
+          ${['', ...DELIVERY_STATUSES].map(option)}
         </select>
       </div>
       <div><button type="submit">Filter</button></div>
