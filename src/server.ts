@@ -8,6 +8,9 @@ import { migrateToLatest } from './db/migrate.js'
 // for ending what is left and stopping the database.
 const DRAIN_SHARE = 0.5
 
+// What a start that failed after the app was ready (its port taken, say) gives what it started.
+const FAILED_START_GRACE_MS = 5_000
+
 export interface RunningServer {
   app: FastifyInstance
   connection: Connection
@@ -39,8 +42,9 @@ export async function startServer(config: Config): Promise<RunningServer> {
     for (const note of notes) app.log.info(note)
     await app.listen({ port: config.PORT, host: config.HOST })
   } catch (error) {
-    await app?.close()
-    await connection.close()
+    // Runs its workers may have claimed since the app was ready are ended and handed back at once.
+    if (app) await drainAndClose(app, connection, { graceMs: FAILED_START_GRACE_MS, hurried: Promise.resolve(false) })
+    else await connection.close()
     throw error
   }
   const listening = app
@@ -50,22 +54,29 @@ export async function startServer(config: Config): Promise<RunningServer> {
     app: listening,
     connection,
     hurry: () => hurry(),
-    close: async () => {
-      const graceMs = config.SHUTDOWN_GRACE_SECONDS * 1000
-      const deadline = Date.now() + graceMs
-      // No new runs and no new requests; the ones under way get the drain time to finish.
-      const runsStopped = listening.runWorker.stop(graceMs)
-      const appClosed = listening.close()
-      if (!(await Promise.race([settlesWithin(Promise.all([runsStopped, appClosed]), graceMs * DRAIN_SHARE), hurried]))) {
-        // A long export query, say. Its run is retried elsewhere (or here after a restart), so its
-        // work is ended rather than waited for: the pool takes nothing new, so nothing of it is
-        // recorded as failed, and this process's sessions are ended in the database.
-        listening.log.warn(`requests or runs still under way after ${Math.round((graceMs * DRAIN_SHARE) / 1000)} s: ending them; interrupted runs are retried`)
-        await listening.runWorker.interrupt()
-        listening.server.closeAllConnections()
-        await connection.interrupt()
-      }
-      await connection.close(deadline)
-    },
+    close: () => drainAndClose(listening, connection, { graceMs: config.SHUTDOWN_GRACE_SECONDS * 1000, hurried }),
   }
+}
+
+/**
+ * Closes the app and stops the database within `graceMs`: requests and runs get DRAIN_SHARE of it to
+ * finish (until `hurried`); then what is left is ended, and the runs it cut off are handed back once
+ * their sessions are gone, so that no other process meets their old attempts still writing.
+ */
+async function drainAndClose(app: FastifyInstance, connection: Connection, { graceMs, hurried }: { graceMs: number; hurried: Promise<boolean> }) {
+  const deadline = Date.now() + graceMs
+  // No new runs and no new requests; the ones under way get the drain time to finish.
+  const runsStopped = app.runWorker.stop(graceMs)
+  const appClosed = app.close()
+  if (!(await Promise.race([settlesWithin(Promise.all([runsStopped, appClosed]), graceMs * DRAIN_SHARE), hurried]))) {
+    // A long export query, say. Its run is retried elsewhere (or here after a restart), so its work
+    // is ended rather than waited for: the pool takes nothing new, so nothing of it is recorded as
+    // failed, and this process's sessions are ended in the database.
+    app.log.warn(`requests or runs still under way after ${Math.round((graceMs * DRAIN_SHARE) / 1000)} s: ending them; interrupted runs are retried`)
+    const cut = app.runWorker.interrupt()
+    app.server.closeAllConnections()
+    await connection.interrupt()
+    await connection.withSpareDb((db) => app.runWorker.handBackInterrupted(db, cut))
+  }
+  await connection.close(deadline)
 }

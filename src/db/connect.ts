@@ -13,6 +13,8 @@ export interface Connection {
    * process are ended (their statements cancelled, their transactions rolled back).
    */
   interrupt(): Promise<void>
+  /** `work` on a pool of one connection of its own, opened for it and closed after it: for what a shutdown writes after `interrupt`. */
+  withSpareDb<T>(work: (db: Db) => Promise<T>): Promise<T>
   /**
    * Closes the pool and stops the embedded cluster (unless another process still uses it). With a
    * deadline (epoch ms), sessions that still hold on are ended when it passes, and the cluster is
@@ -39,13 +41,21 @@ export async function connect(config: Config, log?: (line: string) => void): Pro
 // Time kept back from the deadline for stopping the embedded cluster.
 const CLUSTER_STOP_RESERVE_MS = 3_000
 
-function closing(db: Db, url: string, cluster?: EmbeddedCluster): Pick<Connection, 'interrupt' | 'close'> {
+function closing(db: Db, url: string, cluster?: EmbeddedCluster): Pick<Connection, 'interrupt' | 'withSpareDb' | 'close'> {
   let destroyed: Promise<void> | undefined
   const destroy = () => (destroyed ??= db.destroy().catch(() => {}))
   return {
     interrupt: async () => {
       void destroy()
       await terminateOwnSessions(url).catch(() => 0)
+    },
+    withSpareDb: async (work) => {
+      const spare = createDb(url, 1)
+      try {
+        return await work(spare)
+      } finally {
+        await spare.destroy().catch(() => {})
+      }
     },
     close: async (deadline) => {
       if (deadline === undefined) await destroy()

@@ -20,13 +20,13 @@ export interface SendTurn {
   readonly cutReason: string | undefined
 }
 
-/** The rows one worker claims and sends (feed pushes, webhook deliveries), as the worker uses them. */
+/** The rows one worker claims and works on (site runs, feed pushes, webhook deliveries), as the worker uses them. */
 export interface ClaimSource<Item> {
   /** What log lines call one item: `push`, `webhook delivery`. */
   readonly name: string
-  /** Claims up to `limit` due items, fairly between accounts, each under a lease of `leaseSeconds`. */
+  /** Claims up to `limit` due items, each under a lease (pushes and deliveries: `leaseSeconds`; runs: their heartbeat). */
   claim(limit: number, leaseSeconds: number): Promise<Item[]>
-  /** Makes one attempt and records how it ended. What it throws leaves the item to be claimed again when its lease ends. */
+  /** Makes one attempt and records how it ended. What it throws leaves the item to be claimed again when its lease ends (a run: by the stale-run sweep). */
   send(item: Item, turn: SendTurn): Promise<void>
   /** Hands a claimed item back untried (this process is stopping): the attempt does not count. */
   release(item: Item): Promise<void>
@@ -48,12 +48,13 @@ export interface LeasedClaimWorkerOptions {
 }
 
 /**
- * Sends rows claimed from Postgres to servers the service does not run, outside the run queue. The
- * rows are claimed with SKIP LOCKED under a lease, so every server process runs a worker, each row is
- * sent by one of them, and one whose process died is taken again when its lease runs out. A slow
- * receiver holds its own account's attempts (the claim's per-account cap), and a process slot only for
- * its first second: then the slot goes to the next due item (SendSlots), so receivers that hang, on
- * however many accounts, never hold another account's back.
+ * Works on rows claimed from Postgres: site runs (src/jobs/run-queue.ts), and feed pushes and webhook
+ * deliveries, which it sends to servers the service does not run. The rows are claimed with SKIP
+ * LOCKED under a lease, so every server process runs a worker, each row is taken by one of them, and
+ * one whose process died is taken again when its lease runs out. A slow receiver holds its own
+ * account's attempts (the claim's per-account cap), and a process slot only for its first second
+ * (`sending`): then the slot goes to the next due item (SendSlots), so receivers that hang, on however
+ * many accounts, never hold another account's back. A run never calls `sending`: it keeps its slot.
  */
 export class LeasedClaimWorker<Item> {
   private readonly inFlight = new Set<Promise<void>>()
@@ -92,7 +93,8 @@ export class LeasedClaimWorker<Item> {
   /**
    * Claims nothing more, lets the attempts in flight finish for up to `graceMs`, then aborts them and
    * waits until they have ended: an aborted send hands its item back. Sends stop at once (a grace of
-   * 0), so that shutdown does not wait on remote servers; runs get the shutdown's drain time.
+   * 0), so that shutdown does not wait on remote servers. Runs get the shutdown's drain time and do
+   * not heed the abort: the shutdown ends their sessions (src/server.ts), and then they end.
    */
   async stop(graceMs = 0): Promise<void> {
     this.stopped = true

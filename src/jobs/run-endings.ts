@@ -1,6 +1,7 @@
 import type { FastifyBaseLogger } from 'fastify'
 import type { Db } from '../db/database.js'
 import type { Run } from '../db/schema.js'
+import { retryingConflicts } from '../db/errors.js'
 import { inTransaction } from '../db/transaction.js'
 import { SiteErrorCode } from '../sites/run-failure.js'
 import { addSiteError, type NewSiteError } from '../sites/site-errors.js'
@@ -25,17 +26,20 @@ export async function endRun(
   ending: { attempt: number | null; status: 'success' | 'failed'; message: string; siteError?: Pick<NewSiteError, 'code' | 'data'> },
 ): Promise<boolean> {
   const { attempt, status, message, siteError } = ending
-  const { ended, admitted } = await inTransaction(db, async (tx) => {
-    await lockSiteRuns(tx.db, run.site_id)
-    const ended = await setRunEnded(tx.db, run.pid, attempt, status, message)
-    if (ended) {
-      await setSiteProcessing(tx.db, ended.site_id, 'Done')
-      // Before the event, which carries the codes of the run's site errors.
-      if (siteError) await addSiteError(tx.db, { accountId: run.account_id, siteId: run.site_id, pid: run.pid, message, ...siteError })
-      await recordRunEnded(tx, ended)
-    }
-    return { ended: ended !== undefined, admitted: await admitWaitingRuns(tx.db, queue, run.account_id) }
-  })
+  // Ended again when Postgres ended the transaction for a conflict: a run that did its work is not retried for it.
+  const { ended, admitted } = await retryingConflicts(() =>
+    inTransaction(db, async (tx) => {
+      await lockSiteRuns(tx.db, run.site_id)
+      const ended = await setRunEnded(tx.db, run.pid, attempt, status, message)
+      if (ended) {
+        await setSiteProcessing(tx.db, ended.site_id, 'Done')
+        // Before the event, which carries the codes of the run's site errors.
+        if (siteError) await addSiteError(tx.db, { accountId: run.account_id, siteId: run.site_id, pid: run.pid, message, ...siteError })
+        await recordRunEnded(tx, ended)
+      }
+      return { ended: ended !== undefined, admitted: await admitWaitingRuns(tx.db, queue, run.account_id) }
+    }),
+  )
   if (ended || admitted > 0) queue.wake()
   return ended
 }
@@ -46,12 +50,19 @@ export async function passTurn(db: Db, queue: RunQueue, accountId: string): Prom
   if (admitted > 0) queue.wake()
 }
 
-const INTERRUPTED = 'The run was interrupted (the server running it stopped) and is being retried'
+/** Site error 9001's message, by why the attempt was handed back. */
+const RETRIED: Record<Exclude<HandBackReason, 'error'>, string> = {
+  interrupted: 'The run was interrupted (the server running it stopped) and is being retried',
+  timed_out: 'The run took longer than RUN_TIMEOUT_SECONDS and is being retried',
+}
 /** The message of a run given up after its last attempt (site error 9002). */
 export const ABANDONED = 'The run was interrupted or failed unexpectedly twice and was given up; start it again'
 
-/** Why an attempt is handed back: its process died or stopped (site error 9001 on the run), or it failed unexpectedly. */
-export type HandBackReason = 'interrupted' | 'error'
+/**
+ * Why an attempt is handed back: its process died or stopped, or it ran past RUN_TIMEOUT_SECONDS
+ * (both site error 9001 on the run), or it failed unexpectedly.
+ */
+export type HandBackReason = 'interrupted' | 'timed_out' | 'error'
 
 /**
  * Ends the attempt without ending the run: it is claimed again when it has an attempt left
@@ -65,9 +76,9 @@ export async function handBack(db: Db, queue: RunQueue, run: Run, reason: HandBa
   }
   const released = await inTransaction(db, async (tx) => {
     const released = await releaseAttempt(tx.db, run.pid, run.attempt)
-    if (released && reason === 'interrupted') {
+    if (released && reason !== 'error') {
       const { account_id: accountId, site_id: siteId, pid, attempt } = run
-      await addSiteError(tx.db, { accountId, siteId, pid, code: SiteErrorCode.runInterrupted, message: INTERRUPTED, data: { attempt } })
+      await addSiteError(tx.db, { accountId, siteId, pid, code: SiteErrorCode.runInterrupted, message: RETRIED[reason], data: { attempt } })
     }
     return released
   })
@@ -85,10 +96,12 @@ export async function sweepStaleRuns(db: Db, queue: RunQueue, sweep: { limits: S
   const { limits, now, log } = sweep
   const abandoned: Run[] = []
   for (const run of await claimStaleRuns(db, limits, now)) {
-    const outcome = await handBack(db, queue, run, 'interrupted')
+    const timedOut = run.claimed_at !== null && now.getTime() - run.claimed_at.getTime() >= limits.timeoutSeconds * 1000
+    const reason = timedOut ? 'timed_out' : 'interrupted'
+    const outcome = await handBack(db, queue, run, reason)
     if (outcome === 'abandoned') abandoned.push(run)
     // Not counted (the metrics count the attempts that ended in their own process).
-    const fields = { ...runFields(run), result: 'interrupted', errorCodes: [SiteErrorCode.runInterrupted], message: INTERRUPTED }
+    const fields = { ...runFields(run), result: 'interrupted', errorCodes: [SiteErrorCode.runInterrupted], message: RETRIED[reason] }
     if (outcome === 'retried') log.warn(fields, 'run ended')
   }
   return abandoned

@@ -61,14 +61,18 @@ export class RunQueue {
   }
 }
 
-/** The run table as a ClaimSource: a claim starts an attempt, and the first attempt announces `run.started`. */
+/**
+ * The run table as a ClaimSource: a claim starts an attempt, and the run's first start announces
+ * `run.started` (its started_at is its claim's time then; a claim handed back untried by a process
+ * that was stopping leaves started_at as it was, so that the claim after it announces nothing again).
+ */
 function runClaims(db: Db, execute: RunExecutor): ClaimSource<Run> {
   return {
     name: 'run',
     claim: (limit) =>
       inTransaction(db, async (tx) => {
         const claimed = await claimRuns(tx.db, limit)
-        for (const run of claimed) if (run.attempt === 1) await recordEvent(tx, run.account_id, 'run.started', runStartedData(run))
+        for (const run of claimed) if (isFirstStart(run)) await recordEvent(tx, run.account_id, 'run.started', runStartedData(run))
         return claimed
       }),
     send: (run) => execute(run),
@@ -77,4 +81,8 @@ function runClaims(db: Db, execute: RunExecutor): ClaimSource<Run> {
     },
     logFields: (run) => runFields(run),
   }
+}
+
+function isFirstStart(run: Run): boolean {
+  return run.attempt === 1 && run.started_at !== null && run.started_at.getTime() === run.claimed_at?.getTime()
 }

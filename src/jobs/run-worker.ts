@@ -95,15 +95,23 @@ export class RunWorker {
   }
 
   /**
-   * Shutdown is about to end this process's database sessions: the runs still going are handed back
-   * now (retried with site error 9001, or given up after their last attempt), and fail from then on
-   * without being recorded as failed or logged as errors. One that cannot be handed back within a
-   * few seconds (its row locked) is left to the stale-run sweep of another process, or of this one
-   * after a restart.
+   * Shutdown is about to end this process's database sessions: the runs still going fail from now
+   * on without being recorded as failed or logged as errors. Returns them, for handBackInterrupted
+   * once their sessions have ended.
    */
-  async interrupt(): Promise<void> {
+  interrupt(): Run[] {
     this.interrupted = true
-    const handing = [...this.executing].map((run) => handBack(this.db, this.queue, run, 'interrupted').catch(() => undefined))
+    return [...this.executing]
+  }
+
+  /**
+   * Hands back the runs a shutdown cut off (retried with site error 9001, or given up after their
+   * last attempt), through `db`, a connection opened after their sessions were ended: another process
+   * that claims one then cannot meet its old attempt still writing. One that cannot be handed back
+   * within a few seconds is left to the stale-run sweep of another process, or of this one after a restart.
+   */
+  async handBackInterrupted(db: Db, runs: Run[]): Promise<void> {
+    const handing = runs.map((run) => handBack(db, this.queue, run, 'interrupted').catch(() => undefined))
     await settlesWithin(Promise.all(handing), HAND_BACK_MS)
   }
 

@@ -37,7 +37,10 @@ export async function admittedRuns(db: DbHandle, accountId: string): Promise<num
 
 /**
  * The account's runs that wait unadmitted although their site runs nothing: they wait for the
- * account's turn (RUN_ACCOUNT_CONCURRENCY). Oldest first, locked, at most `limit`.
+ * account's turn (RUN_ACCOUNT_CONCURRENCY). Oldest first, locked, at most `limit`. A run whose row
+ * another transaction holds is passed over, not waited for: a delete of its site holds it while it
+ * waits for the account's lock, which the caller holds (the sweep's accountsOwedATurn admits one
+ * passed over for another reason).
  */
 export async function waitingForAccount(db: DbHandle, accountId: string, limit: number): Promise<Run[]> {
   if (limit <= 0) return []
@@ -53,6 +56,7 @@ export async function waitingForAccount(db: DbHandle, accountId: string, limit: 
     .orderBy('p.created_at')
     .limit(limit)
     .forUpdate()
+    .skipLocked()
     .execute()
 }
 

@@ -2,7 +2,7 @@ import { lockAccountCreates, requireRoom, type AccountLimits } from '../accounts
 import type { Db, DbHandle } from '../db/database.js'
 import { inTransaction, type TransactionOptions } from '../db/transaction.js'
 import type { Site } from '../db/schema.js'
-import { isUniqueViolation, sqlState } from '../db/errors.js'
+import { isUniqueViolation, retryingConflicts } from '../db/errors.js'
 import { BadRequestError, ConflictError, NotFoundError } from '../errors.js'
 import { bodyId, isId } from '../db/ids.js'
 import type { FeedStorage } from '../feeds/feed-storage.js'
@@ -164,53 +164,44 @@ export interface SiteDeletion extends Pick<TransactionOptions, 'onHookError'> {
  * once the commit leaves no row naming them, never before; `onHookError` hears of a removal that failed.
  */
 export async function deleteSite(db: Db, { storage, runs, accountId, segment, pathProjectId, onHookError }: SiteDeletion): Promise<void> {
-  for (let attempt = 1; ; attempt++) {
-    try {
-      return await inTransaction(
-        db,
-        async (tx) => {
-          const trx = tx.db
-          const site = await getSite(trx, accountId, segment)
-          // Addressed below a project (`/projects/{p}/sites/{s}`, as the PHP client deletes): only a site of that project.
-          if (pathProjectId !== undefined && site.project_id !== pathProjectId) throw new NotFoundError()
-          // The schedule row before the site row: the scheduler holds a due site's schedule row while
-          // it queues the site's run, which takes the site row; the other order would have the two
-          // wait for each other, partly outside Postgres, where no deadlock detection sees it.
-          await trx.deleteFrom('site_schedule').where('account_id', '=', accountId).where('site_id', '=', site.id).execute()
-          const files = await trx
-            .selectFrom('feed_file as f')
-            .innerJoin('channel as c', 'c.id', 'f.channel_id')
-            .select('f.storage_key')
-            .where('f.account_id', '=', accountId)
-            .where('c.account_id', '=', accountId)
-            .where('c.site_id', '=', site.id)
-            .execute()
-          // Its stage rows have no foreign key (bulk loads would pay for it): the hourly cleanup removes them.
-          await trx
-            .insertInto('site_purge')
-            .values({ site_id: site.id })
-            .onConflict((oc) => oc.doNothing())
-            .execute()
-          await trx.deleteFrom('site').where('account_id', '=', accountId).where('id', '=', site.id).execute()
-          if ((await admitWaitingRuns(trx, runs, accountId)) > 0) tx.onCommit(() => runs.wake())
-          await recordActivity(trx, { accountId, action: 'site.deleted', target: siteTarget(site), changes: changesBetween(site, null) })
-          const keys = files.map((file) => file.storage_key)
-          tx.onCommit(() => storage.remove(keys))
-        },
-        { onHookError },
-      )
-    } catch (error) {
-      // A transaction of a run of the site may hold rows this delete needs while waiting for the
-      // site row: Postgres ends one of the two, and when it is this one, it tries again.
-      if (attempt < DELETE_ATTEMPTS && RETRYABLE.has(sqlState(error) ?? '')) continue
-      throw error
-    }
-  }
+  // A transaction of a run of the site may hold rows this delete needs while waiting for the site
+  // row: Postgres ends one of the two, and when it is this one, it is tried again.
+  await retryingConflicts(() =>
+    inTransaction(
+      db,
+      async (tx) => {
+        const trx = tx.db
+        const site = await getSite(trx, accountId, segment)
+        // Addressed below a project (`/projects/{p}/sites/{s}`, as the PHP client deletes): only a site of that project.
+        if (pathProjectId !== undefined && site.project_id !== pathProjectId) throw new NotFoundError()
+        // The schedule row before the site row: the scheduler holds a due site's schedule row while
+        // it queues the site's run, which takes the site row; the other order would have the two
+        // wait for each other, partly outside Postgres, where no deadlock detection sees it.
+        await trx.deleteFrom('site_schedule').where('account_id', '=', accountId).where('site_id', '=', site.id).execute()
+        const files = await trx
+          .selectFrom('feed_file as f')
+          .innerJoin('channel as c', 'c.id', 'f.channel_id')
+          .select('f.storage_key')
+          .where('f.account_id', '=', accountId)
+          .where('c.account_id', '=', accountId)
+          .where('c.site_id', '=', site.id)
+          .execute()
+        // Its stage rows have no foreign key (bulk loads would pay for it): the hourly cleanup removes them.
+        await trx
+          .insertInto('site_purge')
+          .values({ site_id: site.id })
+          .onConflict((oc) => oc.doNothing())
+          .execute()
+        await trx.deleteFrom('site').where('account_id', '=', accountId).where('id', '=', site.id).execute()
+        if ((await admitWaitingRuns(trx, runs, accountId)) > 0) tx.onCommit(() => runs.wake())
+        await recordActivity(trx, { accountId, action: 'site.deleted', target: siteTarget(site), changes: changesBetween(site, null) })
+        const keys = files.map((file) => file.storage_key)
+        tx.onCommit(() => storage.remove(keys))
+      },
+      { onHookError },
+    ),
+  )
 }
-
-const DELETE_ATTEMPTS = 3
-// deadlock_detected, serialization_failure
-const RETRYABLE = new Set(['40P01', '40001'])
 
 export async function requireAccountProject(db: DbHandle, accountId: string, projectId: string): Promise<void> {
   const project = await db.selectFrom('project').select('id').where('account_id', '=', accountId).where('id', '=', projectId).executeTakeFirst()

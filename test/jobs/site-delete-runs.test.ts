@@ -1,3 +1,4 @@
+import pg from 'pg'
 import { afterEach, describe, expect, it, vi } from 'vitest'
 import { HIGH_LIMITS, useTestApp } from '../helpers/test-app.js'
 import {
@@ -111,6 +112,41 @@ describe('deleting a site', () => {
       if (!released) await release(holder)
     }
     expect(errors).not.toHaveBeenCalled()
+  })
+
+  it('ends a run without waiting for a waiting run of its account that a delete of its site holds', async () => {
+    // The account runs one at a time: its first site's run holds the turn, the second site's waits.
+    const c = await client(t, 'ending while deleting')
+    const first = await importFixture(t, {}, c)
+    const second = await importFixture(t, {}, c)
+    const stream = await withRows(first)
+    await withRows(second)
+    const streams = await holdStreams(t, [stream])
+    let streamsHeld = true
+    // Stands for a delete of the second site, which holds its run's row until it takes the account's lock.
+    const rowHolder = new pg.Client({ connectionString: t.database.url })
+    await rowHolder.connect()
+    try {
+      const running = await requestImport(first)
+      await first.waitFor(running.pid, ['running'])
+      const waiting = await requestImport(second)
+      expect(waiting.message).toMatch(/account's other runs/)
+      await rowHolder.query('BEGIN')
+      await rowHolder.query('SELECT pid FROM run WHERE pid = $1 FOR UPDATE', [waiting.pid])
+      await release(streams)
+      streamsHeld = false
+      // The first run ends while the waiting run's row is held: its end passes the row over.
+      const ended = await first.waitFor(running.pid)
+      expect(ended.status, ended.message).toBe('success')
+      expect(await isAdmitted(t, waiting.pid)).toBe(false)
+      await rowHolder.query('ROLLBACK')
+      // The turn it passed over is owed: the sweep hands it on.
+      await t.app.runWorker.sweep()
+      expect((await second.waitFor(waiting.pid)).status).toBe('success')
+    } finally {
+      if (streamsHeld) await release(streams)
+      await rowHolder.end()
+    }
   })
 
   it('leaves no turn unpassed: the sweep admits a run whose turn nobody handed on', async () => {
