@@ -18,6 +18,7 @@ export const FORMATS: readonly FeedFormat[] = ['csv', 'tsv', 'ndjson', 'xml']
 export const MAX_MAPPED_COLUMNS = 500
 const MAX_FILENAMES = 10
 const MAX_DESTINATIONS = 10
+export const DESTINATION_KINDS: readonly DestinationKind[] = ['feed', 'http', 'sftp', 'ftps']
 
 export interface DestinationInput extends FileDestinationInput {
   type?: string | null
@@ -70,7 +71,7 @@ export interface ChannelConfig {
   safetyMinProducts: number | null
 }
 
-const VALIDATION_MODES: readonly ValidationMode[] = ['exclude', 'warn_only']
+export const VALIDATION_MODES: readonly ValidationMode[] = ['exclude', 'warn_only']
 
 /** A complete configuration from a create body, or from an update body over the current one. */
 export function readChannelInput(input: ChannelInput, current?: ChannelConfig): ChannelConfig {
@@ -186,8 +187,8 @@ function saveRule<T>(check: () => T): T {
 function readDestinations(value: DestinationInput[]): ChannelConfig['destinations'] {
   if (!Array.isArray(value) || value.length > MAX_DESTINATIONS) throw new BadRequestError(`destinations: an array of at most ${MAX_DESTINATIONS}`)
   return value.map((item, i): DestinationConfig => {
-    const kind = item.type ?? 'feed'
-    if (kind !== 'feed' && kind !== 'http' && kind !== 'sftp' && kind !== 'ftps') {
+    const kind = (item.type ?? 'feed') as DestinationKind
+    if (!DESTINATION_KINDS.includes(kind)) {
       throw new BadRequestError(
         `destinations[${i}].type: must be feed (served by the platform), http (POSTed to a URL), sftp or ftps (uploaded to a file server)`,
       )

@@ -41,12 +41,14 @@ const ActivityOut = Type.Object({
 })
 const ActivityQuery = Type.Object({
   action: Type.Optional(Type.String({ description: 'an action (site.updated) or a prefix of actions (rule.*)' })),
+  // Not an enum of ACTOR_TYPES: it may carry :<id>, and readActor (activity-query.ts) trims it and lists the types.
   actor: Type.Optional(Type.String({ description: 'an actor type (token), or type:id (token:12)' })),
   target_type: Type.Optional(Type.String()),
   target_id: Type.Optional(Type.String()),
   since: Type.Optional(Type.String({ description: 'ISO 8601: entries at or after' })),
   until: Type.Optional(Type.String({ description: 'ISO 8601: entries before' })),
   cursor: Type.Optional(Type.String({ description: 'next_cursor of the previous page' })),
+  // Not an integer: readLimit (activity-query.ts) reads "" as the default and digits only, where coercion would take "1e2" or "0x10".
   limit: Type.Optional(Type.String({ description: `1 to ${MAX_ACTIVITY_PAGE}; default 50` })),
 })
 const tags = ['activity']

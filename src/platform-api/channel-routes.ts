@@ -2,21 +2,21 @@ import { Type } from '@sinclair/typebox'
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { accountLimits } from '../accounts/object-limits.js'
 import { channelHistory, createChannel, deleteChannel, getChannel, listChannels, updateChannel } from '../channels/channels.js'
+import { DESTINATION_KINDS, FORMATS, VALIDATION_MODES } from '../channels/channel-input.js'
 import { releaseHeldExport } from '../exports/release-export.js'
 import { baseOf, type PlatformDeps } from './deps.js'
 import { ChannelOut, ChannelWithHistory, channelView, historyView } from './channel-views.js'
-import { Envelope, NullableBoolean, NullableString, SiteParams, SuccessBody, errorResponses, writeErrorResponses } from './schemas.js'
+import { Envelope, NullableBoolean, NullableOneOf, NullableString, SiteParams, SuccessBody, errorResponses, writeErrorResponses } from './schemas.js'
 import { accountOf } from '../auth/caller.js'
 import { IdempotencyHeaders, answerOnce } from '../http/idempotent-answer.js'
 
 // Channels (docs/interface.md "Channel", docs/design.md 5.8): reads as the specification has them; writes are this
 // product's own, in the same envelope.
 
-// Settings that take a number, a number as text, "" (off) or null (not given) are read by the
-// domain (channel-input.ts): the validator's type coercion would turn null into "" or "" into null.
 // SFTP and FTPS destinations (checked by src/channels/file-destination-input.ts, which names the field of any mistake).
 const FileServerFields = {
   host: Type.Optional(Type.Unknown({ description: 'sftp, ftps: the server' })),
+  // Not an integer: port() (src/input/server-fields.ts) takes digits only and "" as the default; coercion would take true or " 22".
   port: Type.Optional(Type.Unknown({ description: 'default 22 (sftp), 21 (ftps)' })),
   user: Type.Optional(Type.Unknown()),
   password: Type.Optional(Type.Unknown({ description: 'write-only; left out on a change, the stored one stays' })),
@@ -24,6 +24,7 @@ const FileServerFields = {
   passphrase: Type.Optional(Type.Unknown({ description: "the private key's passphrase, write-only" })),
   host_key_sha256: Type.Optional(Type.Unknown({ description: "sftp, required: the server's host key, SHA256:<base64> as ssh-keygen -l prints it" })),
   directory: Type.Optional(Type.Unknown({ description: 'the remote directory; default the login directory' })),
+  // insecure, temp_rename: not NullableBoolean, whose coercion takes "true" and 1; flag() (server-fields.ts) takes true or false only.
   insecure: Type.Optional(Type.Unknown({ description: 'ftps: true allows plain FTP without TLS' })),
   tls_certificate_sha256: Type.Optional(Type.Unknown({ description: "ftps: pins the server's certificate (AB:CD:…); default: the system's authorities" })),
   temp_rename: Type.Optional(Type.Unknown({ description: 'default true: upload under a temporary name, then rename' })),
@@ -32,12 +33,15 @@ const ChannelBody = Type.Object({
   name: Type.Optional(NullableString()),
   export_name: Type.Optional(NullableString({ description: 'the export template; channels sharing it run together with action export' })),
   active: Type.Optional(NullableBoolean()),
-  format: Type.Optional(NullableString({ enum: ['csv', 'tsv', 'ndjson', 'xml', null] })),
+  format: Type.Optional(NullableOneOf(FORMATS)),
   mapping: Type.Optional(Type.Unknown({ description: '[{"column":"g:id","source":"id"},{"column":"condition","value":"new"}]; empty: every stage column' })),
   filter: Type.Optional(NullableString({ description: 'SQL condition over the import stage, as in product reads' })),
   filenames: Type.Optional(Type.Unknown({ description: '[{"type":null|"new"|"modified"|"unchanged"|"deleted"|"skipped","filename":"feed-{date}.csv"}]' })),
-  validation_mode: Type.Optional(NullableString({ enum: ['exclude', 'warn_only', null] })),
+  validation_mode: Type.Optional(NullableOneOf(VALIDATION_MODES)),
+  // A string: readValidation (channel-input.ts) trims it, reads "" as none and says what ISO 4217 is.
   currency: Type.Optional(NullableString({ description: 'ISO 4217 code; "" removes it' })),
+  // The shares and the count below take a number, a number as text, "" (off) or null (not given): read by readShare and
+  // readCount (channel-safety-input.ts), since the validator's coercion would turn "" into null or true into 1.
   readiness_threshold: Type.Optional(Type.Unknown({ description: 'a share from 0 to 1; "" removes it' })),
   safety_max_drop: Type.Optional(Type.Unknown({ description: 'a share from 0 to 1 (default 0.5); "" turns it off' })),
   safety_max_left_out: Type.Optional(Type.Unknown({ description: 'a share from 0 to 1 (default 0.5); "" turns it off' })),
@@ -46,7 +50,7 @@ const ChannelBody = Type.Object({
     Type.Union([
       Type.Array(
         Type.Object({
-          type: Type.Optional(NullableString({ enum: ['feed', 'http', 'sftp', 'ftps', null] })),
+          type: Type.Optional(NullableOneOf(DESTINATION_KINDS)),
           name: Type.Optional(NullableString()),
           active: Type.Optional(NullableBoolean()),
           url: Type.Optional(NullableString({ description: 'http: where each file is POSTed' })),

@@ -27,8 +27,10 @@ const Meta = Type.Object({
 })
 const Sources = Type.Object({ success: Type.Literal(true), Sources: Type.Array(SourceOut), meta: Meta })
 const SourceBody = Type.Object({
+  // Not an integer enum: readImportType (data-sources.ts) reads "" as not given and says what 1 and 2 mean; coercion would take true as 1.
   import_type: Type.Optional(NullableString({ description: '1 = main data feed, 2 = additional data feed' })),
   description: Type.Optional(NullableString()),
+  // A string: ids are bigints, past a JSON number's precision; createDataSource wants a positive integer.
   stream_id: Type.Optional(NullableString({ description: 'id of a stream of the account' })),
   status: Type.Optional(NullableString({ enum: ['active', 'paused', null] })),
   import_empty: Type.Optional(NullableBoolean()),

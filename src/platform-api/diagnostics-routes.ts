@@ -1,12 +1,12 @@
 import { Type } from '@sinclair/typebox'
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { accountOf } from '../auth/caller.js'
-import { channelChecks, channelDiagnostics, type ChannelChecks } from '../channels/channel-diagnostics.js'
+import { SEVERITIES, channelChecks, channelDiagnostics, type ChannelChecks } from '../channels/channel-diagnostics.js'
 import { MAX_QUOTED_VALUE } from '../templates/template-codes.js'
 import { readinessOf } from '../exports/check-totals.js'
 import { formatTimestamp, links } from './envelope.js'
 import { baseOf, type PlatformDeps } from './deps.js'
-import { errorResponses } from './schemas.js'
+import { OneOf, errorResponses } from './schemas.js'
 
 // A channel's diagnostics: which products its last export left out or exported with
 // warnings, and why, per check; and the counts. Account-scoped like every channel read: another
@@ -16,7 +16,8 @@ const ChannelParams = Type.Object({ siteId: Type.String(), channelId: Type.Strin
 const DiagnosticsQuery = Type.Object({
   limit: Type.Integer({ minimum: 1, maximum: 1000, default: 100 }),
   offset: Type.Integer({ minimum: 0, maximum: Number.MAX_SAFE_INTEGER, default: 0 }),
-  severity: Type.Optional(Type.String({ description: 'error, warning or info' })),
+  severity: Type.Optional(OneOf(SEVERITIES)),
+  // The template's own codes and attributes: the domain (selectedCodes) names the template that lacks them.
   code: Type.Optional(Type.String({ maxLength: 200, description: "one of the template's codes" })),
   attribute: Type.Optional(Type.String({ maxLength: 200 })),
   id: Type.Optional(Type.String({ maxLength: 1000, description: 'one product id' })),

@@ -9,7 +9,9 @@ import { accountOf } from '../auth/caller.js'
 import { IdempotencyHeaders, answerOnce } from '../http/idempotent-answer.js'
 
 const ProcessBody = Type.Object({
+  // Not an enum of ACTIONS: requestRun (run-requests.ts) words the refusals docs/interface.md gives ("action is required: one of …").
   action: Type.Optional(NullableString({ description: 'import, export, channel, export-all or all' })),
+  // A string or a number (docs/compatibility.md), "" none: requestRun checks the id, a bigint past a JSON number's precision.
   id: Type.Optional(NullableString({ description: 'export id or channel id (integer); required for export and channel' })),
 })
 const ProcessOut = Type.Object({

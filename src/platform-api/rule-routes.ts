@@ -11,7 +11,9 @@ import { Envelope, SuccessBody, errorResponses, readBudgetResponses, writeErrorR
 // Transformation rules: a site's (its intermediate stage) and each channel's, with their
 // order and a preview. The same routes under a site and under one of its channels.
 
+// Every field is read by readRule (src/rules/rule-input.ts), whose messages name the field and say what it takes.
 const RuleBody = Type.Object({
+  // Not NullableBoolean, whose coercion takes "true" and 1: ruleFlag (rule-values.ts) takes true or false only ("enabled: must be true or false").
   enabled: Type.Optional(Type.Unknown({ description: 'true (default) or false' })),
   description: Type.Optional(Type.Unknown({ description: 'at most 2,000 characters' })),
   attribute: Type.Optional(Type.Unknown({ description: 'the attribute the actions write (created when the stage has none)' })),
@@ -24,7 +26,9 @@ const PreviewBody = Type.Object({
   rules: Type.Optional(Type.Unknown({ description: "drafts standing in for the scope's saved rules, in order" })),
   ids: Type.Optional(Type.Unknown({ description: 'the products to show (at most 50)' })),
   filter: Type.Optional(Type.Unknown({ description: 'a product-read condition choosing the products to show' })),
+  // Not an integer: readLimit (preview-input.ts) takes a number or digits only ("limit: … from 1 to 50"); coercion would take true, "" or " 5".
   limit: Type.Optional(Type.Unknown({ description: 'how many products to show: 1 to 50, default 10' })),
+  // changed_only, summary: not NullableBoolean, whose coercion takes "true" and 1; readFlag (preview-input.ts) takes true or false only.
   changed_only: Type.Optional(Type.Unknown({ description: 'only products the rules change or exclude' })),
   summary: Type.Optional(Type.Unknown({ description: 'false: no whole-stage summary (default true)' })),
 })

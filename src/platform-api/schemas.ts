@@ -10,6 +10,16 @@ export const NullableString = (options: Record<string, unknown> = {}) => Nullabl
 export const NullableInteger = (options: Record<string, unknown> = {}) => Nullable(Type.Integer(options))
 export const NullableBoolean = () => Nullable(Type.Boolean())
 
+// A closed set of texts, from the domain's own list (never a copy): an enum, so that the validator's
+// message lists the values (`severity: must be one of error, warning, info`), which an anyOf of
+// literals does not, and the route reads the value as the domain's type.
+export function OneOf<T extends string>(values: readonly T[], options: Record<string, unknown> = {}) {
+  return Type.Unsafe<T>({ ...options, type: 'string', enum: [...values] })
+}
+export function NullableOneOf<T extends string>(values: readonly T[], options: Record<string, unknown> = {}) {
+  return Type.Unsafe<T | null>({ ...options, type: ['string', 'null'], enum: [...values, null] })
+}
+
 export const ErrorBody = Type.Object({ success: Type.Literal(false), message: Type.String() })
 export const SuccessBody = Type.Object({ success: Type.Literal(true) })
 

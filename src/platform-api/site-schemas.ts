@@ -4,6 +4,7 @@ import { IdempotencyHeaders } from '../http/idempotent-answer.js'
 import {
   Envelope,
   NullableBoolean,
+  NullableOneOf,
   NullableString,
   ProjectParams,
   ProjectSiteParams,
@@ -21,14 +22,16 @@ const SiteBody = Type.Object({
   id: Type.Optional(NullableString()),
   title: Type.Optional(NullableString()),
   reference: Type.Optional(NullableString()),
+  // A string: ids are bigints, past a JSON number's precision; readSiteChanges (site-input.ts) wants a positive integer.
   project_id: Type.Optional(NullableString({ description: 'integer; a string of digits is accepted' })),
   id_column: Type.Optional(NullableString()),
-  status: Type.Optional(NullableString({ enum: [...SITE_STATUSES, null] })),
+  status: Type.Optional(NullableOneOf(SITE_STATUSES)),
   import_schedule: Type.Optional(NullableString()),
   created_at: Type.Optional(NullableString()),
 })
 const CopyBody = Type.Object({
   site_name: Type.Optional(NullableString()),
+  // A string, as above: copySite (copy-site.ts) wants a positive integer.
   project_id: Type.Optional(NullableString()),
   copy_export: Type.Optional(NullableBoolean()),
   copy_schedule_and_trigger: Type.Optional(NullableBoolean()),

@@ -11,9 +11,12 @@ import { SiteSourceOut, siteSourceView } from './site-source-views.js'
 // A site's sources of every kind: stream sources (also at …/streams), feed URLs and SFTP files.
 const Params = Type.Object({ siteId: Type.String(), sourceId: Type.String({ description: 'id of the source' }) })
 const field = (description: string) => Type.Optional(Type.Unknown({ description }))
+// Every field a fetched source alone takes is read by readFetchedSource (source-input.ts), which names the field of a mistake.
 const SourceBody = Type.Object({
+  // Not an enum: readKind (site-sources.ts) words its refusal ("type: one of stream, feed_url, sftp") and requires it on create.
   type: field('stream, feed_url or sftp (required to create; cannot change)'),
   description: Type.Optional(NullableString()),
+  // Not an integer enum: readImportType (data-sources.ts) reads "" as not given and says what 1 and 2 mean.
   import_type: Type.Optional(
     Type.Union([Type.Integer(), Type.String(), Type.Null()], { description: '1 = main data feed (default), 2 = additional data feed' }),
   ),
@@ -23,6 +26,7 @@ const SourceBody = Type.Object({
   url: field('feed_url: the http(s) URL of the file'),
   auth: field('feed_url: {"type":"basic","user","password"} or {"type":"header","name","value"}; write-only secrets'),
   host: field('sftp: host name or address'),
+  // Not an integer: port() (src/input/server-fields.ts) takes digits only and "" as the default; coercion would take true or " 22".
   port: field('sftp: default 22'),
   user: field('sftp: the login'),
   password: field('sftp: write-only'),
@@ -30,9 +34,11 @@ const SourceBody = Type.Object({
   passphrase: field("sftp: the private key's passphrase, write-only"),
   host_key_sha256: field("sftp: the server's host key fingerprint, SHA256:… as ssh-keygen -l prints it (required)"),
   path: field('sftp: the path of the file'),
+  // Not an enum: only a fetched source reads it (readFormat), "" lets the file name tell, and a stream source ignores it.
   format: field('csv, tsv, xml, ndjson or json; default: told by the file name'),
   delimiter: field('csv, tsv: one character; default "," or a tab'),
   quote: field('csv, tsv: one character, "" for none; default "'),
+  // Not NullableBoolean, whose coercion takes "true" and 1: readFormat takes true or false only, and for csv and tsv only.
   header: field('csv, tsv: whether the first record names the columns; default true'),
   item_element: field('xml: the element of one product; default RSS item or Atom entry'),
   id_column: field("the attribute that is the product's id; default id"),

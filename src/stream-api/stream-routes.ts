@@ -12,8 +12,10 @@ import { accountOf } from '../auth/caller.js'
 
 const StreamDocumentBody = Type.Object({
   data: Type.Object({
+    // Not Type.Literal('stream'): streamInput says what was sent instead (`data.type: must be "stream" (got "x")`).
     type: Type.Optional(Type.String()),
     id: Type.Optional(Type.Union([Type.String(), Type.Integer()])),
+    // name and type are read by createStream and renameStream (streams.ts): an unknown type is a 422 there, not a 400.
     attributes: Type.Optional(Type.Record(Type.String(), Type.Unknown())),
     relationships: Type.Optional(Type.Unknown()),
   }),
