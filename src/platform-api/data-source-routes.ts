@@ -2,9 +2,9 @@ import { Type } from '@sinclair/typebox'
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import type { DataSource } from '../db/schema.js'
 import { accountLimits } from '../accounts/object-limits.js'
-import { createDataSource, deleteDataSource, getDataSource, listDataSources, updateDataSource } from '../sites/data-sources.js'
+import { SOURCE_STATUSES, createDataSource, deleteDataSource, getDataSource, listDataSources, updateDataSource } from '../sites/data-sources.js'
 import { type PlatformDeps } from './deps.js'
-import { NullableBoolean, NullableString, SiteParams, errorResponses, writeErrorResponses } from './schemas.js'
+import { NullableBoolean, NullableOneOf, NullableString, SiteParams, errorResponses, writeErrorResponses } from './schemas.js'
 import { accountOf } from '../auth/caller.js'
 import { IdempotencyHeaders, answerOnce } from '../http/idempotent-answer.js'
 
@@ -32,7 +32,7 @@ const SourceBody = Type.Object({
   description: Type.Optional(NullableString()),
   // A string: ids are bigints, past a JSON number's precision; createDataSource wants a positive integer.
   stream_id: Type.Optional(NullableString({ description: 'id of a stream of the account' })),
-  status: Type.Optional(NullableString({ enum: ['active', 'paused', null] })),
+  status: Type.Optional(NullableOneOf(SOURCE_STATUSES)),
   import_empty: Type.Optional(NullableBoolean()),
 })
 const SourceParams = Type.Object({ siteId: Type.String(), streamId: Type.String({ description: 'id of the data source' }) })

@@ -5,7 +5,8 @@ import { accountOf } from '../auth/caller.js'
 import { IdempotencyHeaders, answerOnce } from '../http/idempotent-answer.js'
 import { createSiteSource, deleteSiteSource, getSiteSource, listSiteSources, updateSiteSource } from '../sites/site-sources.js'
 import type { PlatformDeps } from './deps.js'
-import { Envelope, NullableBoolean, NullableString, SiteParams, errorResponses, writeErrorResponses } from './schemas.js'
+import { SOURCE_STATUSES } from '../sites/data-sources.js'
+import { Envelope, NullableBoolean, NullableOneOf, NullableString, SiteParams, errorResponses, writeErrorResponses } from './schemas.js'
 import { SiteSourceOut, siteSourceView } from './site-source-views.js'
 
 // A site's sources of every kind: stream sources (also at …/streams), feed URLs and SFTP files.
@@ -20,7 +21,7 @@ const SourceBody = Type.Object({
   import_type: Type.Optional(
     Type.Union([Type.Integer(), Type.String(), Type.Null()], { description: '1 = main data feed (default), 2 = additional data feed' }),
   ),
-  status: Type.Optional(NullableString({ enum: ['active', 'paused', null], description: 'active (default) or paused' })),
+  status: Type.Optional(NullableOneOf(SOURCE_STATUSES, { description: 'active (default) or paused' })),
   import_empty: Type.Optional(NullableBoolean()),
   stream_id: Type.Optional(Type.Union([Type.Integer(), Type.String(), Type.Null()], { description: 'stream sources: a stream of the account' })),
   url: field('feed_url: the http(s) URL of the file'),

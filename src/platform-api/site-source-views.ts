@@ -1,3 +1,4 @@
+import { SOURCE_STATUSES } from '../sites/data-sources.js'
 import { Type } from '@sinclair/typebox'
 import type { DataSource } from '../db/schema.js'
 
@@ -33,7 +34,7 @@ export const SiteSourceOut = Type.Object({
   type: Type.String({ enum: ['stream', 'feed_url', 'sftp'] }),
   description: Type.String(),
   import_type: Type.Integer({ description: '1 = main data feed, 2 = additional data feed' }),
-  status: Type.String({ enum: ['active', 'paused'] }),
+  status: Type.String({ enum: [...SOURCE_STATUSES] }),
   import_empty: Type.Boolean({ description: 'a fetched file without products empties the source instead of being refused' }),
   created_at: Type.String(),
   stream_id: Type.Optional(Type.Integer({ description: 'stream sources: the stream' })),

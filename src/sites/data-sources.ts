@@ -23,7 +23,8 @@ export interface SourcePage {
   cursor: { current: number; prev: number; next: number; count: number }
 }
 
-const STATUSES = ['active', 'paused'] as const
+/** A data source's statuses: the one list the API's schemas and the checks here use. */
+export const SOURCE_STATUSES = ['active', 'paused'] as const
 
 /**
  * Cursor paging (docs/interface.md): `cursor` returns the sources whose ids come after it, `previous` the
@@ -205,6 +206,6 @@ export function readStatus(value: string | null | undefined, required: boolean):
     if (required) throw new BadRequestError('status: is required (active or paused)')
     return undefined
   }
-  if (!(STATUSES as readonly string[]).includes(value)) throw new BadRequestError('status: must be one of active, paused')
+  if (!(SOURCE_STATUSES as readonly string[]).includes(value)) throw new BadRequestError(`status: must be one of ${SOURCE_STATUSES.join(', ')}`)
   return value as 'active' | 'paused'
 }
