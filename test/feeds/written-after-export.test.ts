@@ -109,7 +109,8 @@ describe('a full file recorded by an export', () => {
     expect(records).toHaveLength(2001)
     expect(records.filter((r) => r[1]?.endsWith('"v2"'))).toHaveLength(20)
     expect(Number(served.headers['content-length'])).toBe(served.rawPayload.length)
-    // A first download writes the file after it is served: that writing dies too (or joins the one dying).
+    // A first download writes the file after it is served (once the response has gone): that writing dies too.
+    await eventually(async () => storage.failed.length > failedBefore + 1, "the download's writing to fail")
     await eventually(async () => storage.writing === 0, 'every writing to end')
     const key = storage.failed.at(-1) ?? ''
     expect(storage.published).not.toContain(key)
