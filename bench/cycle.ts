@@ -244,7 +244,7 @@ const rowsText = ROWS.toLocaleString('en')
 const lines = [
   `## ${rowsText} rows`,
   '',
-  `Run with \`npm run bench:cycle -- --rows ${ROWS}\` on ${new Date().toISOString().slice(0, 10)}: ${machineLine()}.`,
+  `Run with \`npm run bench:cycle -- --rows ${ROWS}${CORE ? ' --core' : ''}\` on ${new Date().toISOString().slice(0, 10)}: ${machineLine()}.`,
   `Embedded Postgres (durable settings), the compiled server as a child process; 15 attributes, ~500 bytes per row; ${CHANGED.toLocaleString('en')} rows (1%) per update.`,
   '',
   '| measure | seconds |',

@@ -18,7 +18,7 @@ import { Repeating } from './repeating.js'
 import type { RunEnd, RunObserver } from './run-observer.js'
 import { RunQueue } from './run-queue.js'
 
-/** How long a shutdown waits for its interrupted runs to be handed back before it ends its sessions. */
+/** How long a shutdown waits for its cut-off runs to be handed back before it stops the database. */
 const HAND_BACK_MS = 3000
 
 export interface RunWorkerOptions {
