@@ -1,6 +1,6 @@
 import { Type, type Static } from '@sinclair/typebox'
 
-// The path and query schemas of the console's routes. A path id stays text: the domain functions
+// The path, query and form schemas of the console's routes. A path id stays text: the domain functions
 // answer a malformed one with a 404, as they answer another account's. A query value is optional text
 // that the pages read leniently (queryInt, queryText): a bad offset is the first page, not a 400.
 // Keys a schema does not name are let through, unread.
@@ -33,6 +33,11 @@ export const DiagnosticsPageQuery = Type.Object({ severity: text(), code: text()
 export const WebhooksQuery = Type.Object({ webhook: text(), retried: text(), status: text(), offset: text() })
 /** The notice of the change a rules page came back from. */
 export const RulesQuery = Type.Object({ done: text(), rule: text(), direction: text() })
+// The fields of the console's form posts that their routes read (the CSRF token is the plugin's).
+export const RunForm = Type.Object({ action: text() })
+export const SiteStatusForm = Type.Object({ status: text() })
+export const OffsetForm = Type.Object({ offset: text() })
+
 /** A new rule's prefill: these and any rule form field (`c1_attribute`, `then1_value`, …), as readRuleForm reads them. */
 export const RuleEditorQuery = Type.Object({ fix: text(), attribute: text(), description: text() }, { additionalProperties: true })
 /** The filters of an activity page (ACTIVITY_QUERY_FIELDS) and the page's cursor. */

@@ -3,7 +3,7 @@ import { retryDelivery } from '../webhooks/deliveries.js'
 import { deliveryStatus, webhookOverview } from '../webhooks/webhook-overview.js'
 import type { ConsoleDeps } from './deps.js'
 import { page } from './layout.js'
-import { WebhookDeliveryParams, WebhooksQuery } from './page-params.js'
+import { OffsetForm, WebhookDeliveryParams, WebhooksQuery } from './page-params.js'
 import { accountOfSession, queryInt, queryText, sendPage } from './pages.js'
 import { DELIVERIES_PER_PAGE, webhooksPage } from './webhook-page-views.js'
 
@@ -32,12 +32,16 @@ export const webhookPageRoutes: FastifyPluginAsyncTypebox<ConsoleDeps> = async (
     return sendPage(reply, page({ title: 'Webhooks', session: request.consoleSession, trail: TRAIL, body }))
   })
 
-  app.post('/console/webhooks/:webhookId/deliveries/:deliveryId/retry', { schema: { hide: true, params: WebhookDeliveryParams } }, async (request, reply) => {
-    const accountId = accountOfSession(request)
-    const { webhookId, deliveryId } = request.params
-    const retried = await retryDelivery(db, accountId, webhookId, deliveryId, { retryHours: config.WEBHOOK_RETRY_HOURS })
-    // Back to the page the list was on (unfiltered: the delivery is pending now, whatever it was).
-    const offset = queryInt((request.body as { offset?: unknown } | undefined)?.offset, 0)
-    return reply.redirect(`/console/webhooks?webhook=${retried.webhook_id}&offset=${offset}&retried=${retried.id}#delivery-${retried.id}`, 303)
-  })
+  app.post(
+    '/console/webhooks/:webhookId/deliveries/:deliveryId/retry',
+    { schema: { hide: true, params: WebhookDeliveryParams, body: OffsetForm } },
+    async (request, reply) => {
+      const accountId = accountOfSession(request)
+      const { webhookId, deliveryId } = request.params
+      const retried = await retryDelivery(db, accountId, webhookId, deliveryId, { retryHours: config.WEBHOOK_RETRY_HOURS })
+      // Back to the page the list was on (unfiltered: the delivery is pending now, whatever it was).
+      const offset = queryInt(request.body.offset, 0)
+      return reply.redirect(`/console/webhooks?webhook=${retried.webhook_id}&offset=${offset}&retried=${retried.id}#delivery-${retried.id}`, 303)
+    },
+  )
 }

@@ -62,4 +62,24 @@ describe('console query values checked by the route', () => {
     expect(twice.body).toMatch(/^<!doctype html>/i)
     expect(twice.body).toContain('runs_offset')
   })
+
+  it('answers a form field sent twice with a page that names it, and starts no run', async () => {
+    const f = await importFixture(t, { title: 'Twice form shop' })
+    const user = await consoleUser(t.app, f.account.xAuthToken)
+    const csrf = await user.csrf(`/console/sites/${f.site.id}`)
+    const twice = await user.post(
+      `/console/sites/${f.site.id}/runs`,
+      new URLSearchParams([
+        ['_csrf', csrf],
+        ['action', 'import'],
+        ['action', 'all'],
+      ]),
+    )
+    expect(twice.status).toBe(400)
+    expect(twice.body).toMatch(/^<!doctype html>/i)
+    expect(twice.body).toContain('action')
+    expect(await t.db.selectFrom('run').select('pid').where('site_id', '=', f.site.id).execute()).toEqual([])
+    const once = await user.post(`/console/sites/${f.site.id}/runs`, { _csrf: csrf, action: 'import' })
+    expect(once.status).toBe(303)
+  })
 })

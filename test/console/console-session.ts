@@ -6,7 +6,8 @@ import type { FastifyInstance } from 'fastify'
 export interface ConsoleUser {
   cookie: string
   get(url: string): Promise<{ status: number; body: string; location: string | undefined }>
-  post(url: string, form: Record<string, string>): Promise<{ status: number; body: string; location: string | undefined }>
+  /** A form post; URLSearchParams sends a field more than once. */
+  post(url: string, form: Record<string, string> | URLSearchParams): Promise<{ status: number; body: string; location: string | undefined }>
   /** The CSRF token of the session, as the forms of `url` carry it. */
   csrf(url?: string): Promise<string>
 }
