@@ -1,3 +1,4 @@
+import { sharedSchemaCompilers } from './http/schema-compilers.js'
 import Fastify, { type FastifyInstance, type FastifyReply, type FastifyServerOptions } from 'fastify'
 import swagger from '@fastify/swagger'
 import swaggerUi from '@fastify/swagger-ui'
@@ -87,6 +88,7 @@ function createFastify(config: Config, logger: AppDeps['logger']) {
     // than failing to start after Fastify's 10 s default.
     pluginTimeout: 0,
     ajv: { customOptions: { coerceTypes: 'array', useDefaults: true, removeAdditional: false, allErrors: false } },
+    schemaController: { compilersFactory: sharedSchemaCompilers },
     // Errors before routing (a URL that does not decode, e.g. an encoded lone surrogate) get the
     // error body of the interface the path belongs to, like every other client mistake.
     frameworkErrors: (error, request, reply) => answerFrameworkError(error, request, reply as unknown as FastifyReply),
