@@ -1,3 +1,4 @@
+import { activeRunsOfAllAccounts, siteRunStats } from '../runs/operator-runs.js'
 import { sql } from 'kysely'
 import type { DbHandle } from '../db/database.js'
 import type { ChannelHold, StreamStatus } from '../db/schema.js'
@@ -140,3 +141,30 @@ export async function channelsNeedingAttention(db: DbHandle, limit: number): Pro
   }))
   return bounded(channels, limit)
 }
+
+/** How much of each list the operator's view shows at most, and over which window it counts the sites' runs. */
+export interface OperatorOverviewRequest {
+  now: Date
+  /** The sites' failing and slowest runs are counted since this long before `now`. */
+  windowMs: number
+  /** The one account whose streams are listed; all when undefined. */
+  streamAccount: string | undefined
+  shown: { accounts: number; runs: number; sites: number; streams: number; channels: number }
+}
+
+/** Everything the operator's view reads, across accounts, in one call. */
+export async function operatorOverview(db: DbHandle, request: OperatorOverviewRequest) {
+  const { now, windowMs, streamAccount, shown } = request
+  const since = new Date(now.getTime() - windowMs)
+  const [accounts, runs, failing, slowest, streams, channels] = await Promise.all([
+    accountObjectCounts(db, shown.accounts),
+    activeRunsOfAllAccounts(db, shown.runs),
+    siteRunStats(db, since, 'failing', shown.sites),
+    siteRunStats(db, since, 'slowest', shown.sites),
+    streamStatesOfAllAccounts(db, shown.streams, streamAccount),
+    channelsNeedingAttention(db, shown.channels),
+  ])
+  return { accounts, runs, failing, slowest, streams, channels }
+}
+
+export type OperatorOverview = Awaited<ReturnType<typeof operatorOverview>>

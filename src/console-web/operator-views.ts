@@ -1,5 +1,5 @@
 import type { ConsoleSession } from '../accounts/console-sessions.js'
-import type { AccountObjects, ChannelAttention, StreamState } from '../accounts/operator-overview.js'
+import type { AccountObjects, ChannelAttention, OperatorOverview, StreamState } from '../accounts/operator-overview.js'
 import type { Bounded } from '../db/bounded-list.js'
 import type { ActiveRun, SiteRunStats } from '../runs/operator-runs.js'
 import type { StreamStatus } from '../db/schema.js'
@@ -7,7 +7,23 @@ import { html, type Html } from './html.js'
 import { badge, csrfField, dataTable, duration, when } from './layout.js'
 import { holdFigures } from './hold-banner-views.js'
 
-// The sections of the operator's page (operator-routes.ts).
+// The operator's page (operator-routes.ts) and its sections.
+
+/** The operator page's body: what operatorOverview read, this process's capacity, and the stream an operator just switched. */
+export function operatorPage(
+  overview: OperatorOverview,
+  view: { now: Date; health: Record<string, unknown>; session: ConsoleSession; streamAccount: string; changed: string },
+): Html {
+  const { accounts, runs, failing, slowest, streams, channels } = overview
+  const changedStream = view.changed ? streams.rows.find((stream) => stream.id === view.changed) : undefined
+  const notice = changedStream
+    ? html`<p class="live" role="status">Stream #${changedStream.id} (${changedStream.name}) is now ${changedStream.status}.</p>`
+    : ''
+  const activity = html`<p><a href="/console/operator/activity">Activity of every account</a>: who changed what, and when.</p>`
+  return html`${notice} ${activity} ${healthSection(view.health)} ${accountsSection(accounts)} ${runsSection(runs, view.now)} ${attentionSection(channels)}
+  ${siteStatsSection('failing', 'Failing sites of the last 24 hours', failing)} ${siteStatsSection('slowest', 'Slowest sites of the last 24 hours', slowest)}
+  ${streamsSection(streams, view.session, view.streamAccount)}`
+}
 
 /** The switches the operator page offers for a stream, as `streams set-status` of the CLI sets them. */
 const STREAM_SWITCHES: [StreamStatus, string][] = [
@@ -39,7 +55,7 @@ function site(title: string, id: string, accountId: string): Html {
 }
 
 /** Usage figures of this process (slots, spool, database pool), one card per kind. */
-export function healthSection(health: Record<string, unknown>): Html {
+function healthSection(health: Record<string, unknown>): Html {
   const cards = Object.entries(health).map(([name, value]) => {
     const figures = value && typeof value === 'object' ? Object.entries(value as Record<string, unknown>) : [['value', value] as [string, unknown]]
     const items = figures.map(([key, figure]) => html`<li>${key}: ${String(figure)}</li>`)
@@ -56,7 +72,7 @@ export function healthSection(health: Record<string, unknown>): Html {
   </section>`
 }
 
-export function accountsSection(accounts: Bounded<AccountObjects>): Html {
+function accountsSection(accounts: Bounded<AccountObjects>): Html {
   const rows = accounts.rows.map(
     (a) =>
       html`<tr>
@@ -87,7 +103,7 @@ function elapsed(start: Date, now: Date): string {
 
 const RUN_HEADERS = ['Account', 'Site', 'Action', 'Status', 'Queued', 'Started', 'Elapsed', 'Run']
 
-export function runsSection(runs: Bounded<ActiveRun>, now: Date): Html {
+function runsSection(runs: Bounded<ActiveRun>, now: Date): Html {
   const rows = runs.rows.map(
     (run) =>
       html`<tr>
@@ -107,7 +123,7 @@ export function runsSection(runs: Bounded<ActiveRun>, now: Date): Html {
   </section>`
 }
 
-export function siteStatsSection(id: string, title: string, sites: Bounded<SiteRunStats>): Html {
+function siteStatsSection(id: string, title: string, sites: Bounded<SiteRunStats>): Html {
   const seconds = (value: number | null) => (value === null ? '—' : duration(new Date(0), new Date(value * 1000)))
   const rows = sites.rows.map(
     (row) =>
@@ -130,7 +146,7 @@ export function siteStatsSection(id: string, title: string, sites: Bounded<SiteR
 const share = (value: number | null) => (value === null ? '—' : `${Number((value * 100).toFixed(1))} %`)
 
 /** Channels of every account held by a safety stop or below their readiness threshold. */
-export function attentionSection(channels: Bounded<ChannelAttention>): Html {
+function attentionSection(channels: Bounded<ChannelAttention>): Html {
   const rows = channels.rows.map(
     (c) =>
       html`<tr id="attention-${c.channelId}">
@@ -154,7 +170,7 @@ export function attentionSection(channels: Bounded<ChannelAttention>): Html {
   </section>`
 }
 
-export function streamsSection(
+function streamsSection(
   streams: Bounded<StreamState> & { byStatus: Partial<Record<StreamStatus, number>> },
   session: ConsoleSession,
   accountFilter: string,

@@ -4,12 +4,34 @@ import type { SiteSummary } from '../sites/site-overview.js'
 import { ROW_COUNT_BOUND, type StreamSummary } from '../streams/stream-overview.js'
 import { GENERIC_TEMPLATE } from '../templates/template-catalog.js'
 import { percent } from './diagnostics-page-views.js'
-import { diagnosticsPath } from './hold-banner-views.js'
+import type { ConsoleSession } from '../accounts/console-sessions.js'
+import type { AccountOverview } from '../channels/account-overview.js'
+import { diagnosticsPath, heldChannelOf, holdBanners, releasedNotice } from './hold-banner-views.js'
 import { html, type Html } from './html.js'
 import { badge, dataTable, duration, when } from './layout.js'
 
 // The overview's tables: every site with its last run, the account's channels (bounded) with their
 // readiness and whether a safety stop holds them, every stream with its last batch.
+
+/** The overview page's body: banners of held channels (and of one just released), then the three tables. */
+export function overviewPage({ sites, channels, streams }: AccountOverview, { session, released }: { session: ConsoleSession; released: string }): Html {
+  const held = channels.rows.flatMap((c) => heldChannelOf({ id: c.siteId, title: c.siteTitle }, { id: c.channelId, name: c.name, hold: c.hold }) ?? [])
+  const releasedChannel = channels.rows.find((c) => c.channelId === released)
+  return html`${releasedNotice(releasedChannel && { id: releasedChannel.channelId, name: releasedChannel.name })}
+    ${holdBanners(held, channels.held, session, '/console')}
+    <section aria-labelledby="sites-heading">
+      <h2 id="sites-heading">Sites</h2>
+      ${sitesTable(sites)}
+    </section>
+    <section aria-labelledby="channels-heading">
+      <h2 id="channels-heading">Channels</h2>
+      ${channelsTable(channels)}
+    </section>
+    <section aria-labelledby="streams-heading">
+      <h2 id="streams-heading">Streams</h2>
+      ${streamsTable(streams)}
+    </section>`
+}
 
 export function sitesTable(sites: SiteSummary[]): Html {
   if (sites.length === 0) return html`<p class="muted">No sites yet: create a project and a site through the platform interface.</p>`

@@ -37,6 +37,7 @@ export const RulesQuery = Type.Object({ done: text(), rule: text(), direction: t
 export const RunForm = Type.Object({ action: text() })
 export const SiteStatusForm = Type.Object({ status: text() })
 export const OffsetForm = Type.Object({ offset: text() })
+export const StreamStatusForm = Type.Object({ status: text(), account: text() })
 
 /** A new rule's prefill: these and any rule form field (`c1_attribute`, `then1_value`, …), as readRuleForm reads them. */
 export const RuleEditorQuery = Type.Object({ fix: text(), attribute: text(), description: text() }, { additionalProperties: true })
