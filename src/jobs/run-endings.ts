@@ -23,7 +23,7 @@ export async function endRun(
   db: Db,
   queue: RunQueue,
   run: Pick<Run, 'pid' | 'site_id' | 'account_id'>,
-  ending: { attempt: number | null; status: 'success' | 'failed'; message: string; siteError?: Pick<NewSiteError, 'code' | 'data'> },
+  ending: { attempt: number; status: 'success' | 'failed'; message: string; siteError?: Pick<NewSiteError, 'code' | 'data'> },
 ): Promise<boolean> {
   const { attempt, status, message, siteError } = ending
   // Ended again when Postgres ended the transaction for a conflict: a run that did its work is not retried for it.
@@ -100,9 +100,11 @@ export async function sweepStaleRuns(db: Db, queue: RunQueue, sweep: { limits: S
     const reason = timedOut ? 'timed_out' : 'interrupted'
     const outcome = await handBack(db, queue, run, reason)
     if (outcome === 'abandoned') abandoned.push(run)
-    // Not counted (the metrics count the attempts that ended in their own process).
-    const fields = { ...runFields(run), result: 'interrupted', errorCodes: [SiteErrorCode.runInterrupted], message: RETRIED[reason] }
-    if (outcome === 'retried') log.warn(fields, 'run ended')
+    // The end line of an attempt whose process could not write one; not counted (the metrics count the
+    // attempts that ended in their own process).
+    if (outcome === 'retried') {
+      log.warn({ ...runFields(run), result: 'interrupted', errorCodes: [SiteErrorCode.runInterrupted], message: RETRIED[reason] }, 'run ended')
+    }
   }
   return abandoned
 }

@@ -1,6 +1,6 @@
-import { sql } from 'kysely'
+import { sql, type ExpressionBuilder } from 'kysely'
 import type { DbHandle } from '../db/database.js'
-import type { Run, RunAction, Site } from '../db/schema.js'
+import type { Database, Run, RunAction, Site } from '../db/schema.js'
 import { isUuid } from '../db/ids.js'
 
 // A run's row from its request to its end, and the counts the metrics read. Which runs may start
@@ -89,10 +89,7 @@ export async function releaseAttempt(db: DbHandle, pid: string, attempt: number,
   return db
     .updateTable('run')
     .set({ claimed_at: null, ...(undo ? { attempt: sql`attempt - 1` } : {}) })
-    .where('pid', '=', pid)
-    .where('attempt', '=', attempt)
-    .where('status', '=', 'running')
-    .where('claimed_at', 'is not', null)
+    .where(heldBy(pid, attempt))
     .returningAll()
     .executeTakeFirst()
 }
@@ -102,10 +99,7 @@ export async function beat(db: DbHandle, pid: string, attempt: number): Promise<
   await db
     .updateTable('run')
     .set({ heartbeat_at: sql`now()` })
-    .where('pid', '=', pid)
-    .where('attempt', '=', attempt)
-    .where('status', '=', 'running')
-    .where('claimed_at', 'is not', null)
+    .where(heldBy(pid, attempt))
     .execute()
 }
 
@@ -113,14 +107,22 @@ export async function beat(db: DbHandle, pid: string, attempt: number): Promise<
  * Ends the run. `attempt` fences a worker that was given up for dead but still finishes: only the
  * attempt that holds the run may end it. Returns the ended run, or nothing when it was not ours.
  */
-export async function setRunEnded(db: DbHandle, pid: string, attempt: number | null, status: 'success' | 'failed', message: string): Promise<Run | undefined> {
-  let query = db
+export async function setRunEnded(db: DbHandle, pid: string, attempt: number, status: 'success' | 'failed', message: string): Promise<Run | undefined> {
+  return db
     .updateTable('run')
     .set({ status, message, finished_at: sql`now()`, started_at: sql`coalesce(started_at, now())` })
-    .where('pid', '=', pid)
-    .where('status', 'in', ['queued', 'running'])
-  if (attempt !== null) query = query.where('attempt', '=', attempt).where('claimed_at', 'is not', null)
-  return query.returningAll().executeTakeFirst()
+    .where(heldBy(pid, attempt))
+    .returningAll()
+    .executeTakeFirst()
+}
+
+/**
+ * The fence of a change an attempt makes to its run: only the attempt that holds it (running, claimed,
+ * at that attempt) may. A worker given up for dead whose attempt still goes on changes nothing.
+ */
+function heldBy(pid: string, attempt: number) {
+  return (eb: ExpressionBuilder<Database, 'run'>) =>
+    eb.and([eb('pid', '=', pid), eb('attempt', '=', attempt), eb('status', '=', 'running'), eb('claimed_at', 'is not', null)])
 }
 
 /** When an attempt counts as lost: no heartbeat for `staleSeconds` (RUN_STALE_SECONDS), or running for `timeoutSeconds` (RUN_TIMEOUT_SECONDS). */
