@@ -66,7 +66,13 @@ export default defineConfig({
     projects: [
       {
         extends: true,
-        test: { name: 'parallel', pool: 'forks', include: ['test/**/*.test.ts'], exclude: [...PROCESS_FILES, ...TIMING_FILES, ...MOCKING_FILES] },
+        test: {
+          name: 'parallel',
+          pool: 'forks',
+          include: ['test/**/*.test.ts'],
+          exclude: [...PROCESS_FILES, ...TIMING_FILES, ...MOCKING_FILES],
+          setupFiles: ['test/lower-priority.ts'],
+        },
       },
       { extends: true, test: { name: 'processes', pool: 'threads', include: PROCESS_FILES } },
       {
