@@ -7,8 +7,8 @@ import { quoter } from '../feeds/sql-quoter.js'
 // The skipped file (ChannelFilename type `skipped`) lists the products a channel's checks left out
 // of its feed, each with the first error it fails (in the template's order), the value that failed
 // it (cut to 200 characters, as diagnostics quote it) and what to do about it, in the channel's
-// format. It is read from the stage's rows without a line, through the index of those rows alone:
-// its cost is the left-out rows', not the catalog's.
+// format. It is read from the stage's rows without a line that fail a check, through the index of
+// those rows alone (migration 0025): its cost is the left-out rows', not the catalog's.
 
 export const SKIPPED_COLUMNS = ['id', 'attribute', 'code', 'value', 'message', 'hint']
 
@@ -46,5 +46,5 @@ export function skippedLinesSql(plan: ExportPlan): string {
   const data = `jsonb_build_object(${pairs.join(', ')})`
   const line = lineSql(quoter, SKIPPED_COLUMNS, plan.channel.format, 's.data')
   return `SELECT s.product_id, ${line} AS line
-    FROM (SELECT o.product_id, ${data} AS data FROM ${plan.stageRows} AND o.line IS NULL) AS s`
+    FROM (SELECT o.product_id, ${data} AS data FROM ${plan.stageRows} AND o.line IS NULL AND o.issues <> 0) AS s`
 }
