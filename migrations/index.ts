@@ -23,6 +23,8 @@ import * as m0021 from './0021-window-counters.js'
 import * as m0022 from './0022-lines-rendered-on-read.js'
 import * as m0023 from './0023-runs-claimed-from-their-table.js'
 import * as m0024 from './0024-one-claim-shape.js'
+import * as m0025 from './0025-left-out-index.js'
+import * as m0026 from './0026-mapped-channels-refer.js'
 
 // A static list instead of a directory scan: it works the same from TypeScript sources (tsx, vitest)
 // and from the compiled build, and a migration cannot be forgotten by the bundler.
@@ -51,4 +53,6 @@ export const migrations: Record<string, Migration> = {
   '0022-lines-rendered-on-read': m0022,
   '0023-runs-claimed-from-their-table': m0023,
   '0024-one-claim-shape': m0024,
+  '0025-left-out-index': m0025,
+  '0026-mapped-channels-refer': m0026,
 }

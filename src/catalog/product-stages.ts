@@ -1,12 +1,13 @@
 import { sql } from 'kysely'
 import type { DbHandle } from '../db/database.js'
-import type { Channel, Site } from '../db/schema.js'
+import type { Channel, ColumnMapping, Site } from '../db/schema.js'
 import { getSite } from '../sites/sites.js'
 import { hasUnstorableCharacter } from '../input/text-input.js'
 import { MAX_PRODUCT_ID_BYTES } from './row-rules.js'
 import { IMPORT_STAGE, inStage, ofChannelRow } from '../db/stage-keys.js'
 import { intermediateColumns, intermediateRows, siteRules } from '../rules/intermediate-stage.js'
 import { renderedLine } from '../feeds/feed-sql.js'
+import { mappedObjectText } from '../db/referred-data.js'
 
 // One product of a site in each of its stages (the console's product page): its row in the import
 // stage, in the intermediate stage (through the site's rules, when it has any), and in each channel's
@@ -100,7 +101,7 @@ async function channelRows(db: DbHandle, site: Site, productId: string, limit: n
     .selectFrom('channel as c')
     .leftJoin('site_stage as st', (join) => join.on(ofChannelRow('st', 'c')))
     .leftJoin('stage_product as p', (join) => join.on(ofChannelRow('p', 'c')).on('p.product_id', '=', productId))
-    // A clean row of a channel without a mapping keeps no data: it is the import stage row's (exported-data.ts).
+    // A clean row keeps no data: it is the import stage row's, as it is or mapped (src/db/referred-data.ts).
     .leftJoin('stage_product as i', (join) =>
       join
         .on('p.data', 'is', null)
@@ -108,7 +109,7 @@ async function channelRows(db: DbHandle, site: Site, productId: string, limit: n
         .on('i.product_id', '=', productId),
     )
     .selectAll('c')
-    .select(['st.columns as stage_columns', 'st.line_format', 'p.product_id as row_id', 'p.data as own_data', 'i.data as import_data'])
+    .select(['st.columns as stage_columns', 'st.line_format', 'st.refers_mapping', 'p.product_id as row_id', 'p.data as own_data', 'i.data as import_data'])
     .select((eb) => eb.or([eb('p.line', 'is not', null), eb('st.line_format', 'is not', null)]).as('in_feed'))
     .select(sql<string | null>`left(p.line, ${LINE_SHOWN})`.as('line'))
     .where('c.account_id', '=', site.account_id)
@@ -117,9 +118,13 @@ async function channelRows(db: DbHandle, site: Site, productId: string, limit: n
     .orderBy('c.id')
     .limit(limit)
     .execute()
-  return rows.map(({ stage_columns, line_format, row_id, own_data, import_data, in_feed, line, ...channel }) => {
+  const referring = rows.flatMap(({ row_id, own_data, refers_mapping, id }) =>
+    row_id !== null && own_data === null && refers_mapping ? [{ channelId: id, mapping: refers_mapping }] : [],
+  )
+  const mapped = await mappedImportData(db, site, productId, referring)
+  return rows.map(({ stage_columns, line_format, refers_mapping: _, row_id, own_data, import_data, in_feed, line, ...channel }) => {
     if (row_id === null) return { channel, row: null }
-    const data = own_data ?? import_data ?? {}
+    const data = own_data ?? mapped.get(channel.id) ?? import_data ?? {}
     const columns = stage_columns ?? []
     // A stage that stores no lines: the row's line as its file writes it.
     const shown =
@@ -131,4 +136,23 @@ async function channelRows(db: DbHandle, site: Site, productId: string, limit: n
           ).slice(0, LINE_SHOWN)
     return { channel, row: { data, columns, inFeed: Boolean(in_feed), line: shown } }
   })
+}
+
+/**
+ * The data of the channel rows that refer to the product's import row through a mapping, each
+ * channel's made from it in SQL as its exports make it (src/db/referred-data.ts), in one statement.
+ */
+async function mappedImportData(
+  db: DbHandle,
+  site: Site,
+  productId: string,
+  referring: { channelId: string; mapping: ColumnMapping[] }[],
+): Promise<Map<string, Record<string, string>>> {
+  if (referring.length === 0) return new Map()
+  const cases = referring.map(({ channelId, mapping }) => sql`WHEN ${channelId} THEN ${sql.raw(mappedObjectText('i.data', mapping))}`)
+  const { rows } = await sql<{ id: string; data: Record<string, string> }>`
+    SELECT v.id, CASE v.id ${sql.join(cases, sql` `)} END AS data
+    FROM unnest(${referring.map((r) => r.channelId)}::text[]) AS v(id), stage_product i
+    WHERE ${inStage('i', site.id, IMPORT_STAGE)} AND i.product_id = ${productId}`.execute(db)
+  return new Map(rows.map((row) => [row.id, row.data]))
 }

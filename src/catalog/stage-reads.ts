@@ -11,6 +11,7 @@ import { excludes, intermediateColumns, intermediateCount, intermediateRows, sit
 import type { RuleSpec } from '../rules/rule-types.js'
 import { readPageRows } from './stage-page.js'
 import { channelStage, IMPORT_STAGE, inStage, sameImportRow, type StageKey } from '../db/stage-keys.js'
+import { referralOf, stageRowDataText, type Referral } from '../db/referred-data.js'
 
 /** Columns whose names start with this are hidden unless the reader asks for them (docs/design.md 5.4). */
 export const HIDDEN_PREFIX = '___'
@@ -40,6 +41,8 @@ interface ResolvedStage {
   rules: RuleSpec[]
   /** A channel stage whose rows store no line: every one of them is in its feed (ExportPlan.linesOnRead). */
   linesOnRead: boolean
+  /** A channel stage whose clean rows refer to the import stage's: how their data is made from it. */
+  referral: Referral | undefined
 }
 
 const IMPORT_STAGE_NAMES = new Set(['import', 'intermediate', 'intermediate_preview'])
@@ -77,13 +80,21 @@ async function resolveStage(db: DbHandle, accountId: string, siteSegment: string
   }
   const saved = await db
     .selectFrom('site_stage')
-    .select(['columns', 'row_count', 'line_format'])
+    .select(['columns', 'row_count', 'line_format', 'refers_to_import', 'refers_mapping'])
     .where('account_id', '=', accountId)
     .where(inStage('site_stage', site.id, key))
     .executeTakeFirst()
   const rules = INTERMEDIATE_STAGE_NAMES.has(name) ? await siteRules(db, site) : []
   const columns = intermediateColumns(saved?.columns ?? [], rules)
-  return { siteId: site.id, key, columns, rowCount: Number(saved?.row_count ?? 0), rules, linesOnRead: (saved?.line_format ?? null) !== null }
+  return {
+    siteId: site.id,
+    key,
+    columns,
+    rowCount: Number(saved?.row_count ?? 0),
+    rules,
+    linesOnRead: (saved?.line_format ?? null) !== null,
+    referral: saved && key.stage === 'channel' ? referralOf(saved) : undefined,
+  }
 }
 
 function visibleColumns(columns: string[], hidden: boolean): string[] {
@@ -118,10 +129,10 @@ export async function readStagePage(db: Db, accountId: string, siteSegment: stri
   // A column asked twice is one member of the row, where its first mention puts it.
   const output = query.fields.length > 0 ? [...new Set(query.fields)] : visible
   const condition = query.filter !== undefined && query.filter.trim() !== '' ? parseFilter(query.filter, query.hidden ? stage.columns : visible) : undefined
-  // A clean row of a channel without a mapping refers to the import stage's row of the same id for
-  // its data (src/imports/exported-data.ts): looked up by key, for the page's rows only.
-  const refers = stage.key.stage === 'channel'
-  const rowData = refers ? sql`coalesce(c.data, i.data)` : sql`c.data`
+  // A clean row of a channel refers to the import stage's row of the same id for its data
+  // (src/db/referred-data.ts): looked up by key, for the page's rows only.
+  const refers = stage.referral !== undefined
+  const rowData = sql.raw(stageRowDataText('c', 'i', stage.referral))
   // Only the asked fields leave Postgres: a row of a few MB read for its id costs a few bytes.
   const data = query.fields.length > 0 ? jsonbObject(query.fields.map((field) => [sql`${field}::text`, sql`${rowData} -> ${field}`])) : rowData
   const pageRows = (handle: DbHandle, after: string | undefined, limit: number) => {

@@ -8,6 +8,7 @@ import { attributeColumns } from '../templates/template-checks.js'
 import { checkCodes, MAX_QUOTED_VALUE, type CheckCode } from '../templates/template-codes.js'
 import { getChannel } from './channels.js'
 import { channelStage, inStage, sameImportRow } from '../db/stage-keys.js'
+import { referralOf, stageRowDataText, type Referral } from '../db/referred-data.js'
 
 // What a channel's last export found checking its products against the channel's template, read
 // back: each failed check of each product (paged, filtered), and the counts. The checks are the
@@ -43,6 +44,8 @@ export interface ChannelChecks {
   /** The last export's counts; none before the channel's first export. */
   totals: CheckTotals | undefined
   columns: string[]
+  /** How the stage's clean rows refer to the import stage's rows for their data, when they do. */
+  referral: Referral | undefined
   /** When the last export wrote the stage, and its run. */
   exportedAt: Date | null
   pid: string | null
@@ -59,7 +62,7 @@ export async function checksOfChannel(db: DbHandle, channel: Channel): Promise<C
   const accountId = channel.account_id
   const stage = await db
     .selectFrom('site_stage')
-    .select(['checks', 'columns', 'row_count'])
+    .select(['checks', 'columns', 'row_count', 'refers_to_import', 'refers_mapping'])
     .where('account_id', '=', accountId)
     .where(inStage('site_stage', channel.site_id, channelStage(channel.id)))
     .executeTakeFirst()
@@ -88,6 +91,7 @@ export async function checksOfChannel(db: DbHandle, channel: Channel): Promise<C
     codes: checkCodes(template),
     totals,
     columns: stage?.columns ?? [],
+    referral: stage ? referralOf(stage) : undefined,
     exportedAt: last?.export_time ?? null,
     pid: last?.pid ?? null,
   }
@@ -144,7 +148,8 @@ export async function diagnosticsOfChannel(db: DbHandle, channel: Channel, query
   const masks = masksOf(selected)
   const columnOf = attributeColumns(checks.columns)
   const position = new Map(checks.codes.map((c, i) => [c, i]))
-  const valueCases = selected.map((c) => sql`WHEN ${position.get(c) ?? -1} THEN coalesce(o.data, i.data) ->> ${columnOf.get(c.attribute) ?? ''}`)
+  const data = sql.raw(stageRowDataText('o', 'i', checks.referral))
+  const valueCases = selected.map((c) => sql`WHEN ${position.get(c) ?? -1} THEN ${data} ->> ${columnOf.get(c.attribute) ?? ''}`)
   const byId = query.id === undefined ? sql`true` : sql`o.product_id = ${query.id}`
   // A row whose only bits are notes may refer to the import stage's row for its data (exported-data.ts).
   const rows = await sql<{ product_id: string; code: number; value: string | null }>`

@@ -1,6 +1,7 @@
 import { sql } from 'kysely'
 import type { DbHandle } from '../db/database.js'
 import { channelStage, inStage, sameImportRow } from '../db/stage-keys.js'
+import { stageRowDataText } from '../db/referred-data.js'
 import { attributeColumns } from '../templates/template-checks.js'
 import { MAX_QUOTED_VALUE, type CheckCode } from '../templates/template-codes.js'
 import type { ChannelChecks } from './channel-diagnostics.js'
@@ -22,7 +23,7 @@ export async function failingValues(db: DbHandle, checks: ChannelChecks, codes: 
     if (column === undefined || (checks.totals.codes[code.code] ?? 0) === 0) continue
     const word = sql.ref(`o.${code.word}`)
     const { rows } = await sql<{ value: string }>`SELECT value FROM (
-        SELECT left(coalesce(o.data, i.data) ->> ${column}, ${MAX_QUOTED_VALUE}) AS value, o.product_id
+        SELECT left(${sql.raw(stageRowDataText('o', 'i', checks.referral))} ->> ${column}, ${MAX_QUOTED_VALUE}) AS value, o.product_id
         FROM stage_product o LEFT JOIN stage_product i ON o.data IS NULL AND ${sameImportRow('i', 'o', checks.siteId)}
         WHERE ${inStage('o', checks.siteId, channelStage(checks.channelId))} AND ${word} & (1::bigint << ${code.bit}) <> 0
         ORDER BY o.product_id LIMIT ${ROWS_READ}) AS r

@@ -122,7 +122,7 @@ export async function exportChannel(db: Db, request: ExportChannelRequest): Prom
           build: importStage?.build ?? '0',
           signature: plan.signature,
           checks: { ...checks, template: plan.template.name },
-          refersToImport: plan.refersToImport,
+          referral: plan.referral,
           linesOnRead: plan.linesOnRead,
         })
         await recordFiles(db, tx, { storage, plan, files, onHookError })
@@ -186,7 +186,7 @@ async function compareExport(tx: Tx, plan: ExportPlan, previous: ChannelStageSta
   const incremental = sameMaking && importStage !== undefined && BigInt(previous.build) >= BigInt(importStage.changesFrom)
   const classified = incremental && (await classifyChanged(tx, plan, previous.build, previous.rows))
   const previousOnRead = (previous?.linesOnRead ?? null) !== null
-  if (!classified) await classifyAll(tx, plan, { renderAll: !sameMaking, previousRefers: previous?.refersToImport ?? false, previousOnRead })
+  if (!classified) await classifyAll(tx, plan, { renderAll: !sameMaking, previousReferral: previous?.referral, previousOnRead })
   const { lineBytesChange, stage, ...counts } = await deltaCounts(tx, previous?.rows ?? 0)
   // Counted from the changes when the previous counts were made the same way, else from every row.
   const checks = plan.checks

@@ -5,6 +5,7 @@ import { totalsOf } from './check-totals.js'
 import type { ExportPlan } from './export-plan.js'
 import { skippedLinesSql } from './skipped-file.js'
 import { channelStage, inStage } from '../db/stage-keys.js'
+import type { Referral } from '../db/referred-data.js'
 import { linesPlan, renderedLinesPlan, type FeedFrame, type FeedPlan } from '../feeds/feed-sql.js'
 import { quoter } from '../feeds/sql-quoter.js'
 
@@ -140,7 +141,7 @@ export async function classifyChanged(tx: Tx, plan: ExportPlan, sinceBuild: stri
     SELECT ch.product_id, ${classifiedColumns(plan, { renderAll: false, previousOnRead: plan.linesOnRead !== null })}
     FROM (SELECT product_id FROM changed_ids ORDER BY product_id) AS ch
     LEFT JOIN LATERAL (${plan.rowsWhere(sql`product_id = ch.product_id`)} LIMIT 1) AS r ON true
-    LEFT JOIN LATERAL (${plan.channelRows(sql`c.product_id = ch.product_id`, plan.refersToImport)} LIMIT 1) AS o ON true
+    LEFT JOIN LATERAL (${plan.channelRows(sql`c.product_id = ch.product_id`, plan.referral)} LIMIT 1) AS o ON true
     WHERE r.product_id IS NOT NULL OR o.product_id IS NOT NULL`.execute(tx.db)
   return true
 }
@@ -149,10 +150,10 @@ export async function classifyChanged(tx: Tx, plan: ExportPlan, sinceBuild: stri
  * Classifies every row of this export against the previous export in one hash join of the two
  * stages. With `renderAll` (the stage was made another way: other columns, filter, mapping or
  * format) every line is rendered again; otherwise only those of new and modified rows. With
- * `previousRefers` (the stage was saved with rows referring to the import stage) their data is read
- * from the import stage; with `previousOnRead`, it stored no lines. Leaves nested loops off until replaceStage.
+ * `previousReferral` (the stage was saved with rows referring to the import stage) their data is
+ * made from the import stage's rows as it was saved; with `previousOnRead`, it stored no lines. Leaves nested loops off until replaceStage.
  */
-export async function classifyAll(tx: Tx, plan: ExportPlan, how: Classifying & { previousRefers: boolean }): Promise<void> {
+export async function classifyAll(tx: Tx, plan: ExportPlan, how: Classifying & { previousReferral: Referral | undefined }): Promise<void> {
   await createExportRows(tx)
   // Right after a bulk load the planner may believe the channel stage empty and pick a nested
   // loop that scans it once per row (minutes, measured). The joins of this export pair a large
@@ -162,7 +163,7 @@ export async function classifyAll(tx: Tx, plan: ExportPlan, how: Classifying & {
   await sql`INSERT INTO export_rows (product_id, data, line, kind, old_bytes, issues, old_issues, notes, old_notes, feed, changed)
     SELECT coalesce(r.product_id, o.product_id), ${classifiedColumns(plan, how)}
     FROM (${plan.rows} OFFSET 0) AS r
-    FULL JOIN (${plan.channelRows(sql`true`, how.previousRefers)}) AS o ON o.product_id = r.product_id`.execute(tx.db)
+    FULL JOIN (${plan.channelRows(sql`true`, how.previousReferral)}) AS o ON o.product_id = r.product_id`.execute(tx.db)
 }
 
 /** How many rows of the channel stage an export inserts, updates and deletes. */

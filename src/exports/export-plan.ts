@@ -29,6 +29,7 @@ import type { RuleSpec } from '../rules/rule-types.js'
 import type { RulePipeline } from '../rules/rule-pipeline.js'
 import { channelStage, IMPORT_STAGE, inStage, inStageText, sameImportRow } from '../db/stage-keys.js'
 import { quoter } from '../feeds/sql-quoter.js'
+import { stageRowDataText, type Referral } from '../db/referred-data.js'
 
 // The first step of a channel's export, before its transaction: the channel's settings and filter
 // checked and turned into the SQL every later step uses.
@@ -94,20 +95,22 @@ export interface ExportPlan {
   linesOnRead: RenderedFormat | null
   /**
    * Whether the channel stage's clean rows refer to the import stage's rows instead of keeping
-   * their data (src/imports/exported-data.ts): a channel without a mapping, on an import stage
-   * built from the changes since its last build (so that an import copies only what it changes).
+   * their data (src/db/referred-data.ts): on an import stage built from the changes since its last
+   * build (so that an import copies only what it changes).
    */
   refersToImport: boolean
+  /** How the rows this export stores refer (when they do): the import rows as they are, or mapped. */
+  referral: Referral | undefined
   /**
    * SQL: the data a channel stage keeps of the row aliased `row` (with data, issues and changed):
    * none when it refers to the import stage's row, clean and unchanged by rules; its data otherwise.
    */
   storedData(row: string): RawBuilder<unknown>
   /**
-   * The channel stage's rows (product_id, data, line, issues, notes); with `refers` (the stage was saved
-   * referring), the data of rows that refer to the import stage is read from it.
+   * The channel stage's rows (product_id, data, line, issues, notes); with the `referral` the stage
+   * was saved with, the data of rows that refer to the import stage is made from it.
    */
-  channelRows(condition: RawBuilder<unknown>, refers: boolean): RawBuilder<unknown>
+  channelRows(condition: RawBuilder<unknown>, referral: Referral | undefined): RawBuilder<unknown>
 }
 
 /** What planExport is asked: the channel's export, and for a preview its rules' drafts and steps. */
@@ -139,7 +142,7 @@ export async function planExport(db: Db, request: PlanRequest): Promise<ExportPl
   const rules = await rulesOf(db, request)
   const stageColumns = intermediateColumns(importStage?.columns ?? [], rules.site)
   const identity = channel.mapping.length === 0
-  const refersToImport = identity && changesOnlyRecipe(importStage?.recipe ?? '')
+  const refersToImport = changesOnlyRecipe(importStage?.recipe ?? '')
   const created = intermediateColumns([], rules.channel)
   const { mapping, files } = exportSettings(site, channel, stageColumns, now, created)
   const condition = filterCondition(channel, stageColumns)
@@ -147,6 +150,7 @@ export async function planExport(db: Db, request: PlanRequest): Promise<ExportPl
     mapping.map((m) => m.column),
     rules.channel,
   )
+  const referral = refersToImport ? { mapping: identity ? null : referredMapping(mapping, columns) } : undefined
   const template = templateNamed(channel.template) ?? GENERIC_TEMPLATE
   const checks = template.attributes.length === 0 ? undefined : compileChecks(quoter, template, columns, { currency: channel.currency })
   const rowsOf = (also: RawBuilder<unknown>) =>
@@ -178,6 +182,7 @@ export async function planExport(db: Db, request: PlanRequest): Promise<ExportPl
     template,
     errorMask.toString(),
     refersToImport,
+    referral,
     linesOnRead,
   ]
   const link = channel.format === 'xml' ? await websiteOf(db, rows, columns) : ''
@@ -195,6 +200,7 @@ export async function planExport(db: Db, request: PlanRequest): Promise<ExportPl
     template,
     checks,
     refersToImport,
+    referral,
     linesOnRead,
     budget: cancellingBudget(db, limits.feedMaxBytes),
     frame: feedFrame(columns, channel.format, meta),
@@ -202,7 +208,7 @@ export async function planExport(db: Db, request: PlanRequest): Promise<ExportPl
     leftOut: (issues) => (errorMask === 0n ? sql`false` : sql.raw(`coalesce(${issues} & ${errorMask.toString()}::bigint, 0) <> 0`)),
     signature: createHash('sha256').update(JSON.stringify(making)).digest('hex'),
     stageRows: channelStageRows(site.id, channel.id),
-    stageData: channelStageData(site.id, channel.id, refersToImport),
+    stageData: channelStageData(site.id, channel.id, referral),
     importRows:
       linesOnRead && rules.site.length === 0 && rules.channel.length === 0 && channel.filter.trim() === ''
         ? importRowsOf(site.id, { columns, format: linesOnRead, mapping: identity ? undefined : mapping })
@@ -241,16 +247,25 @@ function importRowsOf(siteId: string, how: { columns: string[]; format: Rendered
   return { rowsSql, columns: how.columns, format: how.format, valueSql }
 }
 
-/** ExportPlan.channelRows of this channel: the rows its stage keeps, with the data referring rows read from the import stage. */
+/** ExportPlan.channelRows of this channel: the rows its stage keeps, with the data referring rows made from the import stage's. */
 function channelRowsOf(site: Site, channel: Channel): ExportPlan['channelRows'] {
-  return (also, refers) => {
+  return (also, referral) => {
     const ofChannel = sql`${inStage('c', site.id, channelStage(channel.id))} AND ${also}`
-    if (!refers) return sql`SELECT c.product_id, c.data, c.line, c.issues, c.notes FROM stage_product c WHERE ${ofChannel}`
-    return sql`SELECT c.product_id, coalesce(c.data, i.data) AS data, c.line, c.issues, c.notes
+    if (!referral) return sql`SELECT c.product_id, c.data, c.line, c.issues, c.notes FROM stage_product c WHERE ${ofChannel}`
+    return sql`SELECT c.product_id, ${sql.raw(stageRowDataText('c', 'i', referral))} AS data, c.line, c.issues, c.notes
       FROM stage_product c LEFT JOIN stage_product i
         ON c.data IS NULL AND ${sameImportRow('i', 'c', site.id)}
       WHERE ${ofChannel}`
   }
+}
+
+/**
+ * The mapping a mapped channel's rows refer with: its own, and each column its rules create read
+ * from the row as it is (what the rules leave in it when they change nothing: export-rows.ts).
+ */
+function referredMapping(mapping: ColumnMapping[], columns: string[]): ColumnMapping[] {
+  const mapped = new Set(mapping.map((m) => m.column))
+  return [...mapping, ...columns.filter((column) => !mapped.has(column)).map((column) => ({ column, source: column }))]
 }
 
 /** The enabled rules of the site and of the channel: the saved ones, or the drafts standing in for them. */

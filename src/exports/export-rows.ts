@@ -5,6 +5,7 @@ import { rulePipeline, writtenDataSql, type RulePipeline } from '../rules/rule-p
 import type { RuleSpec } from '../rules/rule-types.js'
 import type { CompiledChecks } from '../templates/template-checks.js'
 import { quoter } from '../feeds/sql-quoter.js'
+import { mappedObjectText } from '../db/referred-data.js'
 
 // The rows an export reads (ExportPlan.rows): the intermediate stage's rows through the channel's
 // filter (`source`), mapped, through the channel's rules, with the bits of the template's checks and
@@ -172,5 +173,6 @@ function ruleLevel(
  */
 function rowObject(identity: boolean, mapping: ColumnMapping[]): RawBuilder<unknown> {
   if (identity) return sql`data`
-  return jsonbObject(mapping.map((m) => [sql`${m.column}::text`, 'source' in m ? sql`coalesce(data ->> ${m.source}, '')` : sql`${m.value}::text`]))
+  // As a referring row's data is made (src/db/referred-data.ts): the same jsonb, by the same SQL.
+  return sql.raw(mappedObjectText('data', mapping))
 }

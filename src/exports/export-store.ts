@@ -4,6 +4,7 @@ import type { CheckTotals } from '../db/schema.js'
 import type { DbHandle } from '../db/database.js'
 import type { Channel, ChannelHold, Run, Site } from '../db/schema.js'
 import { channelStage, IMPORT_STAGE, inStage } from '../db/stage-keys.js'
+import { referralOf, type Referral } from '../db/referred-data.js'
 import type { RenderedFormat } from '../feeds/feed-sql.js'
 
 // Data access of the exports: the channels a run exports, the channel stage's bookkeeping, the
@@ -85,8 +86,8 @@ export interface ChannelStageState {
   signature: string | null
   /** The counts of its rows' checks; null before the first export that kept them. */
   checks: CheckTotals | null
-  /** Its clean rows may refer to the import stage's rows for their data (see ExportPlan.refersToImport). */
-  refersToImport: boolean
+  /** How its clean rows refer to the import stage's rows for their data, when they do (see ExportPlan.referral). */
+  referral: Referral | undefined
   /** Its lines are rendered when read, in this format (see ExportPlan.linesOnRead). */
   linesOnRead: RenderedFormat | null
 }
@@ -94,7 +95,7 @@ export interface ChannelStageState {
 export async function channelStageState(db: DbHandle, siteId: string, channelId: string): Promise<ChannelStageState | undefined> {
   const stage = await db
     .selectFrom('site_stage')
-    .select(['row_count', 'line_bytes', 'build', 'signature', 'checks', 'refers_to_import', 'line_format'])
+    .select(['row_count', 'line_bytes', 'build', 'signature', 'checks', 'refers_to_import', 'refers_mapping', 'line_format'])
     .where(inStage('site_stage', siteId, channelStage(channelId)))
     .executeTakeFirst()
   return (
@@ -104,7 +105,7 @@ export async function channelStageState(db: DbHandle, siteId: string, channelId:
       build: stage.build,
       signature: stage.signature,
       checks: stage.checks,
-      refersToImport: stage.refers_to_import,
+      referral: referralOf(stage),
       linesOnRead: stage.line_format,
     }
   )
@@ -117,15 +118,17 @@ export async function saveChannelStage(
   channelId: string,
   stage: Omit<ChannelStageState, 'signature' | 'checks'> & { columns: string[]; signature: string; checks: CheckTotals },
 ): Promise<void> {
-  const { columns, rows, lineBytes, build, signature, checks, refersToImport, linesOnRead } = stage
+  const { columns, rows, lineBytes, build, signature, checks, referral, linesOnRead } = stage
   const key = channelStage(channelId)
+  const refersMapping = referral?.mapping ? JSON.stringify(referral.mapping) : null
   await sql`INSERT INTO site_stage (site_id, stage, stage_id, account_id, columns, row_count, recipe, line_bytes, build, signature, checks, refers_to_import,
-        line_format)
+        refers_mapping, line_format)
       VALUES (${site.id}, ${key.stage}, ${key.stageId}, ${site.account_id}, ${columns}::text[], ${rows}, '', ${lineBytes}, ${build}, ${signature},
-        ${JSON.stringify(checks)}::jsonb, ${refersToImport}, ${linesOnRead})
+        ${JSON.stringify(checks)}::jsonb, ${referral !== undefined}, ${refersMapping}::jsonb, ${linesOnRead})
       ON CONFLICT (site_id, stage, stage_id) DO UPDATE SET columns = excluded.columns, row_count = excluded.row_count,
         line_bytes = excluded.line_bytes, build = excluded.build, signature = excluded.signature, checks = excluded.checks,
-        refers_to_import = excluded.refers_to_import, line_format = excluded.line_format, updated_at = now()`.execute(db)
+        refers_to_import = excluded.refers_to_import, refers_mapping = excluded.refers_mapping, line_format = excluded.line_format,
+        updated_at = now()`.execute(db)
 }
 
 /** One file an export wrote, as its feed_file row records it. */

@@ -6,6 +6,8 @@ import type { FeedStorage } from './feed-storage.js'
 import { channelStageData, channelStageRows, linesPlan, renderedLinesPlan, type FeedPlan, type RenderedFormat } from './feed-sql.js'
 import { quoter } from './sql-quoter.js'
 import { CHANNEL_STAGES } from '../db/stage-keys.js'
+import { referralOf } from '../db/referred-data.js'
+import type { ColumnMapping } from '../db/schema.js'
 import { cancellingBudget, writeFeedPlan, type FeedBudget } from './feed-writer.js'
 
 // A full feed file is not written by the export that makes it: the export records it (size, ETag,
@@ -155,6 +157,7 @@ export interface UnwrittenFile {
   line_format: RenderedFormat | null
   columns: string[] | null
   refers_to_import: boolean | null
+  refers_mapping: ColumnMapping[] | null
 }
 
 /**
@@ -168,7 +171,18 @@ export async function unwrittenFile(tx: Tx, file: RecordedFeedFile, { rewrite = 
     .leftJoin('site_stage as st', (join) =>
       join.onRef('st.site_id', '=', 'f.site_id').on('st.stage', '=', CHANNEL_STAGES).onRef('st.stage_id', '=', 'f.channel_id'),
     )
-    .select(['f.channel_id', 'f.site_id', 'f.pending', 'f.bytes', 'f.header', 'f.footer', 'st.line_format', 'st.columns', 'st.refers_to_import'])
+    .select([
+      'f.channel_id',
+      'f.site_id',
+      'f.pending',
+      'f.bytes',
+      'f.header',
+      'f.footer',
+      'st.line_format',
+      'st.columns',
+      'st.refers_to_import',
+      'st.refers_mapping',
+    ])
     .where('f.account_id', '=', file.accountId)
     .where('f.storage_key', '=', file.storageKey)
     .executeTakeFirst()
@@ -180,7 +194,8 @@ export async function unwrittenFile(tx: Tx, file: RecordedFeedFile, { rewrite = 
 export function linesOfFile(row: UnwrittenFile): FeedPlan {
   const frame = { header: row.header, footer: row.footer }
   if (row.line_format) {
-    const rowsSql = channelStageData(row.site_id, row.channel_id, row.refers_to_import ?? false)
+    const referral = referralOf({ refers_to_import: row.refers_to_import ?? false, refers_mapping: row.refers_mapping })
+    const rowsSql = channelStageData(row.site_id, row.channel_id, referral)
     return renderedLinesPlan(quoter, { rowsSql, columns: row.columns ?? [], format: row.line_format }, frame)
   }
   return linesPlan(`SELECT o.product_id, o.line FROM ${channelStageRows(row.site_id, row.channel_id)} AND o.line IS NOT NULL`, frame)

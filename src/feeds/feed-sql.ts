@@ -2,6 +2,7 @@ import type { FeedFormat } from '../db/schema.js'
 import type { SqlQuoter } from './sql-quoter.js'
 import { XML_NAMESPACES, xmlEscape, xmlItemSql, xmlNameProblem, type XmlItemOptions } from './feed-xml.js'
 import { channelStage, IMPORT_STAGE, inStageText } from '../db/stage-keys.js'
+import { stageRowDataText, type Referral } from '../db/referred-data.js'
 
 export { isXmlName } from './feed-xml.js'
 
@@ -243,12 +244,12 @@ export function channelStageRows(siteId: string, channelId: string): string {
 
 /**
  * A channel's rows in the channel stage with their data, as a complete SELECT of (product_id, data)
- * for a COPY: with `refers` (ExportPlan.refersToImport), a row without data of its own is the import
- * stage's row of the same id.
+ * for a COPY: with the `referral` the stage was saved with, a row without data of its own is made
+ * from the import stage's row of the same id (src/db/referred-data.ts).
  */
-export function channelStageData(siteId: string, channelId: string, refers: boolean): string {
-  if (!refers) return `SELECT o.product_id, o.data FROM ${channelStageRows(siteId, channelId)}`
-  return `SELECT o.product_id, coalesce(o.data, i.data) AS data FROM stage_product o
+export function channelStageData(siteId: string, channelId: string, referral: Referral | undefined): string {
+  if (!referral) return `SELECT o.product_id, o.data FROM ${channelStageRows(siteId, channelId)}`
+  return `SELECT o.product_id, ${stageRowDataText('o', 'i', referral)} AS data FROM stage_product o
     LEFT JOIN stage_product i ON o.data IS NULL AND ${inStageText('i', siteId, IMPORT_STAGE)} AND i.product_id = o.product_id
     WHERE ${inStageText('o', siteId, channelStage(channelId))}`
 }

@@ -30,7 +30,7 @@ async function shop() {
   const csv = await createChannel(f, { name: 'CSV all', export_name: 'generic', format: 'csv' })
   expect((await f.run('all')).status).toBe('success')
   const user = await consoleUser(t.app, f.account.xAuthToken)
-  return { f, google, csv, user }
+  return { f, stream, google, csv, user }
 }
 
 /** The product links of a page: id → href, as a browser reads them. */
@@ -67,6 +67,36 @@ describe('the product page', () => {
     expect(leftOut).toContain('left out')
     expect(leftOut).toMatch(/price price_invalid_price error .* ten /)
   }, 60_000)
+
+  it("shows a mapped channel's row as its last export mapped it, also after an import changed the product", async () => {
+    const { f, stream, google } = await shop()
+    const mapping = [
+      { column: 'sku', source: 'id' },
+      { column: 'headline', source: 'title' },
+      { column: 'shop', value: 'Acme <Outdoor>' },
+    ]
+    const csv = await createChannel(f, { name: 'Mapped CSV', export_name: 'generic', format: 'csv', mapping })
+    expect((await f.run('export-all')).status).toBe('success')
+    expect((await f.upload(stream, [goodProduct('good', { title: 'Renamed shirt', price: '19.90 EUR' })])).statusCode).toBe(202)
+    expect((await f.run('import')).status).toBe('success')
+    const user = await consoleUser(t.app, f.account.xAuthToken)
+    const page = await user.get(`/console/sites/${f.site.id}/products/good`)
+    expect(page.status, page.body).toBe(200)
+    expect(textOf(elementWith(page.body, 'aria-labelledby="import-heading"'))).toMatch(/title Renamed shirt/)
+    const inCsv = textOf(elementWith(page.body, `data-channel="${csv.id}"`, 'article'))
+    expect(inCsv).toMatch(/sku good/)
+    expect(inCsv).toMatch(/headline Shirt good/)
+    expect(inCsv).toContain('shop Acme <Outdoor>')
+    expect(inCsv).toContain('good,Shirt good,Acme <Outdoor>')
+    expect(textOf(elementWith(page.body, `data-channel="${google.id}"`, 'article'))).toContain('in the feed')
+    // A product the import left alone: its row refers to the import row, mapped as the export mapped it.
+    const untouched = await user.get(`/console/sites/${f.site.id}/products/rewritten`)
+    expect(untouched.status, untouched.body).toBe(200)
+    const itsRow = textOf(elementWith(untouched.body, `data-channel="${csv.id}"`, 'article'))
+    expect(itsRow).toMatch(/headline Shirt rewritten/)
+    expect(itsRow).toContain('shop Acme <Outdoor>')
+    expect(itsRow).toContain('rewritten,Shirt rewritten,Acme <Outdoor>')
+  })
 
   it("shows the product's intermediate row through the site's rules, or that they exclude it", async () => {
     const { f, user } = await shop()

@@ -1,5 +1,5 @@
 import type { ColumnType, Generated } from 'kysely'
-import type { CheckTotals } from './channels.js'
+import type { CheckTotals, ColumnMapping } from './channels.js'
 
 // The stages of a site: import and channel rows, the change log (src/catalog/, src/imports/, src/exports/).
 
@@ -11,7 +11,7 @@ export interface StageProductTable {
   account_id: string
   /**
    * The row's attributes. Null in a channel stage row that refers to the import stage's row of the
-   * same id (a clean row of a channel without a mapping: src/imports/exported-data.ts).
+   * same id (a clean row no rule changed: src/db/referred-data.ts).
    */
   data: ColumnType<Record<string, string> | null, string | null, string | null>
   /** A channel stage row's feed line as rendered; null in the import stage, and for a row its template's checks leave out. */
@@ -50,6 +50,8 @@ export interface SiteStageTable {
   checks: ColumnType<CheckTotals | null, string | null | undefined, string | null>
   /** Channel stage: its clean rows refer to the import stage's rows instead of keeping a copy of their data. */
   refers_to_import: Generated<boolean>
+  /** Channel stage that refers: the mapping its referring rows' data is made with (src/db/referred-data.ts); null: the import rows' data as it is. */
+  refers_mapping: ColumnType<ColumnMapping[] | null, string | null | undefined, string | null>
   /**
    * Channel stage: the format (csv, tsv) its lines are rendered in when read, from each row's data by
    * COPY's own CSV writer; its rows then store no line, and every one of them is in the feed. Null:
