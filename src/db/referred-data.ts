@@ -45,6 +45,21 @@ export function stageRowDataText(row: string, importRow: string, referral: Refer
   return `coalesce(${row}.data, ${referredDataText(`${importRow}.data`, referral)})`
 }
 
+/**
+ * SQL text: the value of `column` in the data of the channel stage row whose own data is the
+ * expression `own` and whose import row's data is `imported` (NULL for no row), as `->>` reads it
+ * from the data stageRowDataText makes: a mapped row's value read straight from its import row,
+ * without building its object (a file of 1,000,000 referring rows reads 15 columns of each).
+ */
+export function referredValueText(own: string, imported: string, referral: Referral | undefined, column: string): string {
+  const key = pg.escapeLiteral(column)
+  if (referral === undefined) return `${own} ->> ${key}`
+  if (referral.mapping === null) return `coalesce(${own}, ${imported}) ->> ${key}`
+  const m = referral.mapping.findLast((entry) => entry.column === column)
+  const mapped = m === undefined ? 'NULL' : 'source' in m ? `coalesce(${imported} ->> ${pg.escapeLiteral(m.source)}, '')` : pg.escapeLiteral(m.value)
+  return `CASE WHEN ${own} IS NOT NULL THEN ${own} ->> ${key} WHEN ${imported} IS NOT NULL THEN ${mapped} END`
+}
+
 /** The referral a channel stage was saved with (site_stage.refers_to_import, refers_mapping). */
 export function referralOf(stage: { refers_to_import: boolean; refers_mapping: ColumnMapping[] | null }): Referral | undefined {
   return stage.refers_to_import ? { mapping: stage.refers_mapping } : undefined

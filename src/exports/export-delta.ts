@@ -231,7 +231,7 @@ export async function replaceStage(tx: Tx, plan: ExportPlan, counts: StageChange
     }
     if (counts.inserted > 0) await insert(['new']).execute(tx.db)
     // A row changed and changed back since the last export kept a copy of its data (exported-data.ts): it refers again.
-    if (plan.refersToImport) {
+    if (plan.referral) {
       await sql`UPDATE stage_product o SET data = NULL FROM export_rows n
         WHERE n.kind = 'unchanged' AND ${ofChannel} AND ${rowsOf('unchanged')} AND o.product_id = n.product_id
           AND o.data IS NOT NULL AND o.issues IS NULL AND NOT n.changed`.execute(tx.db)
@@ -257,6 +257,6 @@ export function deltaFilePlan(type: DeltaType, plan: ExportPlan, frame: FeedFram
   if (type !== 'unchanged') return linesPlan(`SELECT n.product_id, n.line FROM export_rows n WHERE n.feed = '${type}'`, frame)
   const changed = (alias: string) => `SELECT 1 FROM export_rows n WHERE n.product_id = ${alias}.product_id AND n.feed <> 'unchanged'`
   if (!plan.linesOnRead) return linesPlan(`SELECT o.product_id, o.line FROM ${plan.stageRows} AND o.line IS NOT NULL AND NOT EXISTS (${changed('o')})`, frame)
-  const rowsSql = `SELECT s.product_id, s.data FROM (${plan.stageData}) s WHERE NOT EXISTS (${changed('s')})`
-  return renderedLinesPlan(quoter, { rowsSql, columns: plan.columns, format: plan.linesOnRead }, frame)
+  const rowsSql = `SELECT s.product_id, s.data, s.import_data FROM (${plan.stageData.rowsSql}) s WHERE NOT EXISTS (${changed('s')})`
+  return renderedLinesPlan(quoter, { rowsSql, valueSql: plan.stageData.valueSql, columns: plan.columns, format: plan.linesOnRead }, frame)
 }

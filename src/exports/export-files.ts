@@ -86,7 +86,7 @@ export class ChannelFiles {
    * size is known only once they are). Returns the bytes of the lines, a newline each.
    */
   writeFull(tx: Tx): Promise<number> {
-    return this.writeRendered(tx.client, { rowsSql: this.plan.stageData }, tx)
+    return this.writeRendered(tx.client, this.plan.stageData, tx)
   }
 
   /**

@@ -13,6 +13,7 @@ import {
   type FeedFrame,
   type RenderedFormat,
   type RenderedRows,
+  type StageData,
 } from '../feeds/feed-sql.js'
 import { cancellingBudget, type FeedBudget } from '../feeds/feed-writer.js'
 import { RunFailure, SiteErrorCode } from '../sites/run-failure.js'
@@ -79,8 +80,8 @@ export interface ExportPlan {
   signature: string
   /** The channel stage's rows, `stage_product o WHERE …`, as text for COPY (ids written in, digits only). */
   stageRows: string
-  /** The channel stage's rows with their data (product_id, data), as a SELECT for COPY (see channelStageData). */
-  stageData: string
+  /** The channel stage's rows with their values, for a COPY of rendered lines (see channelStageData). */
+  stageData: StageData
   /**
    * The export's rows straight from the import stage, as text for a COPY: for a stage of lines
    * rendered on read whose rows are the import stage's through the mapping alone (no filter, no
@@ -94,12 +95,10 @@ export interface ExportPlan {
    */
   linesOnRead: RenderedFormat | null
   /**
-   * Whether the channel stage's clean rows refer to the import stage's rows instead of keeping
-   * their data (src/db/referred-data.ts): on an import stage built from the changes since its last
-   * build (so that an import copies only what it changes).
+   * How the channel stage's clean rows refer to the import stage's rows instead of keeping their
+   * data (src/db/referred-data.ts): as they are, or through the mapping. Only on an import stage
+   * built from the changes since its last build (so that an import copies only what it changes).
    */
-  refersToImport: boolean
-  /** How the rows this export stores refer (when they do): the import rows as they are, or mapped. */
   referral: Referral | undefined
   /**
    * SQL: the data a channel stage keeps of the row aliased `row` (with data, issues and changed):
@@ -142,7 +141,6 @@ export async function planExport(db: Db, request: PlanRequest): Promise<ExportPl
   const rules = await rulesOf(db, request)
   const stageColumns = intermediateColumns(importStage?.columns ?? [], rules.site)
   const identity = channel.mapping.length === 0
-  const refersToImport = changesOnlyRecipe(importStage?.recipe ?? '')
   const created = intermediateColumns([], rules.channel)
   const { mapping, files } = exportSettings(site, channel, stageColumns, now, created)
   const condition = filterCondition(channel, stageColumns)
@@ -150,7 +148,7 @@ export async function planExport(db: Db, request: PlanRequest): Promise<ExportPl
     mapping.map((m) => m.column),
     rules.channel,
   )
-  const referral = refersToImport ? { mapping: identity ? null : referredMapping(mapping, columns) } : undefined
+  const referral = changesOnlyRecipe(importStage?.recipe ?? '') ? { mapping: identity ? null : referredMapping(mapping, columns) } : undefined
   const template = templateNamed(channel.template) ?? GENERIC_TEMPLATE
   const checks = template.attributes.length === 0 ? undefined : compileChecks(quoter, template, columns, { currency: channel.currency })
   const rowsOf = (also: RawBuilder<unknown>) =>
@@ -181,7 +179,6 @@ export async function planExport(db: Db, request: PlanRequest): Promise<ExportPl
     lineOf({ data: 'data', row: 'r' }),
     template,
     errorMask.toString(),
-    refersToImport,
     referral,
     linesOnRead,
   ]
@@ -199,7 +196,6 @@ export async function planExport(db: Db, request: PlanRequest): Promise<ExportPl
     rulePipeline,
     template,
     checks,
-    refersToImport,
     referral,
     linesOnRead,
     budget: cancellingBudget(db, limits.feedMaxBytes),
@@ -213,7 +209,7 @@ export async function planExport(db: Db, request: PlanRequest): Promise<ExportPl
       linesOnRead && rules.site.length === 0 && rules.channel.length === 0 && channel.filter.trim() === ''
         ? importRowsOf(site.id, { columns, format: linesOnRead, mapping: identity ? undefined : mapping })
         : undefined,
-    storedData: (row) => sql.raw(refersToImport ? `CASE WHEN ${row}.issues IS NULL AND NOT ${row}.changed THEN NULL ELSE ${row}.data END` : `${row}.data`),
+    storedData: (row) => sql.raw(referral ? `CASE WHEN ${row}.issues IS NULL AND NOT ${row}.changed THEN NULL ELSE ${row}.data END` : `${row}.data`),
     channelRows: channelRowsOf(site, channel),
   }
 }

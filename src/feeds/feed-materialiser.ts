@@ -195,8 +195,7 @@ export function linesOfFile(row: UnwrittenFile): FeedPlan {
   const frame = { header: row.header, footer: row.footer }
   if (row.line_format) {
     const referral = referralOf({ refers_to_import: row.refers_to_import ?? false, refers_mapping: row.refers_mapping })
-    const rowsSql = channelStageData(row.site_id, row.channel_id, referral)
-    return renderedLinesPlan(quoter, { rowsSql, columns: row.columns ?? [], format: row.line_format }, frame)
+    return renderedLinesPlan(quoter, { ...channelStageData(row.site_id, row.channel_id, referral), columns: row.columns ?? [], format: row.line_format }, frame)
   }
   return linesPlan(`SELECT o.product_id, o.line FROM ${channelStageRows(row.site_id, row.channel_id)} AND o.line IS NOT NULL`, frame)
 }

@@ -2,7 +2,7 @@ import type { FeedFormat } from '../db/schema.js'
 import type { SqlQuoter } from './sql-quoter.js'
 import { XML_NAMESPACES, xmlEscape, xmlItemSql, xmlNameProblem, type XmlItemOptions } from './feed-xml.js'
 import { channelStage, IMPORT_STAGE, inStageText } from '../db/stage-keys.js'
-import { stageRowDataText, type Referral } from '../db/referred-data.js'
+import { referredValueText, type Referral } from '../db/referred-data.js'
 
 export { isXmlName } from './feed-xml.js'
 
@@ -243,13 +243,20 @@ export function channelStageRows(siteId: string, channelId: string): string {
 }
 
 /**
- * A channel's rows in the channel stage with their data, as a complete SELECT of (product_id, data)
- * for a COPY: with the `referral` the stage was saved with, a row without data of its own is made
- * from the import stage's row of the same id (src/db/referred-data.ts).
+ * A channel's rows in the channel stage with their values, for a COPY of rendered lines: a
+ * complete SELECT of (product_id, data, import_data), and each column's value in such a row `s`.
+ * With the `referral` the stage was saved with, a row without data of its own is made from the
+ * import stage's row of the same id (src/db/referred-data.ts), each value read from it as the row's
+ * data would give it: a flattened SELECT of the made data would make it once per column.
  */
-export function channelStageData(siteId: string, channelId: string, referral: Referral | undefined): string {
-  if (!referral) return `SELECT o.product_id, o.data FROM ${channelStageRows(siteId, channelId)}`
-  return `SELECT o.product_id, ${stageRowDataText('o', 'i', referral)} AS data FROM stage_product o
+export function channelStageData(siteId: string, channelId: string, referral: Referral | undefined): StageData {
+  const valueSql = (column: string) => referredValueText('s.data', 's.import_data', referral, column)
+  if (!referral) return { rowsSql: `SELECT o.product_id, o.data, NULL::jsonb AS import_data FROM ${channelStageRows(siteId, channelId)}`, valueSql }
+  const rowsSql = `SELECT o.product_id, o.data, i.data AS import_data FROM stage_product o
     LEFT JOIN stage_product i ON o.data IS NULL AND ${inStageText('i', siteId, IMPORT_STAGE)} AND i.product_id = o.product_id
     WHERE ${inStageText('o', siteId, channelStage(channelId))}`
+  return { rowsSql, valueSql }
 }
+
+/** A channel stage's rows for renderedLinesPlan (channelStageData). */
+export type StageData = Required<Pick<RenderedRows, 'rowsSql' | 'valueSql'>>
