@@ -170,7 +170,7 @@ async function diskLines(ctx: RulesCycleContext, channels: { without: string; wi
     '|---|---:|---:|---:|---:|',
     '| intermediate stage (read through the site rules, never stored) | 0 | 0 | 0 | 0 |',
     line('Google channel without rules', channels.without),
-    line('Google channel with its five rules (mapped: keeps every row)', channels.with),
+    line('Google channel with its five rules (keeps the rows they changed: every one, brands in capitals)', channels.with),
     line('cycle channel, no mapping, site rules on (keeps the rows they changed)', ctx.identityChannelId),
   ]
 }
