@@ -68,3 +68,21 @@ export async function readStage(t: TestContext, f: ImportFixture, stage: string)
   expect(rows, `${stage}: rows read against the properties' count`).toHaveLength(products)
   return { columns, rows }
 }
+
+/** One page of a stage's rows as the product read API answers `query` (a filter, fields, a limit). */
+export async function stagePage(t: TestContext, f: ImportFixture, stage: string, query = ''): Promise<Row[]> {
+  const response = await t.request({ method: 'GET', url: `/product/v2/site/${f.site.id}/stage/${stage}${query}`, headers: f.account.platform })
+  expect(response.statusCode, response.body).toBe(200)
+  return response.json<{ products: Row[] }>().products
+}
+
+/** Runs `action` on the fixture's site and expects it to succeed. */
+export async function runOk(f: ImportFixture, action: string): Promise<void> {
+  const run = await f.run(action)
+  expect(run.status, run.message).toBe('success')
+}
+
+/** An export history entry's counts: new, modified, deleted, unchanged. */
+export function historyCounts(entry: Record<string, string> | undefined): number[] {
+  return [entry?.product_count_new, entry?.product_count_modified, entry?.product_count_deleted, entry?.product_count_unchanged].map(Number)
+}

@@ -3,6 +3,7 @@ import { HIGH_LIMITS, useTestApp } from '../helpers/test-app.js'
 import { importFixture, type ImportFixture } from '../helpers/factories.js'
 import { createChannel, download, history, readChannel } from '../helpers/clients.js'
 import { feedPaths } from '../helpers/responses.js'
+import { historyCounts, runOk, stagePage, type Row } from './feed-rows.js'
 import { addRule } from '../rules/rule-fixture.js'
 
 // A mapped channel keeps no copy of its clean rows' data either (issue 35): they refer to the import
@@ -13,7 +14,6 @@ import { addRule } from '../rules/rule-fixture.js'
 
 const t = useTestApp({ ...HIGH_LIMITS, RUN_POLL_SECONDS: '0.5', SCHEDULER_INTERVAL_SECONDS: '0' })
 
-type Row = Record<string, string>
 const row = (id: string, version: number, extra: Row = {}): Row => ({ id, title: `${id} v${version}`, price: `${version}.00`, ...extra })
 
 // Renamed columns, a constant, and a column no row has ('' in every row).
@@ -26,19 +26,8 @@ const MAPPING = [
 ]
 const mapped = (r: Row): Row => ({ sku: r.id ?? '', name: r.title ?? '', price: r.price ?? '', brand: 'Acme "Outdoor", Inc.', color: r.color ?? '' })
 
-async function readStage(f: ImportFixture, stage: string, query = ''): Promise<Row[]> {
-  const response = await t.request({ method: 'GET', url: `/product/v2/site/${f.site.id}/stage/${stage}${query}`, headers: f.account.platform })
-  expect(response.statusCode, response.body).toBe(200)
-  return response.json<{ products: Row[] }>().products
-}
-
-async function runOk(f: ImportFixture, action: string) {
-  const run = await f.run(action)
-  expect(run.status, run.message).toBe('success')
-}
-
-const counts = (entry: Record<string, string> | undefined) =>
-  [entry?.product_count_new, entry?.product_count_modified, entry?.product_count_deleted, entry?.product_count_unchanged].map(Number)
+const readStage = (f: ImportFixture, stage: string, query = '') => stagePage(t, f, stage, query)
+const counts = historyCounts
 
 /** The ids of the channel stage's rows that keep a copy of their data (the others refer to the import stage's). */
 async function copiedRows(f: ImportFixture, channelId: string): Promise<string[]> {
