@@ -148,13 +148,14 @@ export async function planExport(db: Db, request: PlanRequest): Promise<ExportPl
     mapping.map((m) => m.column),
     rules.channel,
   )
-  const referral = changesOnlyRecipe(importStage?.recipe ?? '') ? { mapping: identity ? null : referredMapping(mapping, columns) } : undefined
   const template = templateNamed(channel.template) ?? GENERIC_TEMPLATE
   const checks = template.attributes.length === 0 ? undefined : compileChecks(quoter, template, columns, { currency: channel.currency })
   const rowsOf = (also: RawBuilder<unknown>) =>
     channelRows({ mapping, identity, columns, checks, rules: rules.channel, source: sourceRows(site.id, rules.site, condition, also), track: request.track })
   const rowsWhere = (also: RawBuilder<unknown>) => rowsOf(also).rows
   const { rows, pipeline: rulePipeline } = rowsOf(sql`true`)
+  const written = rulePipeline?.written ?? []
+  const referral = changesOnlyRecipe(importStage?.recipe ?? '') ? { mapping: identity ? null : referredMapping(mapping, columns, written) } : undefined
   // A template's namespace on the channel's own names: a Google feed's `price` is its `<g:price>`.
   const elements = template.xmlPrefix ? columns.map((c) => (c.includes(':') ? c : `${template.xmlPrefix}:${c}`)) : columns
   // A row of `rows` carries each value the template may rewrite as the file writes it (writtenColumn).
@@ -256,12 +257,14 @@ function channelRowsOf(site: Site, channel: Channel): ExportPlan['channelRows'] 
 }
 
 /**
- * The mapping a mapped channel's rows refer with: its own, and each column its rules create read
- * from the row as it is (what the rules leave in it when they change nothing: export-rows.ts).
+ * The mapping a mapped channel's rows refer with: its own, then each column its rules add as a row
+ * they change nothing in has it (export-rows.ts ruleLevel): one they write, read from the row as it
+ * is; one they only name (an exclude's attribute), empty.
  */
-function referredMapping(mapping: ColumnMapping[], columns: string[]): ColumnMapping[] {
+function referredMapping(mapping: ColumnMapping[], columns: string[], written: string[]): ColumnMapping[] {
   const mapped = new Set(mapping.map((m) => m.column))
-  return [...mapping, ...columns.filter((column) => !mapped.has(column)).map((column) => ({ column, source: column }))]
+  const added = columns.filter((column) => !mapped.has(column))
+  return [...mapping, ...added.map((column) => (written.includes(column) ? { column, source: column } : { column, value: '' }))]
 }
 
 /** The enabled rules of the site and of the channel: the saved ones, or the drafts standing in for them. */

@@ -166,4 +166,21 @@ describe('a mapped channel stage whose rows refer to the import stage', () => {
         .map((r) => `${r.sku},${r.name},${r.price},"Acme ""Outdoor"", Inc.",${r.color},${r.stock}`),
     )
   })
+
+  it('reads a column a rule only names (to exclude by it) as the export wrote it, and counts nothing changed when nothing did', async () => {
+    const stocked = (id: string, availability: string) => row(id, 1, { availability })
+    const { f, stream, channel, stage } = await mappedSite([stocked('A', 'in stock'), stocked('B', 'in stock'), stocked('C', 'out of stock')])
+    const outOfStock = { all: [{ attribute: 'availability', operator: 'equals', value: 'out of stock' }] }
+    await addRule(f, { description: 'nothing out of stock', attribute: 'availability', if: outOfStock, then: [{ action: 'exclude' }] }, channel.id)
+    await runOk(f, 'export-all')
+    // The rule adds its attribute to the channel's columns; it writes no value in it.
+    const exported = ['A', 'B'].map((id) => ({ ...mapped(row(id, 1)), availability: '' }))
+    expect(await readStage(f, stage)).toEqual(exported)
+    expect(await copiedRows(f, channel.id)).toEqual([])
+    expect((await f.upload(stream, [stocked('B', 'in stock'), stocked('D', 'in stock')])).statusCode).toBe(202)
+    await runOk(f, 'all')
+    expect(counts((await history(f, channel.id))[0])).toEqual([1, 0, 0, 2])
+    expect(await readStage(f, stage)).toEqual(['A', 'B', 'D'].map((id) => ({ ...mapped(row(id, 1)), availability: '' })))
+    expect((await feedLines(f, channel.id)).slice(1)).toEqual(['A', 'B', 'D'].map((id) => `${id},${id} v1,1.00,"Acme ""Outdoor"", Inc.",,`))
+  })
 })
