@@ -114,7 +114,9 @@ describe('a full file recorded by an export', () => {
     const key = storage.failed[failedBefore] ?? ''
     expect(storage.published).not.toContain(key)
 
-    // The cleanup, in a process whose storage works (the same files), writes it.
+    // The cleanup, in a process whose storage works (the same files), writes it: once the dying
+    // process has stopped writing (its first download's attempt may still be failing).
+    await eventually(async () => storage.writing === 0, 'the failing writes to end')
     const healthy = new FlakyStorage(dir)
     const report = await runCleanup(t.db, { now: new Date(t.clock.now().getTime() + 10 * 60_000), feedStorage: healthy })
     expect(report.recordedFiles).toBe(1)
