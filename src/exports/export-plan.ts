@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto'
 import { sql, type RawBuilder } from 'kysely'
 import { filterToSql, parseFilter } from '../catalog/filter.js'
 import type { Db } from '../db/database.js'
-import type { Channel, ChannelFilename, ColumnMapping, Site } from '../db/schema.js'
+import type { Channel, ChannelFilename, Site } from '../db/schema.js'
 import { AppError } from '../errors.js'
 import {
   channelStageData,
@@ -24,13 +24,13 @@ import { exportSettings } from './export-failures.js'
 import { changesOnlyRecipe } from '../imports/build-stage.js'
 import { importStageOf } from './export-store.js'
 import { channelRows, writtenColumn, type PreviewTrack } from './export-rows.js'
-import { intermediateColumns, intermediateRows } from '../rules/intermediate-stage.js'
+import { intermediateColumns } from '../rules/intermediate-stage.js'
 import { rulesOfScope } from '../rules/rule-store.js'
 import type { RuleSpec } from '../rules/rule-types.js'
 import type { RulePipeline } from '../rules/rule-pipeline.js'
-import { channelStage, IMPORT_STAGE, inStage, inStageText, sameImportRow } from '../db/stage-keys.js'
 import { quoter } from '../feeds/sql-quoter.js'
-import { stageRowDataText, type Referral } from '../db/referred-data.js'
+import type { Referral } from '../db/referred-data.js'
+import { channelRowsOf, importRowsOf, referredMapping, sourceRows } from './export-plan-rows.js'
 
 // The first step of a channel's export, before its transaction: the channel's settings and filter
 // checked and turned into the SQL every later step uses.
@@ -232,59 +232,11 @@ async function websiteOf(db: Db, rows: RawBuilder<unknown>, columns: string[]): 
   }
 }
 
-/** ExportPlan.importRows: the import stage's rows, each column's value read through the mapping. */
-function importRowsOf(siteId: string, how: { columns: string[]; format: RenderedFormat; mapping: ColumnMapping[] | undefined }): RenderedRows {
-  const mapped = new Map(how.mapping?.map((m) => [m.column, m]))
-  const valueSql = (column: string) => {
-    const m = mapped.get(column)
-    if (!how.mapping || !m) return `s.data ->> ${quoter.escapeLiteral(column)}`
-    return 'source' in m ? `s.data ->> ${quoter.escapeLiteral(m.source)}` : quoter.escapeLiteral(m.value)
-  }
-  const rowsSql = `SELECT s.product_id, s.data FROM stage_product s WHERE ${inStageText('s', siteId, IMPORT_STAGE)}`
-  return { rowsSql, columns: how.columns, format: how.format, valueSql }
-}
-
-/** ExportPlan.channelRows of this channel: the rows its stage keeps, with the data referring rows made from the import stage's. */
-function channelRowsOf(site: Site, channel: Channel): ExportPlan['channelRows'] {
-  return (also, referral) => {
-    const ofChannel = sql`${inStage('c', site.id, channelStage(channel.id))} AND ${also}`
-    if (!referral) return sql`SELECT c.product_id, c.data, c.line, c.issues, c.notes FROM stage_product c WHERE ${ofChannel}`
-    return sql`SELECT c.product_id, ${sql.raw(stageRowDataText('c', 'i', referral))} AS data, c.line, c.issues, c.notes
-      FROM stage_product c LEFT JOIN stage_product i
-        ON c.data IS NULL AND ${sameImportRow('i', 'c', site.id)}
-      WHERE ${ofChannel}`
-  }
-}
-
-/**
- * The mapping a mapped channel's rows refer with: its own, then each column its rules add as a row
- * they change nothing in has it (export-rows.ts ruleLevel): one they write, read from the row as it
- * is; one they only name (an exclude's attribute), empty.
- */
-function referredMapping(mapping: ColumnMapping[], columns: string[], written: string[]): ColumnMapping[] {
-  const mapped = new Set(mapping.map((m) => m.column))
-  const added = columns.filter((column) => !mapped.has(column))
-  return [...mapping, ...added.map((column) => (written.includes(column) ? { column, source: column } : { column, value: '' }))]
-}
-
 /** The enabled rules of the site and of the channel: the saved ones, or the drafts standing in for them. */
 async function rulesOf(db: Db, { site, channel, drafts }: PlanRequest): Promise<{ site: RuleSpec[]; channel: RuleSpec[] }> {
   const saved = async (channelId: string | null) => rulesOfScope(db, site.account_id, { siteId: site.id, channelId })
   const enabled = (rules: RuleSpec[]) => rules.filter((rule) => rule.enabled)
   return { site: enabled(drafts?.site ?? (await saved(null))), channel: enabled(drafts?.channel ?? (await saved(channel.id))) }
-}
-
-/**
- * SELECT product_id, data, changed: the intermediate stage's rows (the import stage's through the
- * site's rules) that `also` (over import stage rows) selects and the channel's filter keeps. The
- * filter reads the intermediate stage's data, built once per row (OFFSET 0) before it is tested.
- */
-function sourceRows(siteId: string, rules: RuleSpec[], condition: RawBuilder<unknown>, also: RawBuilder<unknown>): RawBuilder<unknown> {
-  if (rules.length === 0) {
-    return sql`SELECT product_id, data, false AS changed FROM stage_product
-      WHERE ${inStage('stage_product', siteId, IMPORT_STAGE)} AND ${condition} AND ${also}`
-  }
-  return sql`SELECT product_id, data, changed FROM (${intermediateRows(siteId, rules, also)} OFFSET 0) AS stage_product WHERE ${condition}`
 }
 
 /** The channel's filter over the import stage's rows; a filter that does not parse is the channel's to fix. */
