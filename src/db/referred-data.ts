@@ -8,7 +8,8 @@ import type { ColumnMapping } from './schema.js'
 // attribute ('' where it has none) or a constant. The mapping a stage's rows refer with is saved
 // with the stage (site_stage.refers_mapping), so that its rows are read as they were exported even
 // after the channel's mapping changed. This file is the one owner of what such a row's data is:
-// the export builds its mapped rows with mappedObjectText too, so both are the same jsonb.
+// the export builds a mapped row with mappedObjectText too when nothing checks or rewrites it, and
+// from the same values otherwise (src/exports/export-rows.ts), so both are the same jsonb.
 
 /** How a channel stage's referring rows are made from their import rows: null, as they are; otherwise mapped. */
 export interface Referral {
