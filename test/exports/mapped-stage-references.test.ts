@@ -1,3 +1,4 @@
+import { parse as parseCsv } from 'csv-parse/sync'
 import { describe, expect, it } from 'vitest'
 import { HIGH_LIMITS, useTestApp } from '../helpers/test-app.js'
 import { importFixture, type ImportFixture } from '../helpers/factories.js'
@@ -15,6 +16,8 @@ import { addRule } from '../rules/rule-fixture.js'
 const t = useTestApp({ ...HIGH_LIMITS, RUN_POLL_SECONDS: '0.5', SCHEDULER_INTERVAL_SECONDS: '0' })
 
 const row = (id: string, version: number, extra: Row = {}): Row => ({ id, title: `${id} v${version}`, price: `${version}.00`, ...extra })
+
+type Mapped = { column: string; source: string } | { column: string; value: string }
 
 // Renamed columns, a constant, and a column no row has ('' in every row).
 const MAPPING = [
@@ -182,5 +185,24 @@ describe('a mapped channel stage whose rows refer to the import stage', () => {
     expect(counts((await history(f, channel.id))[0])).toEqual([1, 0, 0, 2])
     expect(await readStage(f, stage)).toEqual(['A', 'B', 'D'].map((id) => ({ ...mapped(row(id, 1)), availability: '' })))
     expect((await feedLines(f, channel.id)).slice(1)).toEqual(['A', 'B', 'D'].map((id) => `${id},${id} v1,1.00,"Acme ""Outdoor"", Inc.",,`))
+  })
+
+  it('reads a wide mapping of hostile names and values as exported: 120 columns, quotes, backslashes, commas, unicode', async () => {
+    // More pairs than one jsonb_build_object call takes (50), and names and values a merchant's feed really has.
+    const names = Array.from({ length: 120 }, (_, i) => (i % 4 === 0 ? `g:attr "${i}", \\x` : i % 4 === 1 ? `Größe_${i} ✓` : `col_${i}`))
+    const wide = names.map((column, i): Mapped => (i % 3 === 2 ? { column, value: `const \\ "${i}", ü` } : { column, source: i % 2 === 0 ? 'title' : 'price' }))
+    const { f, stream, channel, stage } = await mappedSite([row('A', 1), row('B', 1)], { mapping: wide })
+    const made = (r: Row): Row => Object.fromEntries(wide.map((m): [string, string] => [m.column, 'value' in m ? m.value : (r[m.source] ?? '')]))
+    expect(await readStage(f, stage)).toEqual([row('A', 1), row('B', 1)].map(made))
+    expect(await copiedRows(f, channel.id)).toEqual([])
+    expect((await f.upload(stream, [row('A', 2)])).statusCode).toBe(202)
+    await runOk(f, 'import')
+    expect(await readStage(f, stage), 'the export, by the mapping').toEqual([row('A', 1), row('B', 1)].map(made))
+    await runOk(f, 'export-all')
+    expect(counts((await history(f, channel.id))[0])).toEqual([0, 1, 0, 1])
+    expect(await readStage(f, stage)).toEqual([row('A', 2), row('B', 1)].map(made))
+    const lines = parseCsv((await feedLines(f, channel.id)).join('\n')) as string[][]
+    expect(lines[0]).toEqual(names)
+    expect(lines.slice(1)).toEqual([row('A', 2), row('B', 1)].map((r) => names.map((name) => made(r)[name] ?? '')))
   })
 })
