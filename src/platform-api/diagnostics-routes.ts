@@ -26,7 +26,7 @@ const DiagnosticOut = Type.Object({
   id: Type.String({ description: 'the product id' }),
   attribute: Type.String(),
   code: Type.String(),
-  severity: Type.String({ enum: ['error', 'warning', 'info'] }),
+  severity: OneOf(SEVERITIES),
   message: Type.String(),
   value: Type.String({ description: `the value checked, cut to ${MAX_QUOTED_VALUE} characters` }),
   hint: Type.String(),

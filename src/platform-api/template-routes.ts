@@ -1,12 +1,13 @@
 import { Type } from '@sinclair/typebox'
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { NotFoundError } from '../errors.js'
+import { SEVERITIES } from '../channels/channel-diagnostics.js'
 import { TEMPLATES, templateNamed } from '../templates/template-catalog.js'
 import { checkCodes } from '../templates/template-codes.js'
 import type { ChannelTemplate, ValueRule } from '../templates/template-types.js'
 import { links } from './envelope.js'
 import { baseOf, type PlatformDeps } from './deps.js'
-import { Links, errorResponses } from './schemas.js'
+import { Links, OneOf, errorResponses } from './schemas.js'
 
 // The built-in channel templates (docs/design.md 11): what a channel's export_name can pick, and
 // what each checks. The same for every account: templates are the product's, not a tenant's.
@@ -21,7 +22,7 @@ const AttributeOut = Type.Object({
 const CheckOut = Type.Object({
   code: Type.String(),
   attribute: Type.String(),
-  severity: Type.String({ enum: ['error', 'warning', 'info'] }),
+  severity: OneOf(SEVERITIES),
   message: Type.String(),
   hint: Type.String(),
 })

@@ -1,8 +1,9 @@
 import { Type } from '@sinclair/typebox'
 import type { Webhook } from '../db/schema.js'
 import type { DeliveryRow } from '../webhooks/deliveries.js'
+import { DELIVERY_STATUSES } from '../webhooks/webhook-overview.js'
 import { formatTimestamp, links } from './envelope.js'
-import { Links, Timestamp } from './schemas.js'
+import { Links, OneOf, Timestamp } from './schemas.js'
 
 // What the webhook routes answer: subscriptions (`Webhooks`) and their deliveries (`Deliveries`),
 // in the platform envelope. The secret appears only in the answers that made it.
@@ -30,7 +31,7 @@ export const DeliveryOut = Type.Object({
   webhook_id: Type.String(),
   event_id: Type.String({ description: 'the webhook-id header: the same on every attempt' }),
   event_type: Type.String(),
-  status: Type.String({ enum: ['pending', 'delivered', 'failed'] }),
+  status: OneOf(DELIVERY_STATUSES),
   attempts: Type.Integer(),
   last_response_code: Type.Union([Type.Integer(), Type.Null()]),
   last_error: Type.Union([Type.String(), Type.Null()]),
