@@ -25,6 +25,7 @@ import * as m0023 from './0023-runs-claimed-from-their-table.js'
 import * as m0024 from './0024-one-claim-shape.js'
 import * as m0025 from './0025-left-out-index.js'
 import * as m0026 from './0026-mapped-channels-refer.js'
+import * as m0027 from './0027-stage-layout.js'
 
 // A static list instead of a directory scan: it works the same from TypeScript sources (tsx, vitest)
 // and from the compiled build, and a migration cannot be forgotten by the bundler.
@@ -55,4 +56,5 @@ export const migrations: Record<string, Migration> = {
   '0024-one-claim-shape': m0024,
   '0025-left-out-index': m0025,
   '0026-mapped-channels-refer': m0026,
+  '0027-stage-layout': m0027,
 }

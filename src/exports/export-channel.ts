@@ -124,6 +124,7 @@ export async function exportChannel(db: Db, request: ExportChannelRequest): Prom
           checks: { ...checks, template: plan.template.name },
           referral: plan.referral,
           linesOnRead: plan.linesOnRead,
+          format: plan.channel.format,
         })
         await recordFiles(db, tx, { storage, plan, files, onHookError })
         // A published export ends any hold: the next export compares against it.
@@ -186,7 +187,11 @@ async function compareExport(tx: Tx, plan: ExportPlan, previous: ChannelStageSta
   const incremental = sameMaking && importStage !== undefined && BigInt(previous.build) >= BigInt(importStage.changesFrom)
   const classified = incremental && (await classifyChanged(tx, plan, previous.build, previous.rows))
   const previousOnRead = (previous?.linesOnRead ?? null) !== null
-  if (!classified) await classifyAll(tx, plan, { renderAll: !sameMaking, previousReferral: previous?.referral, previousOnRead })
+  // Lines laid out as before (the same format and columns) are compared as lines: a row whose data
+  // is the same may be written another way (a rewrite in another currency), and one whose data
+  // changed may be written the same (a value sent empty where it was missing).
+  const sameLayout = previous !== undefined && previous.format === plan.channel.format && sameColumns(previous.columns, plan.columns)
+  if (!classified) await classifyAll(tx, plan, { renderAll: !sameMaking, previousReferral: previous?.referral, previousOnRead, sameLayout })
   const { lineBytesChange, stage, ...counts } = await deltaCounts(tx, previous?.rows ?? 0)
   // Counted from the changes when the previous counts were made the same way, else from every row.
   const checks = plan.checks
@@ -253,4 +258,8 @@ async function recordFiles(db: Db, tx: Tx, { storage, plan, files, onHookError =
   tx.onCommit(() => storage.remove(replaced))
   const recorded = records.filter((file) => file.full?.pending).map((file) => ({ accountId: plan.site.account_id, storageKey: file.storageKey }))
   tx.onCommit(() => writeAfterExport(db, storage, recorded, onHookError))
+}
+
+function sameColumns(a: string[], b: string[]): boolean {
+  return a.length === b.length && a.every((column, i) => column === b[i])
 }

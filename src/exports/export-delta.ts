@@ -86,33 +86,54 @@ async function createExportRows(tx: Tx): Promise<void> {
     ON COMMIT DROP`.execute(tx.db)
 }
 
-/** How the channel stage's rows were made: with every line rendered again, and the previous lines rendered on read. */
+/**
+ * How the channel stage's rows were made: with every line rendered again, the previous lines
+ * rendered on read, and laid out as this export's (the same format and columns).
+ */
 interface Classifying {
   renderAll: boolean
   previousOnRead: boolean
+  sameLayout: boolean
 }
 
 /**
  * The SELECT list of export_rows after product_id, for a row `r` of the export (null: gone) and `o`
- * of the channel stage (null: new). `renderAll`: every line of the feed is rendered again.
- * `previousOnRead`: the stage's rows store no line (every one is in the feed), and an old line is
- * its data rendered, only for a row whose line is gone or changed.
+ * of the channel stage (null: new), with `n.line` (renderedLine) the row's line where it needs one.
+ * `renderAll`: every line of the feed is rendered again. `previousOnRead`: the stage's rows store no
+ * line (every one is in the feed), and an old line is its data rendered, only for a row whose line
+ * is gone or changed. A row in the feed before and after is modified in it when what the feed says
+ * of it changed: where the lines are laid out as before (`sameLayout`) when its line changed (the
+ * same data makes the same line only when the stage was made the same way); otherwise, every
+ * column's value being a line's whole content, when its data changed.
  */
-function classifiedColumns(plan: ExportPlan, { renderAll, previousOnRead }: Classifying): RawBuilder<unknown> {
-  const all = renderAll ? sql`true` : sql`false`
+function classifiedColumns(plan: ExportPlan, { renderAll, previousOnRead, sameLayout }: Classifying): RawBuilder<unknown> {
   const inFeed = sql`(r.product_id IS NOT NULL AND NOT ${plan.leftOut('r.issues')})`
   const wasInFeed = previousOnRead ? sql`(o.product_id IS NOT NULL)` : sql`(o.line IS NOT NULL)`
   const oldLine = previousOnRead ? plan.line({ data: 'o.data' }) : sql`o.line`
+  const sameData = sql`o.data = r.data`
+  const sameInFeed = !sameLayout ? sameData : renderAll ? sql`n.line = ${oldLine}` : sql`(${sameData} OR n.line = ${oldLine})`
   // A row leaving the feed, rendered again in a new way, is rendered as its data stands: its old
   // bits may be another template's, whose normalisation bits mean other checks.
   return sql`coalesce(r.data, o.data),
-      CASE WHEN ${inFeed} AND (NOT ${wasInFeed} OR o.data <> r.data OR ${all}) THEN ${plan.line({ data: 'r.data', row: 'r' })}
-           WHEN ${wasInFeed} AND NOT ${inFeed} THEN CASE WHEN ${all} THEN ${plan.line({ data: 'o.data' })} ELSE ${oldLine} END END,
-      CASE WHEN r.product_id IS NULL THEN 'deleted' WHEN o.product_id IS NULL THEN 'new' WHEN o.data = r.data THEN 'unchanged' ELSE 'modified' END,
-      CASE WHEN NOT ${inFeed} OR o.data <> r.data THEN octet_length(${oldLine}) + 1 END, r.issues, o.issues, r.notes, o.notes,
-      CASE WHEN ${inFeed} AND ${wasInFeed} THEN CASE WHEN o.data = r.data THEN 'unchanged' ELSE 'modified' END
+      CASE WHEN ${inFeed} THEN n.line
+           WHEN ${wasInFeed} THEN CASE WHEN ${renderAll ? sql`true` : sql`false`} THEN ${plan.line({ data: 'o.data' })} ELSE ${oldLine} END END,
+      CASE WHEN r.product_id IS NULL THEN 'deleted' WHEN o.product_id IS NULL THEN 'new' WHEN ${sameData} THEN 'unchanged' ELSE 'modified' END,
+      CASE WHEN NOT ${inFeed} OR NOT ${sameData} THEN octet_length(${oldLine}) + 1 END, r.issues, o.issues, r.notes, o.notes,
+      CASE WHEN ${inFeed} AND ${wasInFeed} THEN CASE WHEN ${sameInFeed} THEN 'unchanged' ELSE 'modified' END
            WHEN ${inFeed} THEN 'new' WHEN ${wasInFeed} THEN 'deleted' END,
       coalesce(r.changed, false)`
+}
+
+/**
+ * The line of the export's row `r` where export_rows needs it, rendered once (OFFSET 0 keeps the
+ * subquery from being folded into each place that reads it): a row new to the feed, changed, or
+ * rendered anew; NULL otherwise.
+ */
+function renderedLine(plan: ExportPlan, { renderAll, previousOnRead }: Classifying): RawBuilder<unknown> {
+  const inFeed = sql`(r.product_id IS NOT NULL AND NOT ${plan.leftOut('r.issues')})`
+  const wasInFeed = previousOnRead ? sql`(o.product_id IS NOT NULL)` : sql`(o.line IS NOT NULL)`
+  const needed = renderAll ? inFeed : sql`${inFeed} AND (NOT ${wasInFeed} OR o.data <> r.data)`
+  return sql`SELECT CASE WHEN ${needed} THEN ${plan.line({ data: 'r.data', row: 'r' })} END AS line OFFSET 0`
 }
 
 /**
@@ -133,15 +154,18 @@ export async function classifyChanged(tx: Tx, plan: ExportPlan, sinceBuild: stri
     return false
   }
   await createExportRows(tx)
+  // Made as this export makes it: the same layout.
+  const how = { renderAll: false, previousOnRead: plan.linesOnRead !== null, sameLayout: true }
   // Each changed id looked up by key, in key order (neighbours share pages), a LATERAL … LIMIT 1
   // each (the keys are unique): right after a
   // bulk load the stages' statistics may be missing or stale, and a planner that misjudges them
   // scans both stages whole instead (seconds at 1M rows, measured).
   await sql`INSERT INTO export_rows (product_id, data, line, kind, old_bytes, issues, old_issues, notes, old_notes, feed, changed)
-    SELECT ch.product_id, ${classifiedColumns(plan, { renderAll: false, previousOnRead: plan.linesOnRead !== null })}
+    SELECT ch.product_id, ${classifiedColumns(plan, how)}
     FROM (SELECT product_id FROM changed_ids ORDER BY product_id) AS ch
     LEFT JOIN LATERAL (${plan.rowsWhere(sql`product_id = ch.product_id`)} LIMIT 1) AS r ON true
     LEFT JOIN LATERAL (${plan.channelRows(sql`c.product_id = ch.product_id`, plan.referral)} LIMIT 1) AS o ON true
+    CROSS JOIN LATERAL (${renderedLine(plan, how)}) AS n
     WHERE r.product_id IS NOT NULL OR o.product_id IS NOT NULL`.execute(tx.db)
   return true
 }
@@ -163,7 +187,8 @@ export async function classifyAll(tx: Tx, plan: ExportPlan, how: Classifying & {
   await sql`INSERT INTO export_rows (product_id, data, line, kind, old_bytes, issues, old_issues, notes, old_notes, feed, changed)
     SELECT coalesce(r.product_id, o.product_id), ${classifiedColumns(plan, how)}
     FROM (${plan.rows} OFFSET 0) AS r
-    FULL JOIN (${plan.channelRows(sql`true`, how.previousReferral)}) AS o ON o.product_id = r.product_id`.execute(tx.db)
+    FULL JOIN (${plan.channelRows(sql`true`, how.previousReferral)}) AS o ON o.product_id = r.product_id
+    CROSS JOIN LATERAL (${renderedLine(plan, how)}) AS n`.execute(tx.db)
 }
 
 /** How many rows of the channel stage an export inserts, updates and deletes. */

@@ -2,7 +2,7 @@ import { sql } from 'kysely'
 import { lockKeysForTransaction, type LockedTransaction } from '../db/advisory-locks.js'
 import type { CheckTotals } from '../db/schema.js'
 import type { DbHandle } from '../db/database.js'
-import type { Channel, ChannelHold, Run, Site } from '../db/schema.js'
+import type { Channel, ChannelHold, FeedFormat, Run, Site } from '../db/schema.js'
 import { channelStage, IMPORT_STAGE, inStage } from '../db/stage-keys.js'
 import { referralOf, type Referral } from '../db/referred-data.js'
 import type { RenderedFormat } from '../feeds/feed-sql.js'
@@ -90,12 +90,15 @@ export interface ChannelStageState {
   referral: Referral | undefined
   /** Its lines are rendered when read, in this format (see ExportPlan.linesOnRead). */
   linesOnRead: RenderedFormat | null
+  /** The columns and format its lines were made with (format null: not kept when it was saved). */
+  columns: string[]
+  format: FeedFormat | null
 }
 
 export async function channelStageState(db: DbHandle, siteId: string, channelId: string): Promise<ChannelStageState | undefined> {
   const stage = await db
     .selectFrom('site_stage')
-    .select(['row_count', 'line_bytes', 'build', 'signature', 'checks', 'refers_to_import', 'refers_mapping', 'line_format'])
+    .select(['row_count', 'line_bytes', 'build', 'signature', 'checks', 'refers_to_import', 'refers_mapping', 'line_format', 'columns', 'format'])
     .where(inStage('site_stage', siteId, channelStage(channelId)))
     .executeTakeFirst()
   return (
@@ -107,6 +110,8 @@ export async function channelStageState(db: DbHandle, siteId: string, channelId:
       checks: stage.checks,
       referral: referralOf(stage),
       linesOnRead: stage.line_format,
+      columns: stage.columns,
+      format: stage.format,
     }
   )
 }
@@ -116,18 +121,19 @@ export async function saveChannelStage(
   db: DbHandle,
   site: Site,
   channelId: string,
-  stage: Omit<ChannelStageState, 'signature' | 'checks'> & { columns: string[]; signature: string; checks: CheckTotals },
+  stage: Omit<ChannelStageState, 'signature' | 'checks' | 'format'> & { signature: string; checks: CheckTotals; format: FeedFormat },
 ): Promise<void> {
-  const { columns, rows, lineBytes, build, signature, checks, referral, linesOnRead } = stage
+  const { columns, rows, lineBytes, build, signature, checks, referral, linesOnRead, format } = stage
   const key = channelStage(channelId)
   const refersMapping = referral?.mapping ? JSON.stringify(referral.mapping) : null
   await sql`INSERT INTO site_stage (site_id, stage, stage_id, account_id, columns, row_count, recipe, line_bytes, build, signature, checks, refers_to_import,
-        refers_mapping, line_format)
+        refers_mapping, line_format, format)
       VALUES (${site.id}, ${key.stage}, ${key.stageId}, ${site.account_id}, ${columns}::text[], ${rows}, '', ${lineBytes}, ${build}, ${signature},
-        ${JSON.stringify(checks)}::jsonb, ${referral !== undefined}, ${refersMapping}::jsonb, ${linesOnRead})
+        ${JSON.stringify(checks)}::jsonb, ${referral !== undefined}, ${refersMapping}::jsonb, ${linesOnRead}, ${format})
       ON CONFLICT (site_id, stage, stage_id) DO UPDATE SET columns = excluded.columns, row_count = excluded.row_count,
         line_bytes = excluded.line_bytes, build = excluded.build, signature = excluded.signature, checks = excluded.checks,
         refers_to_import = excluded.refers_to_import, refers_mapping = excluded.refers_mapping, line_format = excluded.line_format,
+        format = excluded.format,
         updated_at = now()`.execute(db)
 }
 

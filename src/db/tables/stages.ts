@@ -1,5 +1,5 @@
 import type { ColumnType, Generated } from 'kysely'
-import type { CheckTotals, ColumnMapping } from './channels.js'
+import type { CheckTotals, ColumnMapping, FeedFormat } from './channels.js'
 
 // The stages of a site: import and channel rows, the change log (src/catalog/, src/imports/, src/exports/).
 
@@ -58,5 +58,7 @@ export interface SiteStageTable {
    * each row stores its line (null for a row left out).
    */
   line_format: ColumnType<'csv' | 'tsv' | null, 'csv' | 'tsv' | null | undefined, 'csv' | 'tsv' | null>
+  /** Channel stage: the format its lines were made in; null for a stage saved before it was kept. */
+  format: ColumnType<FeedFormat | null, FeedFormat | null | undefined, FeedFormat | null>
   updated_at: Generated<Date>
 }
