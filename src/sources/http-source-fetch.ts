@@ -98,7 +98,14 @@ function get(url: URL, headers: Record<string, string>, source: SourceToFetch): 
       response?.destroy(error)
     }
     const deadline = setTimeout(() => fail(pastDeadline(budget)), Math.max(0, budget.deadline - Date.now()))
-    request.setTimeout(budget.idleMs, () => fail(idle(budget)))
+    // Idle is the server's silence: a body whose reader is behind (a large file parsed slower than it
+    // arrives, or a busy process) holds the socket paused, which the socket's timer cannot tell from
+    // silence, and once failed a 60 MB file on a loaded machine as "sent nothing". Such a body goes
+    // on: its next read re-arms the timer, and the deadline still bounds the whole fetch.
+    request.setTimeout(budget.idleMs, () => {
+      if (response !== undefined && (response.readableLength > 0 || response.readableFlowing === false)) return
+      fail(idle(budget))
+    })
     request.on('socket', (socket) => socket.once('connect', () => (connected = true)))
     request.on('close', () => clearTimeout(deadline))
     request.on('response', (answer: IncomingMessage) => {
