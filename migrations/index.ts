@@ -26,6 +26,7 @@ import * as m0024 from './0024-one-claim-shape.js'
 import * as m0025 from './0025-left-out-index.js'
 import * as m0026 from './0026-mapped-channels-refer.js'
 import * as m0027 from './0027-stage-layout.js'
+import * as m0028 from './0028-forgotten-tombstones.js'
 
 // A static list instead of a directory scan: it works the same from TypeScript sources (tsx, vitest)
 // and from the compiled build, and a migration cannot be forgotten by the bundler.
@@ -57,4 +58,5 @@ export const migrations: Record<string, Migration> = {
   '0025-left-out-index': m0025,
   '0026-mapped-channels-refer': m0026,
   '0027-stage-layout': m0027,
+  '0028-forgotten-tombstones': m0028,
 }

@@ -36,7 +36,7 @@ interface StageRecord {
   changesFrom: string
 }
 
-type StreamState = { id: string; applied_seq: string; columns: string[] }
+type StreamState = { id: string; applied_seq: string; columns: string[]; forgotten_seq: string }
 
 /**
  * Builds the site's import stage from its sources' catalogs: main sources stacked (a later source
@@ -53,7 +53,7 @@ export async function buildImportStage(db: Db, site: StageSite, sources: StageSo
       const liveMains = await countLiveMains(trx, roles.mains)
       const recipe = recipeOf(site, roles)
       const previous = await lockImportStage(trx, site.id)
-      const { rowCount, build, changesFrom } = await writeRows(trx, { site, roles, recipe, previous, liveMains })
+      const { rowCount, build, changesFrom } = await writeRows(trx, { site, roles, recipe, previous, liveMains, streams })
       const columns = await stageColumns(trx, { site, roles, streams, rowCount, maxColumns })
       const streamSeqs = Object.fromEntries(sources.map((source) => [source.streamId, streams.get(source.streamId)?.applied_seq ?? '0']))
       await saveImportStage(trx, site, { columns, rowCount, recipe, streamSeqs, build, changesFrom })
@@ -75,7 +75,7 @@ function sourcesByRole(site: StageSite, sources: StageSource[]): StageSources {
 
 async function readStreams(trx: Trx, sources: StageSource[]): Promise<Map<string, StreamState>> {
   const ids = sources.map((source) => source.streamId)
-  const streams = await trx.selectFrom('stream').select(['id', 'applied_seq', 'columns']).where('id', 'in', ids).execute()
+  const streams = await trx.selectFrom('stream').select(['id', 'applied_seq', 'columns', 'forgotten_seq']).where('id', 'in', ids).execute()
   return new Map(streams.map((stream) => [stream.id, stream]))
 }
 
@@ -127,19 +127,31 @@ async function lockImportStage(trx: Trx, siteId: string): Promise<SiteStage | un
     .executeTakeFirst()
 }
 
+/** What a build writes its rows from: the previous build, the sources, and their streams as read. */
+interface Building {
+  site: StageSite
+  roles: StageSources
+  recipe: string
+  previous: SiteStage | undefined
+  liveMains: number
+  streams: Map<string, StreamState>
+}
+
 /**
  * The stage's rows under the next build number: only the changes since the previous build when a
  * single main source is read as before, else everything again.
  */
 async function writeRows(
   trx: Trx,
-  { site, roles, recipe, previous, liveMains }: { site: StageSite; roles: StageSources; recipe: string; previous: SiteStage | undefined; liveMains: number },
+  { site, roles, recipe, previous, liveMains, streams }: Building,
 ): Promise<{ rowCount: number; build: string; changesFrom: string }> {
   const { mains, additions } = roles
   const build = String(BigInt(previous?.build ?? '0') + 1n)
   const onlyMain = mains.length === 1 && additions.length === 0 ? mains[0] : undefined
   const previousSeq = onlyMain ? previous?.stream_seqs[onlyMain.streamId] : undefined
-  if (previous && previous.recipe === recipe && onlyMain && previousSeq !== undefined) {
+  // The deletes after previousSeq are all still tombstones, unless the stream forgot some meanwhile.
+  const deletesKept = onlyMain !== undefined && previousSeq !== undefined && BigInt(previousSeq) >= BigInt(streams.get(onlyMain.streamId)?.forgotten_seq ?? '0')
+  if (previous && previous.recipe === recipe && onlyMain && previousSeq !== undefined && deletesKept) {
     await keepExportedData(trx, site.id, { streamId: onlyMain.streamId, sinceSeq: previousSeq })
     const rowCount = Number(previous.row_count) + (await applyChanges(trx, site, onlyMain.streamId, previousSeq, build))
     return { rowCount, build, changesFrom: await boundChangeLog(trx, site.id, rowCount, previous.changes_from, build) }

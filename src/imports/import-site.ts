@@ -136,16 +136,23 @@ async function applyStream(
 
 /**
  * A deleted product stays in its stream's catalog as a tombstone until every site stage built from
- * the stream has read past it; a site that has not built yet does a full build and needs none.
+ * the stream has read past it; a site that has not built yet does a full build and needs none. A
+ * site whose data source on the stream was deleted is not waited for: the stream records how far
+ * it forgot (forgotten_seq), and a stage that read its changes only up to before that is built whole.
  */
 async function forgetSeenTombstones(db: Db, streamIds: string[]): Promise<void> {
   for (const streamId of streamIds) {
     await sql`
-      DELETE FROM stream_product
-      WHERE stream_id = ${streamId} AND data IS NULL AND changed_seq <= (
-        SELECT coalesce(min((ss.stream_seqs ->> ${streamId})::bigint), 9223372036854775807)
-        FROM site_stage ss JOIN data_source ds ON ds.site_id = ss.site_id AND ds.stream_id = ${streamId}
-        WHERE ss.stage = ${IMPORT_STAGE.stage} AND ss.stream_seqs ? ${streamId}
-      )`.execute(db)
+      WITH forgotten AS (
+        DELETE FROM stream_product
+        WHERE stream_id = ${streamId} AND data IS NULL AND changed_seq <= (
+          SELECT coalesce(min((ss.stream_seqs ->> ${streamId})::bigint), 9223372036854775807)
+          FROM site_stage ss JOIN data_source ds ON ds.site_id = ss.site_id AND ds.stream_id = ${streamId}
+          WHERE ss.stage = ${IMPORT_STAGE.stage} AND ss.stream_seqs ? ${streamId}
+        )
+        RETURNING changed_seq
+      )
+      UPDATE stream SET forgotten_seq = greatest(forgotten_seq, (SELECT max(changed_seq) FROM forgotten))
+      WHERE id = ${streamId} AND EXISTS (SELECT 1 FROM forgotten)`.execute(db)
   }
 }

@@ -19,6 +19,8 @@ export interface StreamTable {
   deleted_at: Date | null
   columns: Generated<string[]>
   applied_seq: Generated<string>
+  /** The highest change sequence of a tombstone forgotten: a stage that read the changes only up to an earlier one is built whole. */
+  forgotten_seq: Generated<string>
   /** The stream of a fetched source (feed URL, SFTP): no interface shows it, only its source writes to it. */
   source_owned: Generated<boolean>
 }
