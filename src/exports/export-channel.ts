@@ -191,7 +191,8 @@ async function compareExport(tx: Tx, plan: ExportPlan, previous: ChannelStageSta
   // is the same may be written another way (a rewrite in another currency), and one whose data
   // changed may be written the same (a value sent empty where it was missing).
   const sameLayout = previous !== undefined && previous.format === plan.channel.format && sameColumns(previous.columns, plan.columns)
-  if (!classified) await classifyAll(tx, plan, { renderAll: !sameMaking, previousReferral: previous?.referral, previousOnRead, sameLayout })
+  const previousColumns = previous?.columns ?? plan.columns
+  if (!classified) await classifyAll(tx, plan, { renderAll: !sameMaking, previousReferral: previous?.referral, previousOnRead, sameLayout, previousColumns })
   const { lineBytesChange, stage, ...counts } = await deltaCounts(tx, previous?.rows ?? 0)
   // Counted from the changes when the previous counts were made the same way, else from every row.
   const checks = plan.checks

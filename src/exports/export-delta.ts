@@ -94,6 +94,8 @@ interface Classifying {
   renderAll: boolean
   previousOnRead: boolean
   sameLayout: boolean
+  /** The columns of the previous export's lines (with sameLayout, this export's). */
+  previousColumns: string[]
 }
 
 /**
@@ -103,15 +105,16 @@ interface Classifying {
  * line (every one is in the feed), and an old line is its data rendered, only for a row whose line
  * is gone or changed. A row in the feed before and after is modified in it when what the feed says
  * of it changed: where the lines are laid out as before (`sameLayout`) when its line changed (the
- * same data makes the same line only when the stage was made the same way); otherwise, every
- * column's value being a line's whole content, when its data changed.
+ * same data makes the same line only when the stage was made the same way); otherwise when one of
+ * its values changed, in a column of either export (a missing value and an empty one are the same).
  */
-function classifiedColumns(plan: ExportPlan, { renderAll, previousOnRead, sameLayout }: Classifying): RawBuilder<unknown> {
+function classifiedColumns(plan: ExportPlan, how: Classifying): RawBuilder<unknown> {
+  const { renderAll, previousOnRead, sameLayout } = how
   const inFeed = sql`(r.product_id IS NOT NULL AND NOT ${plan.leftOut('r.issues')})`
   const wasInFeed = previousOnRead ? sql`(o.product_id IS NOT NULL)` : sql`(o.line IS NOT NULL)`
   const oldLine = previousOnRead ? plan.line({ data: 'o.data' }) : sql`o.line`
   const sameData = sql`o.data = r.data`
-  const sameInFeed = !sameLayout ? sameData : renderAll ? sql`n.line = ${oldLine}` : sql`(${sameData} OR n.line = ${oldLine})`
+  const sameInFeed = !sameLayout ? sameValues(plan, how) : renderAll ? sql`n.line = ${oldLine}` : sql`(${sameData} OR n.line = ${oldLine})`
   // A row leaving the feed, rendered again in a new way, is rendered as its data stands: its old
   // bits may be another template's, whose normalisation bits mean other checks.
   return sql`coalesce(r.data, o.data),
@@ -122,6 +125,14 @@ function classifiedColumns(plan: ExportPlan, { renderAll, previousOnRead, sameLa
       CASE WHEN ${inFeed} AND ${wasInFeed} THEN CASE WHEN ${sameInFeed} THEN 'unchanged' ELSE 'modified' END
            WHEN ${inFeed} THEN 'new' WHEN ${wasInFeed} THEN 'deleted' END,
       coalesce(r.changed, false)`
+}
+
+/** SQL: the rows `o` and `r` have the same value in every column of the previous export and of this one ('' where none). */
+function sameValues(plan: ExportPlan, { previousColumns }: Classifying): RawBuilder<unknown> {
+  const columns = [...new Set([...previousColumns, ...plan.columns])]
+  if (columns.length === 0) return sql`true`
+  const value = (row: string, column: string) => `coalesce(${row}.data ->> ${quoter.escapeLiteral(column)}, '')`
+  return sql.raw(`(${columns.map((column) => `${value('o', column)} = ${value('r', column)}`).join(' AND ')})`)
 }
 
 /**
@@ -155,7 +166,7 @@ export async function classifyChanged(tx: Tx, plan: ExportPlan, sinceBuild: stri
   }
   await createExportRows(tx)
   // Made as this export makes it: the same layout.
-  const how = { renderAll: false, previousOnRead: plan.linesOnRead !== null, sameLayout: true }
+  const how = { renderAll: false, previousOnRead: plan.linesOnRead !== null, sameLayout: true, previousColumns: plan.columns }
   // Each changed id looked up by key, in key order (neighbours share pages), a LATERAL … LIMIT 1
   // each (the keys are unique): right after a
   // bulk load the stages' statistics may be missing or stale, and a planner that misjudges them

@@ -88,6 +88,33 @@ describe('delta files and counts of an export', () => {
     expect(ids(after.unchanged)).toEqual(['P2'])
   })
 
+  it.each(['csv', 'xml'] as const)('count only the rows with a value in a column the mapping adds or drops as modified: %s', async (format) => {
+    const { f } = await siteWith([
+      { id: 'A', title: 'Alpha', label: 'sale' },
+      { id: 'B', title: 'Beta' },
+      { id: 'C', title: 'Gamma', label: '' },
+    ])
+    const base = [
+      { column: 'id', source: 'id' },
+      { column: 'title', source: 'title' },
+    ]
+    const channel = await createChannel(f, { format, mapping: base, filenames: DELTAS(format) })
+    await runOk(f, 'all')
+    const remap = async (mapping: object[]) => {
+      const changed = await f.c.put(`/sites/${f.site.id}/channels/${channel.id}`, { mapping })
+      expect(changed.statusCode, changed.body).toBe(200)
+      await runOk(f, 'export-all')
+      return historyCounts((await history(f, channel.id))[0])
+    }
+    // Only A has a label: B's and C's values are the same in every column of either export.
+    expect(await remap([...base, { column: 'label', source: 'label' }]), 'label added').toEqual([0, 1, 0, 2])
+    const added = await files(t, f, channel.id)
+    expect(added.modified).toContain('sale')
+    expect(added.unchanged).toContain('Beta')
+    expect(added.unchanged).not.toContain('Alpha')
+    expect(await remap(base), 'label dropped').toEqual([0, 1, 0, 2])
+  })
+
   it('count a row unchanged when its data changed but not its line: a value re-sent empty where it was missing', async () => {
     const { f, stream } = await siteWith([
       { id: 'A', title: 'Alpha', color: 'red' },
