@@ -2,18 +2,12 @@
 // whatever the caller's valueOf builds, so no client text ever becomes SQL text here.
 import { sql, type Expression, type RawBuilder, type SqlBool } from 'kysely'
 import type { CompareOp, FilterLiteral, FilterNode } from './filter-node.js'
+import { BLANKS, NUMBER_CHARS, NUMBER_PATTERN } from '../db/number-text.js'
 
 /** Builds a non-null text expression for a column ('' when the row has no such attribute). */
 export type FilterValueOf = (column: string) => Expression<string>
 
-// A value is numeric when it is a plain decimal (optional sign, fraction, exponent) between ASCII
-// whitespace. The bounds (1000 characters, exponent of at most three digits) keep the ::numeric cast
-// below from ever overflowing (1e999999 would raise), and only ASCII whitespace is allowed because
-// \s in a Postgres regex can match Unicode spaces that numeric input does not trim. No backslashes:
-// the pattern means the same whatever standard_conforming_strings says.
-const WS = '[ \t\n\r\f\v]*'
-const NUMERIC_TEXT = `^${WS}[-+]?([0-9]+[.]?[0-9]*|[.][0-9]+)([eE][-+]?0*[0-9]{1,3})?${WS}$`
-const MAX_NUMERIC_TEXT = 1000
+// A value is numeric when it reads as a number as a rule reads one (src/db/number-text.ts).
 
 // Whitelisted operator text; FilterNode only ever holds these keys.
 const OPERATOR: Record<CompareOp, RawBuilder<unknown>> = {
@@ -87,7 +81,10 @@ function compare(value: Expression<string>, op: CompareOp, literal: FilterLitera
 
 /** The value as numeric when it looks like a number, else NULL (so every numeric test is false). */
 function numeric(value: Expression<string>): RawBuilder<unknown> {
-  return sql`(CASE WHEN char_length(${value}) <= ${sql.lit(MAX_NUMERIC_TEXT)} AND (${value}) ~ ${NUMERIC_TEXT} THEN (${value})::numeric END)`
+  // isNumberSql and numericSql over an expression; the pattern a parameter, which means the same
+  // whatever standard_conforming_strings says.
+  const isNumber = sql`char_length(${value}) <= ${sql.lit(NUMBER_CHARS)} AND (${value}) ~ ${NUMBER_PATTERN}`
+  return sql`(CASE WHEN ${isNumber} THEN btrim(${value}, ${sql.raw(BLANKS)})::numeric END)`
 }
 
 // parseFilter bounds number literals, so this cast cannot fail.

@@ -1,5 +1,6 @@
 import type { SqlQuoter } from '../feeds/sql-quoter.js'
 import type { Action, Condition, Group } from './rule-types.js'
+import { BLANK, BLANKS, isNumberSql, numericSql, WHITE_SPACE } from '../db/number-text.js'
 
 // What each operator and action does, as SQL over a row's current values (never NULL: a missing
 // attribute reads as ''), so that rules run inside the statements that read and export the rows.
@@ -11,16 +12,7 @@ export interface RuleColumns {
   read(attribute: string): string
 }
 
-// Blanks are Unicode's White_Space characters (NBSP, the ideographic space …), the same whatever the
-// database's locale: its [[:space:]] may hold more of them or fewer (a C locale: ASCII only).
-const WHITE_SPACE = [0x09, 0x0a, 0x0b, 0x0c, 0x0d, 0x20, 0x85, 0xa0, 0x1680, 0x2000, 0x2001, 0x2002, 0x2003, 0x2004, 0x2005]
-  .concat([0x2006, 0x2007, 0x2008, 0x2009, 0x200a, 0x2028, 0x2029, 0x202f, 0x205f, 0x3000])
-  .map((code) => `\\u${code.toString(16).padStart(4, '0')}`)
-  .join('')
-/** SQL: the blanks as btrim's characters. */
-const BLANKS = `E'${WHITE_SPACE}'`
-/** A pattern's bracket expression of one blank (the regular expression reads the \\u escapes). */
-const BLANK = `[${WHITE_SPACE}]`
+// Blanks and numbers as every comparison reads them (src/db/number-text.ts).
 
 /** SQL: `v` under the collation rules fold case with (migration 0017): Unicode's mapping, whatever the database's locale. */
 export function folding(v: string): string {
@@ -34,22 +26,8 @@ export function folding(v: string): string {
 function folded(call: (v: string) => string, v: string): string {
   return `(${call(folding(v))} COLLATE "default")`
 }
-const NUMBER = `'^${BLANK}*[-+]?([0-9]+([.][0-9]*)?|[.][0-9]+)${BLANK}*$'`
-/** The longest text read as a number: Postgres' numeric holds at most 16,383 digits after the point. */
-const NUMBER_CHARS = 1000
-
 export function blankSql(v: string): string {
   return `(${v} = '' OR btrim(${v}, ${BLANKS}) = '')`
-}
-
-/** SQL: whether `v` is a number: digits with an optional sign and point, blanks around them. */
-function numberSql(v: string): string {
-  return `(char_length(${v}) <= ${NUMBER_CHARS} AND ${v} ~ ${NUMBER})`
-}
-
-/** SQL: the numeric of `v`, which numberSql found a number. */
-function numericSql(v: string): string {
-  return `btrim(${v}, ${BLANKS})::numeric`
 }
 
 /** SQL: the group holds (all of its items, or any). */
@@ -65,7 +43,7 @@ export function conditionSql(q: SqlQuoter, condition: Condition, columns: RuleCo
   const literal = (text: string) => fold(q.escapeLiteral(text))
   const value = condition.value ?? ''
   // The value as the client wrote it (a JavaScript number would round 20 digits to 17).
-  const number = (op: string) => `(CASE WHEN ${numberSql(v)} THEN ${numericSql(v)} ${op} ${q.escapeLiteral(value.trim())}::numeric ELSE false END)`
+  const number = (op: string) => `(CASE WHEN ${isNumberSql(v)} THEN ${numericSql(v)} ${op} ${q.escapeLiteral(value.trim())}::numeric ELSE false END)`
   switch (condition.operator) {
     case 'equals':
       return `(${fold(v)} = ${literal(value)})`
@@ -208,7 +186,7 @@ function roundSql(decimals: number, mode: 'half_up' | 'up' | 'down', current: st
   const n = numericSql(current)
   const scale = `1${'0'.repeat(decimals)}`
   const rounded = mode === 'half_up' ? `round(${n}, ${decimals})` : `round(${mode === 'up' ? 'ceil' : 'floor'}(${n} * ${scale}) / ${scale}, ${decimals})`
-  return `(CASE WHEN ${numberSql(current)} THEN ${rounded}::text ELSE ${current} END)`
+  return `(CASE WHEN ${isNumberSql(current)} THEN ${rounded}::text ELSE ${current} END)`
 }
 
 /** At most `max` characters with the suffix, cut at the last word boundary (or within a word longer than that). */

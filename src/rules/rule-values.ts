@@ -1,5 +1,6 @@
 import { BadRequestError } from '../errors.js'
 import { checkText, hasUnstorableCharacter } from '../input/text-input.js'
+import { isNumberText } from '../db/number-text.js'
 
 // The texts, names, flags and patterns of a rule, and the bounds on them (README "Limits").
 
@@ -59,9 +60,9 @@ export function ruleFlag(value: unknown, field: string, fallback: boolean): bool
   return value
 }
 
-/** A decimal number as the number operators read one: optional sign, digits, a point. */
+/** A number as the number operators read one (src/db/number-text.ts). */
 export function isNumber(text: string): boolean {
-  return /^\s*[-+]?(\d+(\.\d*)?|\.\d+)\s*$/.test(text)
+  return isNumberText(text)
 }
 
 /**

@@ -24,6 +24,7 @@ const NUM_ROWS: Record<string, Record<string, string>> = {
   pplus: { price: '+.5' },
   // Far more digits than numeric holds: must be "not a number", never an error.
   pdigits: { price: '9'.repeat(140_000) },
+  // A Unicode blank around a number is trimmed, as a rule's condition reads it (src/db/number-text.ts).
   pemspace: { price: '\u200310' },
   pnan: { price: 'NaN' },
   pinf: { price: 'Infinity' },
@@ -83,7 +84,7 @@ const sorted = (list: string[]) => [...list].sort()
 const except = (all: string[], excluded: string[]) => sorted(all.filter((id) => !excluded.includes(id)))
 
 describe('numbers compare numerically where the value is a number', () => {
-  const TEN = ['p10', 'p10dot', 'pspaced']
+  const TEN = ['p10', 'p10dot', 'pspaced', 'pemspace']
 
   it.each([
     ['price = 10', TEN],
@@ -118,7 +119,7 @@ describe('numbers compare numerically where the value is a number', () => {
   })
 
   it('non-numeric values (text, empty, missing, out of range, NaN, hex) are false for every numeric test', async () => {
-    const numeric = ['p95', 'p10', 'p10dot', 'pspaced', 'p1e3', 'pneg', 'pplus']
+    const numeric = ['p95', 'p10', 'p10dot', 'pspaced', 'pemspace', 'p1e3', 'pneg', 'pplus']
     expect(await ids('num_probe', 'price < 1e999 OR price >= 1e999')).toEqual(sorted(numeric))
     expect(await ids('num_probe', 'price BETWEEN -1e999 AND 1e999')).toEqual(sorted(numeric))
   })

@@ -113,7 +113,7 @@ describe('round', () => {
       long: '0.50',
       word: '5.00',
       tabbed: '7.25',
-      'num-exp': '1e5',
+      'num-exp': '100000.00',
       'num-dash': '-',
       'num-dot': '.',
       'num-signs': '+-1',

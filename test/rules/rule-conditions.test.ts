@@ -97,7 +97,8 @@ describe('is_empty, is_not_empty', () => {
 describe('number operators', () => {
   it('greater_than and greater_or_equal: false where the value is no number', async () => {
     const numbers = { full: true, empty: false, missing: false, accents: false, emoji: true, cjk: false, 'num-nbsp': false, 'num-big': true }
-    const others = { 'num-exp': false, 'num-long': false, 'num-euro': false, 'num-spaced': false, 'only-id': false }
+    // 1e5 is a number, as a catalog filter reads one (src/db/number-text.ts).
+    const others = { 'num-exp': true, 'num-long': false, 'num-euro': false, 'num-spaced': false, 'only-id': false }
     await expectMatches(f, on('price', 'greater_than', { value: '19.5' }), { ...numbers, ...others })
     await expectMatches(f, on('price', 'greater_or_equal', { value: ' 19.5 ' }), { ...numbers, ...others, empty: true, 'num-nbsp': true })
   })
