@@ -33,9 +33,11 @@ export function xmlNameProblem(name: string): string | undefined {
       .map((p) => `${p}:`)
       .join(', ')} is)`
   }
-  if (!/^[A-Za-z_]/.test(local)) return `it must start with a letter or _${prefix === undefined ? '' : ' after its prefix'}`
+  if (!/^[A-Za-z_]/.test(local)) {
+    return `it must start with an ASCII letter (A-Z, a-z) or _${prefix === undefined ? '' : ' after its prefix'}`
+  }
   const bad = /[^A-Za-z0-9._-]/.exec(local)
-  if (bad) return `${JSON.stringify(bad[0])} cannot be part of one (letters, digits, . _ - and an optional g: prefix)`
+  if (bad) return `${JSON.stringify(bad[0])} cannot be part of one (ASCII letters, digits, . _ - and an optional g: prefix)`
   if (/^xml/i.test(name)) return 'names starting with "xml", in any case, are reserved by XML'
   if (name.includes('_x')) return 'Postgres, which writes the element, would rewrite its "_x" to "_x005F_x"'
   if (name.length > MAX_XML_NAME_BYTES) {

@@ -37,6 +37,8 @@ const REFUSED: [string, (siteId: string) => Record<string, unknown>, RegExp][] =
     /^mapping\[1\]\.column: "g:a+" .*has 80 characters and Postgres, which writes the element, cuts names at 63/,
   ],
   ['an XML name with a space', () => xml('sale price'), /^mapping\[1\]\.column: "sale price" .*" " cannot be part of one/],
+  ['an XML name starting with a letter outside ASCII', () => xml('ünï'), /^mapping\[1\]\.column: "ünï" .*must start with an ASCII letter \(A-Z, a-z\) or _/],
+  ['an XML name with a letter outside ASCII', () => xml('größe'), /^mapping\[1\]\.column: "größe" .*"ö" cannot be part of one \(ASCII letters/],
   ['an undeclared XML prefix', () => xml('x:id'), /^mapping\[1\]\.column: "x:id" .*the prefix "x:" is not declared/],
   [
     'a lone surrogate in a column name',
