@@ -15,6 +15,7 @@ import { settleRequestClaim } from '../activity/request-scope.js'
 import { recordChannelChange } from './channel-activity.js'
 import { copyDestinations, replaceDestinations, type Connectors } from './channel-destinations.js'
 import { requireXmlRuleNames } from './channel-rule-names.js'
+import { lockAccountRow } from '../db/row-locks.js'
 
 /** Where the channel's exports stand: a safety stop holds the last one, or what the last published one wrote serves, or none has. */
 export type ExportStatus = 'not_exported' | 'published' | 'held'
@@ -197,7 +198,7 @@ export async function updateChannel(
 ): Promise<ChannelDetails> {
   await guardDestinations(connectors.guard, input.destinations)
   return inTransaction(db, async ({ db: trx }) => {
-    const current = await getChannel(trx, accountId, siteSegment, channelId)
+    const current = await lockedChannel(trx, accountId, siteSegment, channelId)
     const config = readChannelInput(input, configOf(current.channel))
     checkSavedFilenames(config.filenames, { siteId: current.channel.site_id, channelId: current.channel.id })
     await checkFilter(trx, { id: current.channel.site_id, account_id: accountId }, config.filter)
@@ -213,6 +214,13 @@ export async function updateChannel(
     await recordChannelChange(trx, current, updated)
     return updated
   })
+}
+
+/** The channel, read after its row is locked for the transaction (src/db/row-locks.ts): 404 once a concurrent delete took it. */
+async function lockedChannel(trx: DbHandle, accountId: string, siteSegment: string, channelId: string): Promise<ChannelDetails> {
+  const found = await getChannel(trx, accountId, siteSegment, channelId)
+  if (!(await lockAccountRow(trx, 'channel', accountId, found.channel.id))) throw new NotFoundError()
+  return getChannel(trx, accountId, siteSegment, channelId)
 }
 
 /**
@@ -231,7 +239,7 @@ export async function deleteChannel(
     db,
     async (tx) => {
       const trx = tx.db
-      const current = await getChannel(trx, accountId, siteSegment, channelId)
+      const current = await lockedChannel(trx, accountId, siteSegment, channelId)
       const { site_id: siteId, id } = current.channel
       await trx
         .deleteFrom('stage_product')

@@ -153,7 +153,8 @@ export function sourceTarget(source: DataSource) {
 
 export async function updateDataSource(db: Db, accountId: string, siteSegment: string, sourceId: string, input: DataSourceInput): Promise<DataSource> {
   return inTransaction(db, async ({ db: trx }) => {
-    const source = await getDataSource(trx, accountId, siteSegment, sourceId)
+    // Locked: concurrent changes take turns, each reading what the one before wrote (src/db/row-locks.ts).
+    const source = await getDataSource(trx, accountId, siteSegment, sourceId, 'stream', { forUpdate: true })
     const updated = await updateSourceRow(trx, accountId, source, input)
     const changes = changesBetween(source, updated)
     if (Object.keys(changes).length > 0) await recordActivity(trx, { accountId, action: 'data_source.updated', target: sourceTarget(source), changes })
@@ -179,7 +180,7 @@ async function updateSourceRow(db: DbHandle, accountId: string, source: DataSour
 
 export async function deleteDataSource(db: Db, accountId: string, siteSegment: string, sourceId: string): Promise<DataSource> {
   return inTransaction(db, async ({ db: trx }) => {
-    const source = await getDataSource(trx, accountId, siteSegment, sourceId)
+    const source = await getDataSource(trx, accountId, siteSegment, sourceId, 'stream', { forUpdate: true })
     await trx.deleteFrom('data_source').where('account_id', '=', accountId).where('id', '=', source.id).execute()
     await recordActivity(trx, {
       accountId,

@@ -157,7 +157,7 @@ export async function deleteSiteSource(db: Db, accountId: string, siteSegment: s
   const current = await getSiteSource(db, accountId, siteSegment, sourceId)
   if (current.kind === 'stream') return deleteDataSource(db, accountId, siteSegment, sourceId)
   return inTransaction(db, async ({ db: trx }) => {
-    const source = await getSiteSource(trx, accountId, siteSegment, sourceId)
+    const source = await getDataSource(trx, accountId, siteSegment, sourceId, 'any', { forUpdate: true })
     // Its own stream goes with it (the data_source_drops_its_stream trigger).
     await trx.deleteFrom('data_source').where('account_id', '=', accountId).where('id', '=', source.id).execute()
     await recordActivity(trx, { accountId, action: 'data_source.deleted', target: sourceTarget(source), changes: sourceChanges(source, null) })

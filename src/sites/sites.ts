@@ -12,6 +12,7 @@ import { changesBetween } from '../activity/activity-changes.js'
 import { recordActivity } from '../activity/activity-store.js'
 import { settleRequestClaim } from '../activity/request-scope.js'
 import { admitWaitingRuns, type RunTurns } from '../runs/run-admission-store.js'
+import { lockAccountRow } from '../db/row-locks.js'
 
 /** Every site a path segment names: a numeric id, or `<tagName>:<tagValue>` (a tag or a reference). */
 export async function findSites(db: DbHandle, accountId: string, segment: string): Promise<Site[]> {
@@ -105,6 +106,8 @@ export function siteTarget(site: Pick<Site, 'id'>) {
 
 export async function updateSite(db: Db, accountId: string, segment: string, input: SiteInput, limits: AccountLimits, pathProjectId?: string): Promise<Site> {
   return inTransaction(db, async ({ db: trx }) => {
+    // Read again once locked (src/db/row-locks.ts): what the activity log says it replaced is what it replaced.
+    if (!(await lockAccountRow(trx, 'site', accountId, (await getSite(trx, accountId, segment)).id))) throw new NotFoundError()
     const site = await getSite(trx, accountId, segment)
     const updated = await updateSiteRow(trx, { accountId, site, input, limits, pathProjectId })
     const changes = changesBetween(site, updated)
@@ -192,7 +195,9 @@ export async function deleteSite(db: Db, { storage, runs, accountId, segment, pa
           .values({ site_id: site.id })
           .onConflict((oc) => oc.doNothing())
           .execute()
-        await trx.deleteFrom('site').where('account_id', '=', accountId).where('id', '=', site.id).execute()
+        // A concurrent delete of the same site took it first (this one waited for its row): a 404, as after it.
+        const deleted = await trx.deleteFrom('site').where('account_id', '=', accountId).where('id', '=', site.id).executeTakeFirst()
+        if (Number(deleted.numDeletedRows) === 0) throw new NotFoundError()
         if ((await admitWaitingRuns(trx, runs, accountId)) > 0) tx.onCommit(() => runs.wake())
         await recordActivity(trx, { accountId, action: 'site.deleted', target: siteTarget(site), changes: changesBetween(site, null) })
         const keys = files.map((file) => file.storage_key)

@@ -126,7 +126,15 @@ export async function renameStream(db: Db, accountId: string, streamId: string, 
 export async function deleteStream(db: Db, accountId: string, streamId: string, now: Date): Promise<void> {
   await inTransaction(db, async ({ db: trx }) => {
     const stream = await getStream(trx, accountId, streamId)
-    await trx.updateTable('stream').set({ deleted_at: now, updated_at: now }).where('account_id', '=', accountId).where('id', '=', stream.id).execute()
+    // A concurrent delete of the same stream took it first (this one waited for its row): a 404, as after it.
+    const deleted = await trx
+      .updateTable('stream')
+      .set({ deleted_at: now, updated_at: now })
+      .where('account_id', '=', accountId)
+      .where('id', '=', stream.id)
+      .where('deleted_at', 'is', null)
+      .executeTakeFirst()
+    if (Number(deleted.numUpdatedRows) === 0) throw new NotFoundError()
     await recordActivity(trx, {
       accountId,
       action: 'stream.deleted',
