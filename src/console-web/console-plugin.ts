@@ -56,6 +56,9 @@ export const consolePlugin: FastifyPluginAsync<ConsoleDeps> = async (app, deps) 
     reply.header('content-security-policy', CONTENT_SECURITY_POLICY)
     reply.header('x-content-type-options', 'nosniff')
     reply.header('referrer-policy', 'same-origin')
+    // A page shows an account's data: never kept by the browser, so that Back after signing out
+    // shows none of it (the assets set their own, src/console-web/asset-routes.ts).
+    reply.header('cache-control', 'no-store')
     request.consoleCookieKey = await cookieKey()
     const signed = request.cookies[SESSION_COOKIE]
     const id = signed ? unsignedValue(signed, request.consoleCookieKey) : undefined

@@ -1,6 +1,7 @@
 import type { ChannelChecks, DiagnosticEntry } from '../channels/channel-diagnostics.js'
 import { SEVERITIES } from '../channels/channel-diagnostics.js'
 import type { CheckTotals } from '../db/schema.js'
+import type { CheckCode } from '../templates/template-codes.js'
 import { readinessOf } from '../exports/check-totals.js'
 import { templateNamed } from '../templates/template-catalog.js'
 import type { ConsoleSession } from '../accounts/console-sessions.js'
@@ -8,7 +9,7 @@ import { holdBanners, releasedNotice, type HeldChannel } from './hold-banner-vie
 import { html, type Html } from './html.js'
 import { badge, dataTable, when } from './layout.js'
 import { productHref } from './product-links.js'
-import { fixRuleHref } from './rule-fix-links.js'
+import { fixRuleHref, hasRuleFix } from './rule-fix-links.js'
 import { rulesPath } from './rule-links.js'
 
 // A channel's diagnostics in the console: what its last export found checking the
@@ -98,6 +99,10 @@ function cards(totals: CheckTotals, threshold: number | null): Html {
   </div>`
 }
 
+function fixLink(checks: ChannelChecks, code: CheckCode, values: string[] | undefined): Html {
+  return html`<a href="${fixRuleHref(checks, code, values)}" aria-label="Fix ${code.code} with a rule">Fix with a rule</a>`
+}
+
 function codesSection(checks: ChannelChecks, values: Record<string, string[]>): Html {
   const counts = checks.totals?.codes ?? {}
   const failing = checks.codes.filter((code) => (counts[code.code] ?? 0) > 0)
@@ -109,7 +114,7 @@ function codesSection(checks: ChannelChecks, values: Record<string, string[]>): 
         <td>${code.attribute}</td>
         <td class="num">${counts[code.code] ?? 0}</td>
         <td>${code.message}</td>
-        <td><a href="${fixRuleHref(checks, code, values[code.code])}" aria-label="Fix ${code.code} with a rule">Fix with a rule</a></td>
+        <td>${hasRuleFix(code) ? fixLink(checks, code, values[code.code]) : ''}</td>
       </tr>`,
   )
   return html`<section aria-labelledby="codes-heading">

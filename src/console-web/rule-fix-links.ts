@@ -7,7 +7,9 @@ import { ruleEditorPath } from './rule-links.js'
 // a rule prefilled for a failing check, through the editor's query (rule-form.ts names the fields).
 // A value not one of the template's becomes a `map` of the failing values (each to the closest
 // allowed value, or '' for the person to fill); a value too long a `truncate` to the template's
-// most; a missing one a `default_if_empty`; anything else a `set`.
+// most; a missing one a `default_if_empty`. Nothing else gets a link: a note (info) tells what the
+// template did, and a bare `set` with no value and no condition, saved as offered, emptied the
+// attribute of every product (a differential run saved one that blanked every price).
 
 /** The most characters of map entries a link carries: a URL stays far below a request line's limit. */
 const ENTRIES_CHARS = 6000
@@ -73,6 +75,12 @@ function entriesText(values: string[], allowed: NonNullable<ReturnType<typeof al
   return lines.join('\n')
 }
 
+/** Whether `code` gets a "Fix with a rule" link (see above). */
+export function hasRuleFix(code: CheckCode): boolean {
+  const rule = code.check.kind === 'rule' ? code.check.rule : undefined
+  return code.severity !== 'info' && (allowedOf(code) !== undefined || rule?.kind === 'max_length' || code.check.kind === 'missing')
+}
+
 /** The link to the channel's rule editor prefilled to fix `code`; `values`: its failing values (for a map). */
 export function fixRuleHref(checks: { siteId: string; channelId: string; columns: string[] }, code: CheckCode, values: string[] = []): string {
   const attribute = attributeColumns(checks.columns).get(code.attribute) ?? code.attribute
@@ -87,8 +95,6 @@ export function fixRuleHref(checks: { siteId: string; channelId: string; columns
     params.set('then0_max', String(rule.max))
   } else if (code.check.kind === 'missing') {
     params.set('then0_action', 'default_if_empty')
-  } else {
-    params.set('then0_action', 'set')
   }
   return ruleEditorPath(checks.siteId, checks.channelId, undefined, params)
 }

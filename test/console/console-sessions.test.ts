@@ -166,4 +166,18 @@ describe('console scoping', () => {
     expect(response.headers['content-security-policy']).toMatch(/script-src 'self';/)
     expect(response.body).not.toMatch(/<script>|<script [^>]*src="http/)
   })
+
+  it('keeps no page in the browser cache (Back after signing out shows nothing), and its assets an hour', async () => {
+    const account = await t.account()
+    const site = await given.site({ account })
+    const user = await consoleUser(t.app, account.xAuthToken)
+    const page = await t.app.inject({ method: 'GET', url: `/console/sites/${site.id}`, headers: { cookie: user.cookie } })
+    expect(page.statusCode).toBe(200)
+    expect(page.headers['cache-control']).toBe('no-store')
+    const signIn = await t.app.inject({ method: 'GET', url: '/console/sign-in' })
+    expect(signIn.headers['cache-control']).toBe('no-store')
+    const script = /<script[^>]* src="([^"]+)"/.exec(page.body)?.[1] ?? ''
+    expect(script).not.toBe('')
+    expect((await t.app.inject({ method: 'GET', url: script })).headers['cache-control']).toBe('public, max-age=3600')
+  })
 })

@@ -176,6 +176,7 @@ describe('the rule editor', () => {
       goodProduct('G2', { availability: 'lagernd' }),
       goodProduct('G3', { title: 'x'.repeat(160) }),
       goodProduct('G4', { description: '' }),
+      goodProduct('G5', { price: '19.99' }),
     ])
     const google = await createChannel(f, { name: 'Google DE', export_name: 'google_shopping', format: 'xml', currency: 'EUR' })
     expect((await f.run('export-all')).status).toBe('success')
@@ -192,6 +193,9 @@ describe('the rule editor', () => {
     })
     expect(Object.fromEntries(new URL(href('title_too_long'), 'http://x').searchParams)).toMatchObject({ then0_action: 'truncate', then0_max: '150' })
     expect(Object.fromEntries(new URL(href('description_missing'), 'http://x').searchParams)).toMatchObject({ then0_action: 'default_if_empty' })
+    // A note tells what the template did (the currency added to a bare price): nothing to fix, no link.
+    expect(textOf(page.body)).toContain('price_currency_added')
+    expect(href('price_currency_added')).toBe('')
 
     const prefilled = await user.get(href('availability_invalid_value'))
     expect(prefilled.status).toBe(200)
