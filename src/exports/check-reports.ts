@@ -53,8 +53,9 @@ export async function reportFailedChecks(report: SiteErrorReporter, channel: Cha
   for (const code of checkCodes(template)) {
     const products = totals.codes[code.code] ?? 0
     if (products === 0 || code.severity === 'info') continue
-    const leftOut = code.severity === 'error' && channel.validation_mode === 'exclude'
-    const what = leftOut ? 'left out of the feed' : 'exported with this warning'
+    // A product with a warning may be left out for an error of its own: a warning's count says no
+    // more than that the products have it (a run once said 3 were exported when the feed held none).
+    const what = code.severity === 'warning' ? 'with this warning' : channel.validation_mode === 'exclude' ? 'left out of the feed' : 'exported with this error'
     await report(
       code.severity === 'error' ? SiteErrorCode.productsFailRequiredRule : SiteErrorCode.productsFailRecommendedRule,
       `Channel ${channel.id}: ${products} product${products === 1 ? '' : 's'} ${what}: ${code.message} (${code.code})`,

@@ -141,17 +141,21 @@ describe('GET …/channels/{id}/diagnostics', () => {
 describe('a run exporting a channel whose products fail checks', () => {
   it('reports one site error per failing code with the count of products, never one per product', async () => {
     const f = await importFixture(t)
-    const rows = Array.from({ length: 40 }, (_, i) => goodProduct(`p${i}`, i < 25 ? { price: 'ten' } : { google_product_category: '' }))
+    // p0–p4 fail both: left out for the price, with the category's warning too.
+    const rows = Array.from({ length: 40 }, (_, i) =>
+      goodProduct(`p${i}`, i < 5 ? { price: 'ten', google_product_category: '' } : i < 25 ? { price: 'ten' } : { google_product_category: '' }),
+    )
     await exportedChannel(f, rows)
     const errors = (await f.errors()).filter((e) => e.error === '2008' || e.error === '2009')
     expect(errors.map((e) => [e.error, e.type, e.classification, JSON.parse(e.data) as unknown])).toEqual(
       expect.arrayContaining([
         ['2008', 'Warning', 'medium', expect.objectContaining({ code: 'price_invalid_price', products: 25, severity: 'error' })],
-        ['2009', 'Warning', 'low', expect.objectContaining({ code: 'google_product_category_missing', products: 15, severity: 'warning' })],
+        ['2009', 'Warning', 'low', expect.objectContaining({ code: 'google_product_category_missing', products: 20, severity: 'warning' })],
       ]),
     )
     expect(errors).toHaveLength(2)
     expect(errors.find((e) => e.error === '2008')?.message).toMatch(/25 products left out of the feed: price is not a price/)
+    expect(errors.find((e) => e.error === '2009')?.message).toMatch(/^Channel \d+: 20 products with this warning: /)
   })
 })
 
