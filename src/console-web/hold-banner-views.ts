@@ -34,7 +34,8 @@ export function holdFigures(hold: ChannelHold): string {
   if (hold.reason === 'drop') {
     const delivered = hold.products_previous ?? 0
     const drop = delivered === 0 ? 0 : 1 - hold.products / delivered
-    return `${hold.products} products now vs ${delivered} delivered: a drop of ${percent(drop)} (stop at ${percent(hold.threshold)})`
+    const products = `${hold.products} product${hold.products === 1 ? '' : 's'}`
+    return `${products} now vs ${delivered} delivered: a drop of ${percent(drop)} (stop at ${percent(hold.threshold)})`
   }
   const share = hold.products_checked === 0 ? 0 : hold.products_left_out / hold.products_checked
   return `${hold.products_left_out} of ${hold.products_checked} checked products left out: ${percent(share)} (stop at ${percent(hold.threshold)})`

@@ -10,7 +10,7 @@ export function streamPageBody(view: { stream: Stream; batches: Batch[]; total: 
     ${offset + batches.length < total ? html`<a href="?offset=${offset + perPage}">Older batches</a>` : ''}
   </div>`
   return html`<p>
-      ${badge(stream.status)} <span class="muted">${stream.type} stream #${stream.id} · ${stream.content_type ?? 'no upload yet'} · ${total} batches</span>
+      ${badge(stream.status)} <span class="muted">${stream.type} stream #${stream.id} · ${stream.content_type ?? 'no upload yet'} · ${batchCount(total)}</span>
     </p>
     <section aria-labelledby="batches-heading">
       <h2 id="batches-heading">Batches</h2>
@@ -55,4 +55,8 @@ function stageErrors(name: string, stage: BatchStage | null): Html {
     <ul>
       ${items}
     </ul>`
+}
+
+function batchCount(total: number): string {
+  return `${total} batch${total === 1 ? '' : 'es'}`
 }
