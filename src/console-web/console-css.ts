@@ -42,10 +42,12 @@ td.num, th.num { text-align: right; font-variant-numeric: tabular-nums; }
 form.inline { display: inline; }
 button { font: inherit; padding: 5px 12px; border: 1px solid var(--accent); background: var(--accent); color: #fff; border-radius: 4px; cursor: pointer; }
 button.secondary { background: #fff; color: var(--accent); }
-input, select { font: inherit; padding: 4px 6px; border: 1px solid #9aa6b4; border-radius: 4px; }
+input, select { font: inherit; padding: 4px 6px; border: 1px solid #9aa6b4; border-radius: 4px; max-width: 100%; box-sizing: border-box; }
+/* A field never wider than its column: a size="50" input made the rule editor 489 px wide on a 390 px screen. */
+textarea { max-width: 100%; box-sizing: border-box; }
 label { font-weight: 600; margin-right: 4px; }
 .filters { display: flex; gap: 12px; flex-wrap: wrap; align-items: end; margin-bottom: 8px; }
-.filters div { display: flex; flex-direction: column; }
+.filters div { display: flex; flex-direction: column; min-width: 0; max-width: 100%; }
 .sign-in {
   max-width: 520px;
   background: #fff;
@@ -89,7 +91,7 @@ a.button { display: inline-block; padding: 5px 12px; background: var(--accent); 
 .fields, fieldset.row { display: flex; gap: 12px; flex-wrap: wrap; align-items: end; }
 fieldset.row { border: 1px solid var(--line); border-radius: 6px; margin: 0 0 8px; padding: 8px 12px; }
 fieldset.row[aria-describedby] { border-color: var(--bad); }
-.fields > div, fieldset.row > div { display: flex; flex-direction: column; }
+.fields > div, fieldset.row > div { display: flex; flex-direction: column; min-width: 0; max-width: 100%; }
 .fields > div.check, fieldset.row > div.check, .filters div.check { flex-direction: row; align-items: center; gap: 4px; }
 fieldset.row > p.error { flex-basis: 100%; margin: 0; }
 textarea { font: inherit; padding: 4px 6px; border: 1px solid #9aa6b4; border-radius: 4px; min-width: 240px; }

@@ -85,6 +85,18 @@ describe('the console in a browser', () => {
     await page.close()
   })
 
+  it("fits a phone's width: a channel's and a site's rule editor scroll no page sideways at 390 px", async () => {
+    const page = await signedIn(shop.account)
+    await page.setViewportSize({ width: 390, height: 800 })
+    const channelId = (await shop.platform('GET', `/sites/${shop.site.id}/channels`)).json<{ Channels: { id: string }[] }>().Channels[0]?.id
+    for (const path of [`/console/sites/${shop.site.id}/channels/${channelId}/rules/new`, `/console/sites/${shop.site.id}/rules/new`]) {
+      await page.goto(`${base}${path}`)
+      await expect(page.getByRole('textbox', { name: 'Description' }).isVisible(), path).resolves.toBe(true)
+      expect(await page.evaluate<number>('document.documentElement.scrollWidth'), path).toBeLessThanOrEqual(390)
+    }
+    await page.close()
+  })
+
   it('shows why the last import of a site failed, and which upload lines were refused and why', async () => {
     const page = await signedIn(shop.account, shop.account.token)
     await page.getByRole('link', { name: 'Empty shop' }).click()
