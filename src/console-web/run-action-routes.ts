@@ -7,6 +7,7 @@ import { BadRequestError } from '../errors.js'
 import type { ConsoleDeps } from './deps.js'
 import { RunForm, RunParams, SiteParams, SiteStatusForm } from './page-params.js'
 import { accountOfSession, requirePlatformCredential } from './pages.js'
+import { runPhase } from './site-page-views.js'
 
 /** What a person does on a site page: start a run and watch it, pause and resume the site's exports. */
 export const runActionRoutes: FastifyPluginAsyncTypebox<ConsoleDeps> = async (app, deps) => {
@@ -26,12 +27,8 @@ export const runActionRoutes: FastifyPluginAsyncTypebox<ConsoleDeps> = async (ap
     const accountId = accountOfSession(request)
     const { siteId, pid } = request.params
     const { run, shownStatus } = await siteRunStatus(db, accountId, siteId, pid)
-    const end = run.finished_at ?? clock()
-    const seconds = run.started_at ? Math.max(0, (end.getTime() - run.started_at.getTime()) / 1000) : 0
-    const phase =
-      run.status === 'queued' ? 'waiting for a run slot' : run.status === 'running' ? `running for ${seconds.toFixed(0)} s` : `took ${seconds.toFixed(1)} s`
     const ended = run.status === 'success' || run.status === 'failed'
-    return { pid: run.pid, status: shownStatus, ended, action: run.action, message: run.message, elapsed: phase }
+    return { pid: run.pid, status: shownStatus, ended, action: run.action, message: run.message, elapsed: runPhase(run, clock()) }
   })
 
   app.post('/console/sites/:siteId/status', { schema: { hide: true, params: SiteParams, body: SiteStatusForm } }, async (request, reply) => {

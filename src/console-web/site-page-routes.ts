@@ -44,6 +44,7 @@ export const sitePageRoutes: FastifyPluginAsyncTypebox<ConsoleDeps> = async (app
       released,
       // Only a run of this site is watched live: the pid must be one of its runs' UUIDs.
       livePid: recent.some((run) => run.pid === queryText(query.run, 64)) ? queryText(query.run, 64) : '',
+      now: deps.clock(),
     })
     const trail: [string, string][] = [
       ['Overview', '/console'],

@@ -48,6 +48,8 @@ export interface SitePageData {
   held: HeldChannel[]
   released: { id: string; name: string } | undefined
   livePid: string
+  /** When the page was made: a running run's time so far. */
+  now: Date
 }
 
 export function sitePage(data: SitePageData): Html {
@@ -58,19 +60,31 @@ export function sitePage(data: SitePageData): Html {
       <a href="/console/sites/${site.id}/activity">Activity of the site</a>
     </p>
     ${releasedNotice(data.released)} ${holdBanners(data.held, data.held.length, data.session, `/console/sites/${site.id}`)}
-    ${data.livePid ? liveRun(site.id, data.livePid, data.recentRuns) : ''} ${actions(data)} ${charts(data)} ${runsSection(data)} ${errorsSection(data)}
-    ${sourcesSection(data.sources)} ${channelsSection(data.channels, data.moreChannels)}`
+    ${data.livePid ? liveRun(site.id, data.livePid, data.recentRuns, data.now) : ''} ${actions(data)} ${charts(data)} ${runsSection(data)}
+    ${errorsSection(data)} ${sourcesSection(data.sources)} ${channelsSection(data.channels, data.moreChannels)}`
 }
 
-/** The watched run's status box; a run that had ended when the page was made needs no refresh of the page's sections (console.js). */
-function liveRun(siteId: string, pid: string, runs: SiteRun[]): Html {
+/** Where a run is, in words: waiting, running for so long, or how long it took. */
+export function runPhase(run: Pick<SiteRun, 'status' | 'started_at' | 'finished_at'>, now: Date): string {
+  const end = run.finished_at ?? now
+  const seconds = run.started_at ? Math.max(0, (end.getTime() - run.started_at.getTime()) / 1000) : 0
+  if (run.status === 'queued') return 'waiting for a run slot'
+  return run.status === 'running' ? `running for ${seconds.toFixed(0)} s` : `took ${seconds.toFixed(1)} s`
+}
+
+/**
+ * The watched run's status box, as the page was made (console.js polls it on): a run that had ended
+ * then needs no refresh of the page's sections, and without JavaScript the box still says where the
+ * run was, its message, and links to the page that shows its results.
+ */
+function liveRun(siteId: string, pid: string, runs: SiteRun[], now: Date): Html {
   const run = runs.find((candidate) => candidate.pid === pid)
   const status = run?.shown_status ?? 'queued'
   const ended = run?.status === 'success' || run?.status === 'failed'
   return html`<div class="live" role="status" aria-live="polite" data-poll="/console/sites/${siteId}/runs/${pid}/status" ${ended ? html`data-shown-ended` : ''}>
-    Run <code>${pid}</code>: <strong data-field="status" class="badge ${badgeClass(status)}">${status}</strong> · <span data-field="elapsed"></span> ·
-    <span data-field="message"></span>
-    <a data-field="refresh" href="/console/sites/${siteId}?pid=${pid}" hidden>Show its results</a>
+    Run <code>${pid}</code>: <strong data-field="status" class="badge ${badgeClass(status)}">${status}</strong> ·
+    <span data-field="elapsed">${run ? runPhase(run, now) : ''}</span> · <span data-field="message">${run?.message ?? ''}</span>
+    <a data-field="refresh" href="/console/sites/${siteId}?pid=${pid}" ${ended ? '' : html`hidden`}>Show its results</a>
   </div>`
 }
 

@@ -205,3 +205,19 @@ describe('the rule editor', () => {
     expect(prefilled.body).toMatch(/<option value="map"\s+selected>/)
   })
 })
+
+describe('the site page without JavaScript', () => {
+  it('says where a run it started is, its message, and links to its results, as the page was made', async () => {
+    const f = await importFixture(t, { title: 'No script shop' })
+    await importedSite(f, [{ id: 'N1', title: 'One' }])
+    const user = await consoleUser(t.app, f.account.xAuthToken)
+    const started = await user.post(`/console/sites/${f.site.id}/runs`, { action: 'import', _csrf: await user.csrf(`/console/sites/${f.site.id}`) })
+    expect(started.status).toBe(303)
+    const pid = new URL(started.location ?? '', 'http://x').searchParams.get('run') ?? ''
+    expect((await f.waitFor(pid)).status).toBe('success')
+    const page = await user.get(started.location ?? '')
+    const banner = elementWith(page.body, `class="live"`, 'div')
+    expect(textOf(banner)).toMatch(new RegExp(`Run ${pid} ?: success · took \\d+\\.\\d s · Imported 1 products?`))
+    expect(banner).toMatch(/<a data-field="refresh" href="[^"]+"\s*>Show its results<\/a>/)
+  })
+})
