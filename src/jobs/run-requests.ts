@@ -42,7 +42,8 @@ export async function requestRun(db: Db, queue: RunQueue, accountId: string, sit
   const estimatedDuration = await estimatedSeconds(db, site.id, action as RunAction)
   const queued = await inTransaction(db, async (tx) => {
     const run = await queueRun(tx.db, queue, { site, action: action as RunAction, targetId, trigger: 'api' })
-    const changes = { action: [null, action], id: [null, targetId] } satisfies Changes
+    // The id only where the action names one: an entry lists what was set, never null → null.
+    const changes = { action: [null, action], ...(targetId !== null && { id: [null, targetId] }) } satisfies Changes
     await recordActivity(tx.db, { accountId, action: 'run.requested', target: { type: 'run', id: run.pid, siteId: site.id }, changes })
     const answer = { ...run, estimatedDuration }
     await settleRequestClaim(tx, answer)

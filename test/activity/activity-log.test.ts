@@ -137,6 +137,8 @@ describe('the activity log', () => {
     const requested = only(entries, 'run.requested')
     expect(requested.target).toEqual({ type: 'run', id: run.json<{ process_id: string }>().process_id, site_id: site.id })
     expect(requested.actor.type).toBe('token')
+    // An import names no id: the entry lists what was set, not an id that went from nothing to nothing.
+    expect(requested.changes).toEqual({ action: [null, 'import'] })
     const deletions = entries.filter((e) => e.action === 'products.deleted')
     expect(deletions.map((e) => e.changes.products?.[1])).toEqual([2, 'all'])
     // Uploads are not in the log: their batches are the record.
