@@ -49,7 +49,13 @@ const updateWebhookSchema = {
   response: { 200: Webhooks, ...writeErrorResponses },
 }
 const deleteWebhookSchema = { operationId: 'deleteWebhook', tags, params: WebhookParams, response: { 200: SuccessBody, ...errorResponses } }
-const rotateSecretSchema = { operationId: 'rotateWebhookSecret', tags, params: WebhookParams, response: { 200: Webhooks, ...errorResponses } }
+const rotateSecretSchema = {
+  operationId: 'rotateWebhookSecret',
+  tags,
+  headers: IdempotencyHeaders,
+  params: WebhookParams,
+  response: { 200: Webhooks, ...errorResponses },
+}
 const listDeliveriesSchema = {
   operationId: 'listWebhookDeliveries',
   tags,
@@ -95,10 +101,12 @@ export const webhookRoutes: FastifyPluginAsyncTypebox<PlatformDeps> = async (app
     return { success: true as const }
   })
 
-  app.post('/webhooks/:webhookId/rotate-secret', { config, schema: rotateSecretSchema }, async (request) => {
-    const { webhook, secret } = await rotateWebhookSecret(db, accountOf(request), request.params.webhookId)
-    return { success: true as const, Webhooks: [webhookView(webhook, baseOf(request, deps), secret)] }
-  })
+  app.post('/webhooks/:webhookId/rotate-secret', { config, schema: rotateSecretSchema }, async (request, reply) =>
+    answerOnce(request, reply, deps, {
+      run: () => rotateWebhookSecret(db, accountOf(request), request.params.webhookId),
+      render: ({ webhook, secret }) => ({ status: 200, body: { success: true as const, Webhooks: [webhookView(webhook, baseOf(request, deps), secret)] } }),
+    }),
+  )
 
   app.get('/webhooks/:webhookId/deliveries', { config, schema: listDeliveriesSchema }, async (request) => {
     const { status, limit, offset } = request.query

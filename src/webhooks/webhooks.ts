@@ -121,7 +121,8 @@ export async function deleteWebhook(db: Db, accountId: string, webhookId: string
  */
 export async function rotateWebhookSecret(db: Db, accountId: string, webhookId: string): Promise<WebhookWithSecret> {
   const secret = newWebhookSecret()
-  const webhook = await inTransaction(db, async ({ db: trx }) => {
+  const webhook = await inTransaction(db, async (tx) => {
+    const trx = tx.db
     const current = await getWebhook(trx, accountId, webhookId, { forUpdate: true })
     const rotated = await trx
       .updateTable('webhook')
@@ -136,6 +137,9 @@ export async function rotateWebhookSecret(db: Db, accountId: string, webhookId: 
       .returningAll()
       .executeTakeFirstOrThrow()
     await recordWebhookChange(trx, 'webhook.secret_rotated', current, rotated)
+    // A rotation retried with its Idempotency-Key gets this secret again instead of a third one:
+    // a client whose answer was lost would otherwise hold neither of the two that still sign.
+    await settleRequestClaim(tx, { webhook: rotated, secret })
     return rotated
   })
   return { webhook, secret }

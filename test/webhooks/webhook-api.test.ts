@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest'
 import type { ResolveHost } from '../../src/net/outbound-guard.js'
-import { client, type Client } from '../helpers/clients.js'
+import { client, headersFor, type Client } from '../helpers/clients.js'
 import { useTestApp } from '../helpers/test-app.js'
 
 // The subscriptions of an account through the platform interface: create, read, change, rotate,
@@ -159,6 +159,25 @@ describe('webhook subscriptions', () => {
     const row = await t.db.selectFrom('webhook').select(['secret', 'previous_secret']).where('id', '=', created.id).executeTakeFirstOrThrow()
     expect(row).toEqual({ secret: rotated.secret, previous_secret: created.secret })
     expect(webhookOf(await c.get(`/webhooks/${created.id}`))).not.toHaveProperty('secret')
+  })
+
+  it('rotate the secret once for a retried request with its Idempotency-Key: the same secret again, the old one still signing', async () => {
+    const c = await client(t)
+    const created = await create(c)
+    const rotate = () =>
+      t.request({
+        method: 'POST',
+        url: `/platform/v2/webhooks/${created.id}/rotate-secret`,
+        headers: { ...headersFor(c.account, 'x-auth-token'), 'idempotency-key': `rotate-${created.id}` },
+      })
+    const first = await rotate()
+    expect(first.statusCode, first.body).toBe(200)
+    const again = await rotate()
+    expect(again.statusCode).toBe(200)
+    expect(again.headers['idempotent-replayed']).toBe('true')
+    expect(webhookOf(again).secret).toBe(webhookOf(first).secret)
+    const row = await t.db.selectFrom('webhook').select(['secret', 'previous_secret']).where('id', '=', created.id).executeTakeFirstOrThrow()
+    expect(row).toEqual({ secret: webhookOf(first).secret, previous_secret: created.secret })
   })
 
   it('are deleted with a 200 {success: true}; afterwards they are not found', async () => {
