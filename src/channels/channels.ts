@@ -15,7 +15,6 @@ import { settleRequestClaim } from '../activity/request-scope.js'
 import { recordChannelChange } from './channel-activity.js'
 import { copyDestinations, replaceDestinations, type Connectors } from './channel-destinations.js'
 import { requireXmlRuleNames } from './channel-rule-names.js'
-import { lockAccountRow } from '../db/row-locks.js'
 
 /** Where the channel's exports stand: a safety stop holds the last one, or what the last published one wrote serves, or none has. */
 export type ExportStatus = 'not_exported' | 'published' | 'held'
@@ -72,11 +71,17 @@ export async function channelsOfSite(db: DbHandle, site: Site): Promise<ChannelD
   return details(db, await channelColumns(db).where('c.account_id', '=', site.account_id).where('c.site_id', '=', site.id).orderBy('c.id').execute())
 }
 
-export async function getChannel(db: DbHandle, accountId: string, siteSegment: string, channelId: string): Promise<ChannelDetails> {
+/**
+ * The channel of the site; `forUpdate`: its row locked until the transaction ends, for a change that
+ * reads it and then writes it. Concurrent changes then take turns, each reading what the one before
+ * wrote: without it two PUTs both answered 200 and one was lost (each wrote back the row it had
+ * read), and parallel DELETEs all answered 200 and were each logged (a differential run).
+ */
+export async function getChannel(db: DbHandle, accountId: string, siteSegment: string, channelId: string, { forUpdate = false } = {}): Promise<ChannelDetails> {
   const site = await getSite(db, accountId, siteSegment)
-  const channel = isId(channelId)
-    ? await channelColumns(db).where('c.account_id', '=', accountId).where('c.site_id', '=', site.id).where('c.id', '=', channelId).executeTakeFirst()
-    : undefined
+  let query = channelColumns(db).where('c.account_id', '=', accountId).where('c.site_id', '=', site.id).where('c.id', '=', channelId)
+  if (forUpdate) query = query.forNoKeyUpdate('c')
+  const channel = isId(channelId) ? await query.executeTakeFirst() : undefined
   if (!channel) throw new NotFoundError(`Channel ${channelId} of site ${site.id} not found`)
   const [found] = await details(db, [channel])
   if (!found) throw new NotFoundError()
@@ -198,7 +203,7 @@ export async function updateChannel(
 ): Promise<ChannelDetails> {
   await guardDestinations(connectors.guard, input.destinations)
   return inTransaction(db, async ({ db: trx }) => {
-    const current = await lockedChannel(trx, accountId, siteSegment, channelId)
+    const current = await getChannel(trx, accountId, siteSegment, channelId, { forUpdate: true })
     const config = readChannelInput(input, configOf(current.channel))
     checkSavedFilenames(config.filenames, { siteId: current.channel.site_id, channelId: current.channel.id })
     await checkFilter(trx, { id: current.channel.site_id, account_id: accountId }, config.filter)
@@ -214,13 +219,6 @@ export async function updateChannel(
     await recordChannelChange(trx, current, updated)
     return updated
   })
-}
-
-/** The channel, read after its row is locked for the transaction (src/db/row-locks.ts): 404 once a concurrent delete took it. */
-async function lockedChannel(trx: DbHandle, accountId: string, siteSegment: string, channelId: string): Promise<ChannelDetails> {
-  const found = await getChannel(trx, accountId, siteSegment, channelId)
-  if (!(await lockAccountRow(trx, 'channel', accountId, found.channel.id))) throw new NotFoundError()
-  return getChannel(trx, accountId, siteSegment, channelId)
 }
 
 /**
@@ -239,7 +237,7 @@ export async function deleteChannel(
     db,
     async (tx) => {
       const trx = tx.db
-      const current = await lockedChannel(trx, accountId, siteSegment, channelId)
+      const current = await getChannel(trx, accountId, siteSegment, channelId, { forUpdate: true })
       const { site_id: siteId, id } = current.channel
       await trx
         .deleteFrom('stage_product')

@@ -153,7 +153,7 @@ export function sourceTarget(source: DataSource) {
 
 export async function updateDataSource(db: Db, accountId: string, siteSegment: string, sourceId: string, input: DataSourceInput): Promise<DataSource> {
   return inTransaction(db, async ({ db: trx }) => {
-    // Locked: concurrent changes take turns, each reading what the one before wrote (src/db/row-locks.ts).
+    // Locked: concurrent changes take turns, each reading what the one before wrote (see getChannel).
     const source = await getDataSource(trx, accountId, siteSegment, sourceId, 'stream', { forUpdate: true })
     const updated = await updateSourceRow(trx, accountId, source, input)
     const changes = changesBetween(source, updated)

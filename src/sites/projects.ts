@@ -8,7 +8,6 @@ import { readText } from '../input/text-input.js'
 import { changesBetween } from '../activity/activity-changes.js'
 import { recordActivity } from '../activity/activity-store.js'
 import { settleRequestClaim } from '../activity/request-scope.js'
-import { lockAccountRow } from '../db/row-locks.js'
 
 export interface ProjectInput {
   id?: string | number | null
@@ -20,10 +19,11 @@ export async function listProjects(db: DbHandle, accountId: string): Promise<Pro
   return db.selectFrom('project').selectAll().where('account_id', '=', accountId).orderBy('id').execute()
 }
 
-export async function getProject(db: DbHandle, accountId: string, projectId: string): Promise<Project> {
-  const project = isId(projectId)
-    ? await db.selectFrom('project').selectAll().where('account_id', '=', accountId).where('id', '=', projectId).executeTakeFirst()
-    : undefined
+/** The project; `forUpdate`: its row locked until the transaction ends, for a change that reads it and then writes it (see getChannel). */
+export async function getProject(db: DbHandle, accountId: string, projectId: string, { forUpdate = false } = {}): Promise<Project> {
+  let query = db.selectFrom('project').selectAll().where('account_id', '=', accountId).where('id', '=', projectId)
+  if (forUpdate) query = query.forNoKeyUpdate()
+  const project = isId(projectId) ? await query.executeTakeFirst() : undefined
   if (!project) throw new NotFoundError()
   return project
 }
@@ -49,7 +49,7 @@ function projectTarget(project: Project) {
 
 export async function updateProject(db: Db, accountId: string, projectId: string, input: ProjectInput): Promise<Project> {
   return inTransaction(db, async ({ db: trx }) => {
-    const project = await lockedProject(trx, accountId, projectId)
+    const project = await getProject(trx, accountId, projectId, { forUpdate: true })
     const givenId = bodyId(input.id)
     if (givenId !== undefined && givenId !== project.id) {
       throw new BadRequestError(`id: must match the project in the path (${project.id})`)
@@ -68,15 +68,9 @@ export async function updateProject(db: Db, accountId: string, projectId: string
   })
 }
 
-/** The project, read after its row is locked for the transaction (src/db/row-locks.ts): 404 once a concurrent delete took it. */
-async function lockedProject(trx: DbHandle, accountId: string, projectId: string): Promise<Project> {
-  if (!(await lockAccountRow(trx, 'project', accountId, (await getProject(trx, accountId, projectId)).id))) throw new NotFoundError()
-  return getProject(trx, accountId, projectId)
-}
-
 export async function deleteProject(db: Db, accountId: string, projectId: string): Promise<void> {
   await inTransaction(db, async ({ db: trx }) => {
-    const project = await lockedProject(trx, accountId, projectId)
+    const project = await getProject(trx, accountId, projectId, { forUpdate: true })
     const site = await trx.selectFrom('site').select('id').where('account_id', '=', accountId).where('project_id', '=', project.id).limit(1).executeTakeFirst()
     if (site) throw new BadRequestError(`Project ${project.id} still has sites; delete or move them first`)
     await trx.deleteFrom('project').where('account_id', '=', accountId).where('id', '=', project.id).execute()

@@ -12,7 +12,6 @@ import { changesBetween } from '../activity/activity-changes.js'
 import { recordActivity } from '../activity/activity-store.js'
 import { settleRequestClaim } from '../activity/request-scope.js'
 import { admitWaitingRuns, type RunTurns } from '../runs/run-admission-store.js'
-import { lockAccountRow } from '../db/row-locks.js'
 
 /** Every site a path segment names: a numeric id, or `<tagName>:<tagValue>` (a tag or a reference). */
 export async function findSites(db: DbHandle, accountId: string, segment: string): Promise<Site[]> {
@@ -20,23 +19,28 @@ export async function findSites(db: DbHandle, accountId: string, segment: string
   return matches.map(({ is_reference: _, ...site }) => site)
 }
 
-/** The one site a path segment names; a reference wins over ordinary tags shared by several sites. */
-export async function getSite(db: DbHandle, accountId: string, segment: string): Promise<Site> {
-  const [first, second] = await matchSites(db, accountId, segment)
+/**
+ * The one site a path segment names; a reference wins over ordinary tags shared by several sites.
+ * `forUpdate`: the rows named locked until the transaction ends, for a change that reads the site
+ * and then writes it (see getChannel): the activity log's "before" is then what it replaced.
+ */
+export async function getSite(db: DbHandle, accountId: string, segment: string, { forUpdate = false } = {}): Promise<Site> {
+  const [first, second] = await matchSites(db, accountId, segment, forUpdate)
   if (!first) throw new NotFoundError()
   if (second && !first.is_reference) throw new BadRequestError(`Site "${segment}" is ambiguous: several sites carry this tag`)
   const { is_reference: _, ...site } = first
   return site
 }
 
-async function matchSites(db: DbHandle, accountId: string, segment: string): Promise<(Site & { is_reference: boolean })[]> {
+async function matchSites(db: DbHandle, accountId: string, segment: string, forUpdate = false): Promise<(Site & { is_reference: boolean })[]> {
   if (isId(segment)) {
-    const site = await db.selectFrom('site').selectAll().where('account_id', '=', accountId).where('id', '=', segment).executeTakeFirst()
+    const byId = db.selectFrom('site').selectAll().where('account_id', '=', accountId).where('id', '=', segment)
+    const site = await (forUpdate ? byId.forNoKeyUpdate() : byId).executeTakeFirst()
     return site ? [{ ...site, is_reference: false }] : []
   }
   const reference = parseReference(segment)
   if (!reference) return []
-  return db
+  const tagged = db
     .selectFrom('site')
     .innerJoin('site_tag', 'site_tag.site_id', 'site.id')
     .selectAll('site')
@@ -47,7 +51,7 @@ async function matchSites(db: DbHandle, accountId: string, segment: string): Pro
     .where('site_tag.value', '=', reference.value)
     .orderBy('site_tag.is_reference', 'desc')
     .orderBy('site.id')
-    .execute()
+  return (forUpdate ? tagged.forNoKeyUpdate('site') : tagged).execute()
 }
 
 export async function listSites(db: DbHandle, accountId: string, projectId?: string): Promise<Site[]> {
@@ -106,9 +110,7 @@ export function siteTarget(site: Pick<Site, 'id'>) {
 
 export async function updateSite(db: Db, accountId: string, segment: string, input: SiteInput, limits: AccountLimits, pathProjectId?: string): Promise<Site> {
   return inTransaction(db, async ({ db: trx }) => {
-    // Read again once locked (src/db/row-locks.ts): what the activity log says it replaced is what it replaced.
-    if (!(await lockAccountRow(trx, 'site', accountId, (await getSite(trx, accountId, segment)).id))) throw new NotFoundError()
-    const site = await getSite(trx, accountId, segment)
+    const site = await getSite(trx, accountId, segment, { forUpdate: true })
     const updated = await updateSiteRow(trx, { accountId, site, input, limits, pathProjectId })
     const changes = changesBetween(site, updated)
     if (Object.keys(changes).length > 0) await recordActivity(trx, { accountId, action: 'site.updated', target: siteTarget(site), changes })

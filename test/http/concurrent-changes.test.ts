@@ -3,9 +3,10 @@ import { HIGH_LIMITS, useTestApp } from '../helpers/test-app.js'
 import { importFixture, type ImportFixture } from '../helpers/factories.js'
 import { createChannel, createProject } from '../helpers/clients.js'
 
-// Parallel clients changing one resource (src/db/row-locks.ts). Found by a differential run: two PUTs
-// of one channel both answered 200 and one was lost, parallel DELETEs all answered 200 and were each
-// logged, and the activity log's "before" of a PUT was not what it replaced.
+// Parallel clients changing one resource: each change reads its row locked (getChannel, getSite,
+// getProject, getDataSource with forUpdate). Found by a differential run: two PUTs of one channel both
+// answered 200 and one was lost, parallel DELETEs all answered 200 and were each logged, and the
+// activity log's "before" of a PUT was not what it replaced.
 
 const t = useTestApp({ ...HIGH_LIMITS, RUN_CONCURRENCY: '0', SCHEDULER_INTERVAL_SECONDS: '0', WEBHOOK_CONCURRENCY: '0' })
 
