@@ -2,12 +2,13 @@
 // whatever the caller's valueOf builds, so no client text ever becomes SQL text here.
 import { sql, type Expression, type RawBuilder, type SqlBool } from 'kysely'
 import type { CompareOp, FilterLiteral, FilterNode } from './filter-node.js'
-import { BLANKS, NUMBER_CHARS, NUMBER_PATTERN } from '../db/number-text.js'
+import { numericOrNull } from '../db/number-text.js'
 
 /** Builds a non-null text expression for a column ('' when the row has no such attribute). */
 export type FilterValueOf = (column: string) => Expression<string>
 
-// A value is numeric when it reads as a number as a rule reads one (src/db/number-text.ts).
+// A value is numeric when it reads as a number as a rule reads one (src/db/number-text.ts): every
+// numeric test of one that does not is false.
 
 // Whitelisted operator text; FilterNode only ever holds these keys.
 const OPERATOR: Record<CompareOp, RawBuilder<unknown>> = {
@@ -53,7 +54,7 @@ export function filterToSql(node: FilterNode, valueOf: FilterValueOf): RawBuilde
       const numbers = node.values.filter((item) => item.type === 'number').map((item) => numberParam(item.value))
       const tests = []
       if (strings.length > 0) tests.push(sql`(${value}) IN (${sql.join(strings)})`)
-      if (numbers.length > 0) tests.push(sql`${numeric(value)} IN (${sql.join(numbers)})`)
+      if (numbers.length > 0) tests.push(sql`${numericOrNull(value)} IN (${sql.join(numbers)})`)
       // parseFilter never makes an empty list, but a node built by hand may: IN () holds for nothing.
       if (tests.length === 0) tests.push(sql`false`)
       return negatable(node.negated, leaf(sql.join(tests, sql` OR `)))
@@ -62,7 +63,7 @@ export function filterToSql(node: FilterNode, valueOf: FilterValueOf): RawBuilde
       const value = valueOf(node.column)
       const test =
         node.low.type === 'number'
-          ? sql`${numeric(value)} BETWEEN ${numberParam(node.low.value)} AND ${numberParam(node.high.value)}`
+          ? sql`${numericOrNull(value)} BETWEEN ${numberParam(node.low.value)} AND ${numberParam(node.high.value)}`
           : sql`(${value}) COLLATE "C" BETWEEN ${node.low.value} AND ${node.high.value}`
       return negatable(node.negated, leaf(test))
     }
@@ -72,19 +73,11 @@ export function filterToSql(node: FilterNode, valueOf: FilterValueOf): RawBuilde
 }
 
 function compare(value: Expression<string>, op: CompareOp, literal: FilterLiteral): RawBuilder<SqlBool> {
-  if (literal.type === 'number') return leaf(sql`${numeric(value)} ${OPERATOR[op]} ${numberParam(literal.value)}`)
+  if (literal.type === 'number') return leaf(sql`${numericOrNull(value)} ${OPERATOR[op]} ${numberParam(literal.value)}`)
   // Ordering uses the "C" collation: bytewise, the same on every server whatever its locale.
   // Equality is the same under any deterministic collation, so it stays plain.
   if (op === '=') return leaf(sql`(${value}) = ${literal.value}`)
   return leaf(sql`(${value}) COLLATE "C" ${OPERATOR[op]} ${literal.value}`)
-}
-
-/** The value as numeric when it looks like a number, else NULL (so every numeric test is false). */
-function numeric(value: Expression<string>): RawBuilder<unknown> {
-  // isNumberSql and numericSql over an expression; the pattern a parameter, which means the same
-  // whatever standard_conforming_strings says.
-  const isNumber = sql`char_length(${value}) <= ${sql.lit(NUMBER_CHARS)} AND (${value}) ~ ${NUMBER_PATTERN}`
-  return sql`(CASE WHEN ${isNumber} THEN btrim(${value}, ${sql.raw(BLANKS)})::numeric END)`
 }
 
 // parseFilter bounds number literals, so this cast cannot fail.

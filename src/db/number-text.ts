@@ -1,3 +1,5 @@
+import { sql, type Expression, type RawBuilder } from 'kysely'
+
 // What reads as a number in a row's text, one definition for every comparison that reads numbers:
 // a catalog filter's (`price > 10`) and a rule's condition (`greater_than`) and round. Found by a
 // differential run: the filter read "1e3" as a number and not " 50" after a no-break space, the
@@ -34,6 +36,15 @@ export function isNumberSql(v: string): string {
 /** SQL text: the numeric of the text `v`, which isNumberSql found a number. */
 export function numericSql(v: string): string {
   return `btrim(${v}, ${BLANKS})::numeric`
+}
+
+/**
+ * The same two over a query builder's text expression: its numeric, NULL where it reads as no
+ * number. The pattern goes as a parameter, which means the same whatever standard_conforming_strings says.
+ */
+export function numericOrNull(value: Expression<string>): RawBuilder<unknown> {
+  const isNumber = sql`char_length(${value}) <= ${sql.lit(NUMBER_CHARS)} AND (${value}) ~ ${NUMBER_PATTERN}`
+  return sql`(CASE WHEN ${isNumber} THEN btrim(${value}, ${sql.raw(BLANKS)})::numeric END)`
 }
 
 const NUMBER_REGEXP = new RegExp(`^[${String.fromCodePoint(...WHITE_SPACE_CODES)}]*${DIGITS}[${String.fromCodePoint(...WHITE_SPACE_CODES)}]*$`, 'u')

@@ -1,3 +1,4 @@
+import { isDeepStrictEqual } from 'node:util'
 import type { Db } from '../db/database.js'
 import type { Channel, ChannelHold, CheckTotals, Site } from '../db/schema.js'
 import { inTransaction, type Tx } from '../db/transaction.js'
@@ -190,7 +191,7 @@ async function compareExport(tx: Tx, plan: ExportPlan, previous: ChannelStageSta
   // Lines laid out as before (the same format and columns) are compared as lines: a row whose data
   // is the same may be written another way (a rewrite in another currency), and one whose data
   // changed may be written the same (a value sent empty where it was missing).
-  const sameLayout = previous !== undefined && previous.format === plan.channel.format && sameColumns(previous.columns, plan.columns)
+  const sameLayout = previous !== undefined && previous.format === plan.channel.format && isDeepStrictEqual(previous.columns, plan.columns)
   const previousColumns = previous?.columns ?? plan.columns
   if (!classified) await classifyAll(tx, plan, { renderAll: !sameMaking, previousReferral: previous?.referral, previousOnRead, sameLayout, previousColumns })
   const { lineBytesChange, stage, ...counts } = await deltaCounts(tx, previous?.rows ?? 0)
@@ -259,8 +260,4 @@ async function recordFiles(db: Db, tx: Tx, { storage, plan, files, onHookError =
   tx.onCommit(() => storage.remove(replaced))
   const recorded = records.filter((file) => file.full?.pending).map((file) => ({ accountId: plan.site.account_id, storageKey: file.storageKey }))
   tx.onCommit(() => writeAfterExport(db, storage, recorded, onHookError))
-}
-
-function sameColumns(a: string[], b: string[]): boolean {
-  return a.length === b.length && a.every((column, i) => column === b[i])
 }

@@ -110,8 +110,7 @@ interface Classifying {
  */
 function classifiedColumns(plan: ExportPlan, how: Classifying): RawBuilder<unknown> {
   const { renderAll, previousOnRead, sameLayout } = how
-  const inFeed = sql`(r.product_id IS NOT NULL AND NOT ${plan.leftOut('r.issues')})`
-  const wasInFeed = previousOnRead ? sql`(o.product_id IS NOT NULL)` : sql`(o.line IS NOT NULL)`
+  const { inFeed, wasInFeed } = feedTests(plan, how)
   const oldLine = previousOnRead ? plan.line({ data: 'o.data' }) : sql`o.line`
   const sameData = sql`o.data = r.data`
   const sameInFeed = !sameLayout ? sameValues(plan, how) : renderAll ? sql`n.line = ${oldLine}` : sql`(${sameData} OR n.line = ${oldLine})`
@@ -119,12 +118,20 @@ function classifiedColumns(plan: ExportPlan, how: Classifying): RawBuilder<unkno
   // bits may be another template's, whose normalisation bits mean other checks.
   return sql`coalesce(r.data, o.data),
       CASE WHEN ${inFeed} THEN n.line
-           WHEN ${wasInFeed} THEN CASE WHEN ${renderAll ? sql`true` : sql`false`} THEN ${plan.line({ data: 'o.data' })} ELSE ${oldLine} END END,
+           WHEN ${wasInFeed} THEN ${renderAll ? plan.line({ data: 'o.data' }) : oldLine} END,
       CASE WHEN r.product_id IS NULL THEN 'deleted' WHEN o.product_id IS NULL THEN 'new' WHEN ${sameData} THEN 'unchanged' ELSE 'modified' END,
       CASE WHEN NOT ${inFeed} OR NOT ${sameData} THEN octet_length(${oldLine}) + 1 END, r.issues, o.issues, r.notes, o.notes,
       CASE WHEN ${inFeed} AND ${wasInFeed} THEN CASE WHEN ${sameInFeed} THEN 'unchanged' ELSE 'modified' END
            WHEN ${inFeed} THEN 'new' WHEN ${wasInFeed} THEN 'deleted' END,
       coalesce(r.changed, false)`
+}
+
+/** SQL: whether the export's row `r` is in this export's feed, and the channel stage's row `o` was in the previous one. */
+function feedTests(plan: ExportPlan, { previousOnRead }: Classifying): { inFeed: RawBuilder<unknown>; wasInFeed: RawBuilder<unknown> } {
+  return {
+    inFeed: sql`(r.product_id IS NOT NULL AND NOT ${plan.leftOut('r.issues')})`,
+    wasInFeed: previousOnRead ? sql`(o.product_id IS NOT NULL)` : sql`(o.line IS NOT NULL)`,
+  }
 }
 
 /** SQL: the rows `o` and `r` have the same value in every column of the previous export and of this one ('' where none). */
@@ -140,10 +147,9 @@ function sameValues(plan: ExportPlan, { previousColumns }: Classifying): RawBuil
  * subquery from being folded into each place that reads it): a row new to the feed, changed, or
  * rendered anew; NULL otherwise.
  */
-function renderedLine(plan: ExportPlan, { renderAll, previousOnRead }: Classifying): RawBuilder<unknown> {
-  const inFeed = sql`(r.product_id IS NOT NULL AND NOT ${plan.leftOut('r.issues')})`
-  const wasInFeed = previousOnRead ? sql`(o.product_id IS NOT NULL)` : sql`(o.line IS NOT NULL)`
-  const needed = renderAll ? inFeed : sql`${inFeed} AND (NOT ${wasInFeed} OR o.data <> r.data)`
+function renderedLine(plan: ExportPlan, how: Classifying): RawBuilder<unknown> {
+  const { inFeed, wasInFeed } = feedTests(plan, how)
+  const needed = how.renderAll ? inFeed : sql`${inFeed} AND (NOT ${wasInFeed} OR o.data <> r.data)`
   return sql`SELECT CASE WHEN ${needed} THEN ${plan.line({ data: 'r.data', row: 'r' })} END AS line OFFSET 0`
 }
 

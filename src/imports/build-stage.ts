@@ -150,8 +150,8 @@ async function writeRows(
   const onlyMain = mains.length === 1 && additions.length === 0 ? mains[0] : undefined
   const previousSeq = onlyMain ? previous?.stream_seqs[onlyMain.streamId] : undefined
   // The deletes after previousSeq are all still tombstones, unless the stream forgot some meanwhile.
-  const deletesKept = onlyMain !== undefined && previousSeq !== undefined && BigInt(previousSeq) >= BigInt(streams.get(onlyMain.streamId)?.forgotten_seq ?? '0')
-  if (previous && previous.recipe === recipe && onlyMain && previousSeq !== undefined && deletesKept) {
+  const forgotten = BigInt((onlyMain && streams.get(onlyMain.streamId)?.forgotten_seq) ?? '0')
+  if (previous && previous.recipe === recipe && onlyMain && previousSeq !== undefined && BigInt(previousSeq) >= forgotten) {
     await keepExportedData(trx, site.id, { streamId: onlyMain.streamId, sinceSeq: previousSeq })
     const rowCount = Number(previous.row_count) + (await applyChanges(trx, site, onlyMain.streamId, previousSeq, build))
     return { rowCount, build, changesFrom: await boundChangeLog(trx, site.id, rowCount, previous.changes_from, build) }
