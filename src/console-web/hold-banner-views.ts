@@ -1,3 +1,4 @@
+import { counted } from '../input/text-input.js'
 import type { ConsoleSession } from '../accounts/console-sessions.js'
 import type { ChannelHold } from '../db/schema.js'
 import { html, type Html } from './html.js'
@@ -34,8 +35,7 @@ export function holdFigures(hold: ChannelHold): string {
   if (hold.reason === 'drop') {
     const delivered = hold.products_previous ?? 0
     const drop = delivered === 0 ? 0 : 1 - hold.products / delivered
-    const products = `${hold.products} product${hold.products === 1 ? '' : 's'}`
-    return `${products} now vs ${delivered} delivered: a drop of ${percent(drop)} (stop at ${percent(hold.threshold)})`
+    return `${counted(hold.products, 'product')} now vs ${delivered} delivered: a drop of ${percent(drop)} (stop at ${percent(hold.threshold)})`
   }
   const share = hold.products_checked === 0 ? 0 : hold.products_left_out / hold.products_checked
   return `${hold.products_left_out} of ${hold.products_checked} checked products left out: ${percent(share)} (stop at ${percent(hold.threshold)})`

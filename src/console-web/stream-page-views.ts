@@ -1,3 +1,4 @@
+import { counted } from '../input/text-input.js'
 import type { Batch, BatchStage, Stream } from '../db/schema.js'
 import { html, type Html } from './html.js'
 import { badge, dataTable, when } from './layout.js'
@@ -10,7 +11,8 @@ export function streamPageBody(view: { stream: Stream; batches: Batch[]; total: 
     ${offset + batches.length < total ? html`<a href="?offset=${offset + perPage}">Older batches</a>` : ''}
   </div>`
   return html`<p>
-      ${badge(stream.status)} <span class="muted">${stream.type} stream #${stream.id} · ${stream.content_type ?? 'no upload yet'} · ${batchCount(total)}</span>
+      ${badge(stream.status)}
+      <span class="muted">${stream.type} stream #${stream.id} · ${stream.content_type ?? 'no upload yet'} · ${counted(total, 'batch', 'batches')}</span>
     </p>
     <section aria-labelledby="batches-heading">
       <h2 id="batches-heading">Batches</h2>
@@ -55,8 +57,4 @@ function stageErrors(name: string, stage: BatchStage | null): Html {
     <ul>
       ${items}
     </ul>`
-}
-
-function batchCount(total: number): string {
-  return `${total} batch${total === 1 ? '' : 'es'}`
 }

@@ -1,3 +1,4 @@
+import { counted } from '../input/text-input.js'
 import type { Channel, CheckTotals } from '../db/schema.js'
 import { SiteErrorCode } from '../sites/run-failure.js'
 import type { SiteErrorReporter } from '../sites/site-errors.js'
@@ -58,7 +59,7 @@ export async function reportFailedChecks(report: SiteErrorReporter, channel: Cha
     const what = code.severity === 'warning' ? 'with this warning' : channel.validation_mode === 'exclude' ? 'left out of the feed' : 'exported with this error'
     await report(
       code.severity === 'error' ? SiteErrorCode.productsFailRequiredRule : SiteErrorCode.productsFailRecommendedRule,
-      `Channel ${channel.id}: ${products} product${products === 1 ? '' : 's'} ${what}: ${code.message} (${code.code})`,
+      `Channel ${channel.id}: ${counted(products, 'product')} ${what}: ${code.message} (${code.code})`,
       { channel_id: channel.id, code: code.code, attribute: code.attribute, severity: code.severity, products },
     )
   }

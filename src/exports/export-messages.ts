@@ -1,4 +1,4 @@
-import { isolatedName } from '../input/text-input.js'
+import { counted, isolatedName } from '../input/text-input.js'
 import type { Channel } from '../db/schema.js'
 import type { ChannelExportResult } from './export-channel.js'
 
@@ -13,5 +13,5 @@ export function channelExportMessage(channel: Channel, result: Pick<ChannelExpor
   const of = checked > 0 ? checked : result.counts.now
   const exportedNow = checked > 0 ? exported : result.counts.now
   const out = leftOut > 0 ? `; ${leftOut} left out by its template` : ''
-  return `Exported ${exportedNow} of ${of} product${of === 1 ? '' : 's'} through ${isolatedName(channel.name)}${out}`
+  return `Exported ${exportedNow} of ${counted(of, 'product')} through ${isolatedName(channel.name)}${out}`
 }

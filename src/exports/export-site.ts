@@ -1,3 +1,4 @@
+import { counted } from '../input/text-input.js'
 import type { Db } from '../db/database.js'
 import type { Channel, ChannelHold, Run, Site } from '../db/schema.js'
 import type { FeedStorage } from '../feeds/feed-storage.js'
@@ -92,7 +93,7 @@ export async function exportSite(db: Db, request: ExportSiteRequest): Promise<st
     throw new RunFailure(SiteErrorCode.exportFailed, `Channels ${failed.join(', ')} failed to export; see the site errors`, { channels: failed })
   // Delivery to http destinations follows the run (channel-pushes.ts): the run succeeded once its
   // files are written; the history's `uploaded` and site errors 2003 tell how delivery went.
-  const delivery = queued > 0 ? `; ${queued} file${queued === 1 ? '' : 's'} queued for delivery to the channels' destinations` : ''
+  const delivery = queued > 0 ? `; ${counted(queued, 'file')} queued for delivery to the channels' destinations` : ''
   return `${messages.join('; ')}${delivery}`
 }
 

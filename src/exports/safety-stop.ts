@@ -1,4 +1,4 @@
-import { isolatedName } from '../input/text-input.js'
+import { counted, isolatedName } from '../input/text-input.js'
 import type { Channel, ChannelHold, HoldReason } from '../db/schema.js'
 
 // Safety stops: an export that would empty most of a live feed is held, as Merchant
@@ -42,7 +42,7 @@ export function safetyStop(channel: Channel, figures: ExportFigures): Pick<Chann
     return held(
       'drop',
       maxDrop,
-      `${name} held: its file would hold ${plural(products, 'product')} instead of the ${productsPrevious} delivered, ` +
+      `${name} held: its file would hold ${counted(products, 'product')} instead of the ${productsPrevious} delivered, ` +
         `a drop of ${percent(drop)} (safety_max_drop ${percent(maxDrop)}); the last delivered file keeps serving`,
     )
   }
@@ -51,15 +51,11 @@ export function safetyStop(channel: Channel, figures: ExportFigures): Pick<Chann
     return held(
       'left_out',
       maxLeftOut,
-      `${name} held: its template would leave out ${leftOut} of the ${plural(checked, 'product')} it checked, ` +
+      `${name} held: its template would leave out ${leftOut} of the ${counted(checked, 'product')} it checked, ` +
         `${percent(leftOut / checked)} (safety_max_left_out ${percent(maxLeftOut)}); the last delivered file keeps serving`,
     )
   }
   return undefined
-}
-
-function plural(count: number, noun: string): string {
-  return `${count} ${noun}${count === 1 ? '' : 's'}`
 }
 
 function percent(share: number): string {

@@ -63,3 +63,8 @@ export function isolatedName(name: string): string {
   // Its own embeddings, overrides and isolates go: an isolate closer (U+2069) in the name would end the isolate early.
   return `\u2068${name.replace(/[\u202a-\u202e\u2066-\u2069]/g, '')}\u2069`
 }
+
+/** `count` with its noun in a message: "1 product", "3 products", "2 batches" (with `plural` given). */
+export function counted(count: number, noun: string, plural = `${noun}s`): string {
+  return `${count} ${count === 1 ? noun : plural}`
+}

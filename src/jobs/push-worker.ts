@@ -1,3 +1,4 @@
+import { counted } from '../input/text-input.js'
 import type { FastifyBaseLogger } from 'fastify'
 import type { Config } from '../config.js'
 import type { Db } from '../db/database.js'
@@ -176,7 +177,7 @@ class PushSender implements ClaimSource<ClaimedPush> {
     tried: (outcome: PushAttemptRecord['outcome']) => Promise<void>,
   ): Promise<void> {
     const sending = `Channel ${push.channel_id}: sending ${push.filename} to ${push.url}`
-    const attempts = `${push.attempts} attempt${push.attempts === 1 ? '' : 's'}`
+    const attempts = counted(push.attempts, 'attempt')
     if (!result.retry || push.attempts >= PUSH_ATTEMPTS) {
       await tried('failed')
       return this.fail(push, `${sending} failed after ${attempts}: ${result.error}`, result.error)

@@ -1,3 +1,4 @@
+import { counted } from '../input/text-input.js'
 import type { Action, Condition, Group, RuleSpec } from './rule-types.js'
 
 // A rule written out in words, as the console lists it and the API's `summary` gives it:
@@ -64,7 +65,7 @@ export function actionWords(action: Action, attribute: string | null): string {
       return `replace ${quote(action.find)} with ${quote(action.replacement)} in ${target}`
     case 'map': {
       const n = Object.keys(action.entries).length
-      return `map ${target} through ${n} value${n === 1 ? '' : 's'}${action.default === undefined ? '' : `, others to ${quote(action.default)}`}`
+      return `map ${target} through ${counted(n, 'value')}${action.default === undefined ? '' : `, others to ${quote(action.default)}`}`
     }
     case 'regex_replace':
       return `replace the pattern ${quote(action.pattern)} with ${quote(action.replacement)} in ${target}`

@@ -1,3 +1,4 @@
+import { counted } from '../input/text-input.js'
 import { sql } from 'kysely'
 import type { Db, DbHandle } from '../db/database.js'
 import type { WebhookDelivery } from '../db/schema.js'
@@ -147,7 +148,7 @@ export async function markAttemptFailed(db: Db, delivery: ClaimedDelivery, outco
     if (!tooMany && !gaveUp) return attempt
     const since = streak.failing_since?.toISOString() ?? 'now'
     const reason =
-      `Disabled after ${streak.consecutive_failures} failed delivery attempt${streak.consecutive_failures === 1 ? '' : 's'} in a row ` +
+      `Disabled after ${counted(streak.consecutive_failures, 'failed delivery attempt')} in a row ` +
       `(failing since ${since}; the last: ${outcome.error ?? 'no answer'}). Fix the receiver, then activate the webhook again ` +
       `(PUT with "active": true); failed deliveries can be retried`
     await trx
