@@ -9,7 +9,7 @@ import { holdBanners, releasedNotice, type HeldChannel } from './hold-banner-vie
 import { html, type Html } from './html.js'
 import { badge, dataTable, when } from './layout.js'
 import { productHref } from './product-links.js'
-import { fixRuleHref, hasRuleFix } from './rule-fix-links.js'
+import { fixRuleHref } from './rule-fix-links.js'
 import { rulesPath } from './rule-links.js'
 
 // A channel's diagnostics in the console: what its last export found checking the
@@ -99,8 +99,9 @@ function cards(totals: CheckTotals, threshold: number | null): Html {
   </div>`
 }
 
-function fixLink(checks: ChannelChecks, code: CheckCode, values: string[] | undefined): Html {
-  return html`<a href="${fixRuleHref(checks, code, values)}" aria-label="Fix ${code.code} with a rule">Fix with a rule</a>`
+function fixLink(checks: ChannelChecks, code: CheckCode, values: string[] | undefined): Html | '' {
+  const href = fixRuleHref(checks, code, values)
+  return href === undefined ? '' : html`<a href="${href}" aria-label="Fix ${code.code} with a rule">Fix with a rule</a>`
 }
 
 function codesSection(checks: ChannelChecks, values: Record<string, string[]>): Html {
@@ -114,7 +115,7 @@ function codesSection(checks: ChannelChecks, values: Record<string, string[]>): 
         <td>${code.attribute}</td>
         <td class="num">${counts[code.code] ?? 0}</td>
         <td>${code.message}</td>
-        <td>${hasRuleFix(code) ? fixLink(checks, code, values[code.code]) : ''}</td>
+        <td>${fixLink(checks, code, values[code.code])}</td>
       </tr>`,
   )
   return html`<section aria-labelledby="codes-heading">

@@ -75,14 +75,12 @@ function entriesText(values: string[], allowed: NonNullable<ReturnType<typeof al
   return lines.join('\n')
 }
 
-/** Whether `code` gets a "Fix with a rule" link (see above). */
-export function hasRuleFix(code: CheckCode): boolean {
-  const rule = code.check.kind === 'rule' ? code.check.rule : undefined
-  return code.severity !== 'info' && (allowedOf(code) !== undefined || rule?.kind === 'max_length' || code.check.kind === 'missing')
-}
-
-/** The link to the channel's rule editor prefilled to fix `code`; `values`: its failing values (for a map). */
-export function fixRuleHref(checks: { siteId: string; channelId: string; columns: string[] }, code: CheckCode, values: string[] = []): string {
+/**
+ * The link to the channel's rule editor prefilled to fix `code`; `values`: its failing values (for a
+ * map). Undefined for a code that gets no link (see above).
+ */
+export function fixRuleHref(checks: { siteId: string; channelId: string; columns: string[] }, code: CheckCode, values: string[] = []): string | undefined {
+  if (code.severity === 'info') return undefined
   const attribute = attributeColumns(checks.columns).get(code.attribute) ?? code.attribute
   const params = new URLSearchParams({ fix: code.code, attribute, description: `Fix ${code.code}` })
   const allowed = allowedOf(code)
@@ -95,6 +93,8 @@ export function fixRuleHref(checks: { siteId: string; channelId: string; columns
     params.set('then0_max', String(rule.max))
   } else if (code.check.kind === 'missing') {
     params.set('then0_action', 'default_if_empty')
+  } else {
+    return undefined
   }
   return ruleEditorPath(checks.siteId, checks.channelId, undefined, params)
 }
