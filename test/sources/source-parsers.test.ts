@@ -433,10 +433,10 @@ describe('the body stream', () => {
 })
 
 describe('memory', () => {
-  it('stays flat over 200 MB of CSV streamed from a generator', { timeout: 120_000 }, async () => {
+  it('stays flat over 50 MB of CSV streamed from a generator', async () => {
     const gc = exposedGc()
     const rowsPerChunk = 500
-    const chunks = 4000
+    const chunks = 1000
     let produced = 0
     async function* generated(): AsyncGenerator<Buffer> {
       yield Buffer.from('id,title,description,price,link,image_link,availability\n')
@@ -459,15 +459,16 @@ describe('memory', () => {
     for await (const record of parseSource(generated(), 'csv', {}, { ...LIMITS, maxRows: 10_000_000 })) {
       if (!('row' in record)) throw new Error(`record ${record.line}: ${record.error}`)
       rows++
-      if (rows % 250_000 === 0) {
+      if (rows % 100_000 === 0) {
         // Measured mid-stream, with the parser's state alive: what it keeps per row would show here.
         gc()
         peak = Math.max(peak, process.memoryUsage().heapUsed - before)
       }
     }
     expect(rows).toBe(rowsPerChunk * chunks)
-    expect(produced).toBeGreaterThan(200_000_000)
-    expect(peak).toBeLessThan(60 * 1024 * 1024)
+    expect(produced).toBeGreaterThan(50_000_000)
+    // About 1 MB measured: a parser that kept 32 bytes of each of the 500,000 rows would pass the bound.
+    expect(peak).toBeLessThan(16 * 1024 * 1024)
   })
 })
 
