@@ -29,7 +29,7 @@ import { platformPlugin } from './platform-api/platform-plugin.js'
 import { CountedRateLimits, type RateLimitStore } from './http/rate-limit.js'
 import { streamErrorExamples, streamOperations, streamTags } from './stream-api/openapi-docs.js'
 import { streamPlugin } from './stream-api/stream-plugin.js'
-import { consolePlugin } from './console-web/console-plugin.js'
+import { consoleErrorPage, consolePlugin, refusalPage } from './console-web/console-plugin.js'
 
 export interface AppDeps {
   db: Db
@@ -91,10 +91,10 @@ function createFastify(config: Config, logger: AppDeps['logger']) {
     schemaController: { compilersFactory: sharedSchemaCompilers },
     // Errors before routing (a URL that does not decode, e.g. an encoded lone surrogate) get the
     // error body of the interface the path belongs to, like every other client mistake.
-    frameworkErrors: (error, request, reply) => answerFrameworkError(error, request, reply as unknown as FastifyReply),
+    frameworkErrors: (error, request, reply) => answerFrameworkError(error, request, reply as unknown as FastifyReply, consoleErrorPage),
     // Requests Node's HTTP parser refuses (headers or URL past 16 KB, a broken Content-Length) never
     // reach Fastify: they are answered here, in the error body of the interface they were meant for.
-    clientErrorHandler: (error, socket) => answerClientError(error, socket, config.STREAM_PREFIX),
+    clientErrorHandler: (error, socket) => answerClientError(error, socket, { streamPrefix: config.STREAM_PREFIX, consolePage: refusalPage }),
   }).withTypeProvider<TypeBoxTypeProvider>()
 }
 

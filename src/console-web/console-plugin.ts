@@ -79,10 +79,10 @@ export const consolePlugin: FastifyPluginAsync<ConsoleDeps> = async (app, deps) 
     }
   })
 
-  app.setErrorHandler((thrown, request, reply) => errorPage(thrown, request, reply))
+  app.setErrorHandler((thrown, request, reply) => consoleErrorPage(thrown, request, reply))
   await app.register(
     async (scope: FastifyInstance) => {
-      scope.setNotFoundHandler((request, reply) => errorPage(new AppError(404, 'There is no such page', 'not_found'), request, reply))
+      scope.setNotFoundHandler((request, reply) => consoleErrorPage(new AppError(404, 'There is no such page', 'not_found'), request, reply))
     },
     { prefix: '/console' },
   )
@@ -135,19 +135,25 @@ async function guard(request: FastifyRequest, reply: FastifyReply): Promise<void
   throw new AppError(401, 'Sign in first', 'unauthorized')
 }
 
-function errorPage(thrown: unknown, request: FastifyRequest, reply: FastifyReply) {
+/** A console page saying what went wrong: the message of a client's mistake, never the detail of a server error. */
+export function consoleErrorPage(thrown: unknown, request: FastifyRequest, reply: FastifyReply) {
   const known =
     thrown instanceof AppError || (typeof (thrown as { statusCode?: unknown })?.statusCode === 'number' && (thrown as { statusCode: number }).statusCode < 500)
   const status = known ? ((thrown as { statusCode: number }).statusCode ?? 500) : 500
   if (status >= 500) request.log.error({ err: thrown }, 'console page failed')
   const message = status >= 500 ? 'Something went wrong on our side; the error is in the server log.' : (thrown as Error).message
-  const title = status === 404 ? 'Not found' : status === 403 ? 'Refused' : status >= 500 ? 'Server error' : 'Cannot do that'
-  const body = html`<p class="error" role="alert">${message}</p>
-    <p><a href="/console">Back to the overview</a></p>`
   return reply
     .code(status)
     .type('text/html; charset=utf-8')
-    .send(page({ title, session: request.consoleSession, body }).text)
+    .send(refusalPage(status, message, request.consoleSession))
+}
+
+/** The page of a refusal: what went wrong and the way back to the overview (also for requests Node's parser refuses). */
+export function refusalPage(status: number, message: string, session?: FastifyRequest['consoleSession']): string {
+  const title = status === 404 ? 'Not found' : status === 403 ? 'Refused' : status >= 500 ? 'Server error' : 'Cannot do that'
+  const body = html`<p class="error" role="alert">${message}</p>
+    <p><a href="/console">Back to the overview</a></p>`
+  return page({ title, session, body }).text
 }
 
 export type ConsoleApp = FastifyInstance

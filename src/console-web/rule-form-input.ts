@@ -16,6 +16,7 @@ export function blankCondition(row: ConditionRow): boolean {
 
 /** The form as a rule body (readRule checks it); a map's or a concat's text it cannot read is a 400 naming the field. */
 export function ruleInputOf(form: RuleForm): RuleInput {
+  if (form.match !== 'all' && form.match !== 'any') throw new BadRequestError(`match: "${excerpt(form.match, 40)}" is neither all nor any`)
   const conditions = form.conditions.filter((row) => !blankCondition(row)).map(conditionOf)
   const group: Group | null = conditions.length === 0 ? null : form.match === 'any' ? { any: conditions } : { all: conditions }
   return {

@@ -75,7 +75,8 @@ export interface RuleForm {
   attribute: string
   description: string
   enabled: boolean
-  match: 'all' | 'any'
+  /** `all` or `any`; anything else as sent, for ruleInputOf to refuse by name. */
+  match: string
   conditions: ConditionRow[]
   then: ActionRow[]
   else: ActionRow[]
@@ -146,7 +147,7 @@ export function readRuleForm(body: Record<string, unknown>, submitted: boolean):
     attribute: fieldText(body.attribute),
     description: fieldText(body.description),
     enabled: submitted ? enabled === '1' : enabled !== '0',
-    match: fieldText(body.match, 10) === 'any' ? 'any' : 'all',
+    match: fieldText(body.match, 40) || 'all',
     conditions,
     then: actionRows(body, 'then'),
     else: actionRows(body, 'else'),

@@ -52,19 +52,28 @@ function setRetryAfter(thrown: unknown, reply: FastifyReply): void {
 }
 
 // Before routing, only the path tells which interface a request was meant for.
+const CONSOLE_PATH = /^\/console(\/|\?|$)/
+
 function isPlatformPath(path: string): boolean {
   return /^\/(platform|product|feeds)\//.test(path)
 }
 
-/** Errors before routing (a URL that does not decode, e.g. an encoded lone surrogate). */
-export function answerFrameworkError(error: FastifyError, request: FastifyRequest, reply: FastifyReply): void {
+/** Sends a refusal as an HTML page (the console's). */
+export type HtmlErrorPage = (refused: AppError, request: FastifyRequest, reply: FastifyReply) => unknown
+
+/**
+ * Errors before routing (a URL that does not decode, e.g. an encoded lone surrogate; a path segment
+ * past the router's limit): under /console as `consolePage`, otherwise in the error body of the API.
+ */
+export function answerFrameworkError(error: FastifyError, request: FastifyRequest, reply: FastifyReply, consolePage: HtmlErrorPage): void {
   const status = typeof error.statusCode === 'number' && error.statusCode < 500 ? error.statusCode : 400
   // Refused before any route's hooks: the answer names its request here (a path too long, say).
   reply.header('x-request-id', request.id)
   const message = error.code === 'FST_ERR_BAD_URL' ? 'The URL is not valid: a percent-encoded sequence does not decode to text' : error.message
   // A message may quote the URL; a 5 KB path is not sent back whole.
   const refused = new AppError(status, message.length > 300 ? `${message.slice(0, 300)}…` : message, 'bad_request')
-  if (isPlatformPath(request.url)) void sendPlatformError(refused, request, reply)
+  if (CONSOLE_PATH.test(request.url)) void consolePage(refused, request, reply)
+  else if (isPlatformPath(request.url)) void sendPlatformError(refused, request, reply)
   else void sendStreamError(refused, request, reply)
 }
 
@@ -72,7 +81,11 @@ export function answerFrameworkError(error: FastifyError, request: FastifyReques
  * Requests Node's HTTP parser refuses (headers or URL past 16 KB, a broken Content-Length) never
  * reach Fastify: they are answered on the socket, in the body of the interface they were meant for.
  */
-export function answerClientError(error: Error & { code?: string; rawPacket?: unknown }, socket: Duplex, streamPrefix: string): void {
+export function answerClientError(
+  error: Error & { code?: string; rawPacket?: unknown },
+  socket: Duplex,
+  { streamPrefix, consolePage }: { streamPrefix: string; consolePage: (status: number, message: string) => string },
+): void {
   if (!socket.writable) return
   const status = error.code === 'HPE_HEADER_OVERFLOW' ? 431 : 400
   const message =
@@ -83,8 +96,9 @@ export function answerClientError(error: Error & { code?: string; rawPacket?: un
   const received = Buffer.isBuffer(error.rawPacket) ? error.rawPacket.subarray(0, 2048).toString('latin1') : ''
   const path = /^[A-Z]+ (\S*)/.exec(received)?.[1] ?? ''
   const stream = path.startsWith(`${streamPrefix}/streams`)
-  const body = JSON.stringify(stream ? streamErrorBody(status, message) : platformErrorBody(message))
-  const type = stream ? JSON_API : 'application/json; charset=utf-8'
+  const forConsole = CONSOLE_PATH.test(path)
+  const body = forConsole ? consolePage(status, message) : JSON.stringify(stream ? streamErrorBody(status, message) : platformErrorBody(message))
+  const type = forConsole ? 'text/html; charset=utf-8' : stream ? JSON_API : 'application/json; charset=utf-8'
   const head =
     `HTTP/1.1 ${status} ${statusTitle(status)}\r\nContent-Type: ${type}\r\nContent-Length: ${Buffer.byteLength(body)}\r\n` +
     `X-Request-Id: ${randomUUID()}\r\nConnection: close`

@@ -59,6 +59,8 @@ describe('the rule editor', () => {
       ],
       [form({ attribute: '', then0_action: 'set', then0_value: 'x' }), 'attribute: is required', ''],
       [form({ then0_action: 'regex_replace', then0_pattern: '(a)\\1', then0_replacement: 'b' }), 'then[0].pattern: back-references', 'then0'],
+      // Neither all nor any: refused by name, not saved as all.
+      [form({ match: 'some', c0_attribute: 'brand', c0_value: 'Acme' }), 'match: "some" is neither all nor any', ''],
     ]
     for (const [fields, message, row] of mistakes) {
       const answer = await user.post(`${channelPath}/new`, { _csrf: csrf, ...fields, op: 'save' })

@@ -43,6 +43,24 @@ describe('requests the HTTP parser refuses', () => {
     }
   })
 
+  it('answers a console URL it cannot route or read with a console page, not the API body', async () => {
+    const tooLong = await t.request({ method: 'GET', url: `/console/sites/${'7'.repeat(1100)}` })
+    const undecodable = await t.request({ method: 'GET', url: '/console/sites/%E0%A4%A' })
+    for (const [answer, status] of [
+      [tooLong, 414],
+      [undecodable, 400],
+    ] as const) {
+      expect(answer.statusCode).toBe(status)
+      expect(answer.headers['content-type']).toMatch(/^text\/html/)
+      expect(answer.body).toMatch(/^<!doctype html>/i)
+      expect(answer.body).toMatch(/<p class="error" role="alert">[^<]+<\/p>/)
+    }
+    const parser = await send(`GET /console/products?filter=${'a'.repeat(20_000)} HTTP/1.1\r\nHost: x\r\n\r\n`)
+    expect(parser.statusCode).toBe(431)
+    expect(parser.headers['content-type']).toMatch(/^text\/html/)
+    expect(parser.body).toMatch(/^<!doctype html>[\s\S]*larger than 16 KB[\s\S]*Back to the overview/i)
+  })
+
   it('answers a feed path past the parameter limit in the feed body', async () => {
     const response = await t.request({ method: 'GET', url: `/feeds/abc/${'a'.repeat(1100)}` })
     expect(response.statusCode).toBe(414)
