@@ -1,6 +1,7 @@
 import type { FastifyInstance, FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify'
 import cookie from '@fastify/cookie'
 import formbody from '@fastify/formbody'
+import { MAX_JSON_BODY_BYTES } from '../http/json-body.js'
 import { consoleCookieKey, findConsoleSession, operatorMark, sessionCredentialIsLive, type ConsoleSession } from '../accounts/console-sessions.js'
 import { AppError } from '../errors.js'
 import type { Actor } from '../activity/request-scope.js'
@@ -50,7 +51,9 @@ export const consolePlugin: FastifyPluginAsync<ConsoleDeps> = async (app, deps) 
     return key
   }
   app.decorateRequest('consoleCookieKey', null)
-  await app.register(formbody, { bodyLimit: 64 * 1024 })
+  // A form carries what the platform interface takes in a JSON body (a rule with a map of 1,000
+  // entries, say), percent-encoded: up to three bytes sent for each byte of text.
+  await app.register(formbody, { bodyLimit: 3 * MAX_JSON_BODY_BYTES })
 
   app.addHook('onRequest', async (request, reply) => {
     reply.header('content-security-policy', CONTENT_SECURITY_POLICY)

@@ -86,8 +86,11 @@ export interface RuleForm {
 
 /** The longest text a field keeps (the rule's own limits say more: a longer one is refused with its message). */
 const FIELD_CHARS = 4000
-/** Map entries, values of in and not_in, concat parts: many lines. */
-const LIST_CHARS = 60_000
+/**
+ * Map entries, values of in and not_in, concat parts, the JSON text: read whole (the form's body
+ * limit bounds them), so that a list the rule's limits allow is never cut short unseen.
+ */
+const LIST_CHARS = Infinity
 const LIST_PARAMS: readonly ParamKey[] = ['entries', 'parts']
 
 export function newActionRow(action = 'set'): ActionRow {

@@ -79,6 +79,18 @@ describe('the rule editor', () => {
     expect(await listRules(f, channelId)).toEqual([])
   })
 
+  it('saves a map of the 1,000 entries a rule may have, whole, however long its text once percent-encoded', async () => {
+    const { f, channelId, user, csrf, channelPath } = await shop()
+    // About 90,000 characters, 250 KB as a form: each "ü" and "→" is sent as 6 and 9 bytes.
+    const entries = Array.from({ length: 1000 }, (_, i) => [`Größe ${i} – Übergröße für Damen`, `Damenmode → Übergrößen → ${i}`] as const)
+    const text = entries.map(([from, to]) => `${from} => ${to}`).join('\n')
+    const answer = await user.post(`${channelPath}/new`, { _csrf: csrf, ...form({ then0_entries: text }), op: 'save' })
+    expect(answer.status, answer.body.slice(0, 300)).toBe(303)
+    const [saved] = await listRules(f, channelId)
+    const map = saved?.then[0] as { entries: Record<string, string> }
+    expect(Object.entries(map.entries)).toEqual(entries)
+  })
+
   it('adds and removes condition and action rows on the server, keeping what was typed', async () => {
     const { user, csrf, sitePath } = await shop()
     const fields = form({ c0_attribute: 'brand', c0_operator: 'equals', c0_value: 'Acme', then0_entries: 'yes => in_stock' })
