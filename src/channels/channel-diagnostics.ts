@@ -97,11 +97,17 @@ export async function checksOfChannel(db: DbHandle, channel: Channel): Promise<C
   }
 }
 
+/** The id filter's bound, as the platform interface's schema has it: a product id is at most 1,000 bytes. */
+const MAX_ID_FILTER_CHARS = 1000
+
 /** The codes a query's filters select, as a bit mask; a filter naming what the template has not is a 400. */
 function selectedCodes(checks: ChannelChecks, query: DiagnosticsQuery): CheckCode[] {
   const { severity, code, attribute } = query
   // Postgres text holds no NUL: such an id names no product, and would fail the query.
   if (query.id?.includes('\u0000')) throw new BadRequestError('id: a product id has no NUL character')
+  if (query.id !== undefined && query.id.length > MAX_ID_FILTER_CHARS) {
+    throw new BadRequestError(`id: at most ${MAX_ID_FILTER_CHARS} characters; no product id is longer`)
+  }
   if (severity !== undefined && !SEVERITIES.includes(severity as Severity)) throw new BadRequestError(`severity: must be one of ${SEVERITIES.join(', ')}`)
   if (code !== undefined && !checks.codes.some((c) => c.code === code)) {
     throw new BadRequestError(

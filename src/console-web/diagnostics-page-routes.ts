@@ -11,13 +11,17 @@ import { fixMapsValues } from './rule-fix-links.js'
 
 export const DIAGNOSTICS_PER_PAGE = 50
 
-/** The form's filters from the query; an empty field is no filter. */
+/**
+ * The form's filters from the query, as typed (the URL's 16 KB bounds them; the filters' own limits
+ * are refused with their messages): an id cut to 1,000 characters could name another product. An
+ * empty field is no filter.
+ */
 function filterOf(query: DiagnosticsPageQuery): DiagnosticsFilter {
   return {
-    severity: queryText(query.severity, 200),
-    code: queryText(query.code, 200),
-    attribute: queryText(query.attribute, 200),
-    id: queryText(query.id, 1000),
+    severity: queryText(query.severity, Infinity),
+    code: queryText(query.code, Infinity),
+    attribute: queryText(query.attribute, Infinity),
+    id: queryText(query.id, Infinity),
   }
 }
 

@@ -29,11 +29,13 @@ export async function productBrowser(
   const stage = queryText(query.stage, 16) === 'channel' && channels.length > 0 ? 'channel' : 'import'
   const channelId = stage === 'channel' ? queryText(query.channel, 32) || channels[0]?.channel.id : undefined
   const ref = { name: stage, id: channelId }
-  const fields = queryText(query.fields)
+  // The fields and the filter as typed (the URL's 16 KB bounds them): cut to a length, they could
+  // ask another question, and the filter's own limit is refused with its message.
+  const fields = queryText(query.fields, Infinity)
     .split(',')
     .map((name) => name.trim())
     .filter((name) => name !== '')
-  const filter = queryText(query.filter)
+  const filter = queryText(query.filter, Infinity)
   const offset = queryInt(query.offset, 0)
   const { rows, columns, problem } = await readBrowserPage(deps, { accountId, siteId: site.id, ref, fields, filter, offset })
   const channelOptions = channels.map(

@@ -101,6 +101,8 @@ describe('the diagnostics page of a channel', () => {
       ['code=no_such_code', 'template has no code'],
       ['attribute=colour', 'checks no attribute'],
       ['id=a%00b', 'a product id has no NUL character'],
+      // Refused whole, not cut to 1,000 characters that could name another product.
+      [`id=${'L'.repeat(1001)}`, 'id: '],
     ]) {
       const refused = await user.get(`${url}?${query}`)
       expect(refused.status, query).toBe(400)

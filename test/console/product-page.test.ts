@@ -134,6 +134,19 @@ describe('the product page', () => {
     expect(productLinks(browser.body).get('a/b c')).toBe(`/console/sites/${f.site.id}/products/a%2Fb%20c`)
   }, 60_000)
 
+  it("runs the product browser's filter as typed: one past the filter limit is refused with its message, not cut to fit", async () => {
+    const { f, user } = await shop()
+    const fits = `id = 'good'${' '.repeat(989)}`
+    expect(fits).toHaveLength(1000)
+    const shown = await user.get(`/console/sites/${f.site.id}/products?fields=id&filter=${encodeURIComponent(fits)}`)
+    expect(shown.status, textOf(shown.body).slice(0, 400)).toBe(200)
+    expect([...productLinks(shown.body).keys()]).toEqual(['good'])
+    const longer = await user.get(`/console/sites/${f.site.id}/products?fields=id&filter=${encodeURIComponent(`${fits} OR id = 'rewritten'`)}`)
+    expect(longer.status).toBe(400)
+    expect(textOf(longer.body)).toContain('longer than 1000 characters')
+    expect(productLinks(longer.body).size).toBe(0)
+  })
+
   it('is a 404 page for a product no stage has, an id no row can have, and the site of another account', async () => {
     const { f, user } = await shop()
     for (const url of [
