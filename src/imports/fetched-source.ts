@@ -127,7 +127,7 @@ async function fetchAndSave(
     const batch = await saveSourceBatch(db, {
       source: { id: source.id, accountId: source.account_id, settings: source.settings, sealedCredentials: source.sealed_credentials },
       stream: { id: source.stream_id, accountId: source.account_id },
-      file: file.path,
+      file: { path: file.path, charset: file.charset },
       format: source.settings,
       limits: { maxLineBytes: MAX_LINE_BYTES, maxColumns: limits.maxColumns, maxRows: limits.maxProducts, maxUnpackedBytes: limits.maxUnpackedBytes },
       budget,

@@ -3,6 +3,7 @@ import { CsvError, Parser } from 'csv-parse'
 import { excerpt } from '../input/text-input.js'
 import { HEAD_CHARS } from '../catalog/bounded-text.js'
 import { setAttribute, type RecordGuard } from './record-guard.js'
+import { utf8Bytes } from './source-bytes.js'
 import { SourceFormatError, type SourceFormatOptions, type SourceRecord } from './source-types.js'
 
 // csv-parse holds one record in memory until its end. A record past maxLineBytes is refused alone,
@@ -54,7 +55,7 @@ export async function* csvRecords(
 ): AsyncGenerator<SourceRecord> {
   const delimiter = options.delimiter ?? (format === 'tsv' ? '\t' : ',')
   const parser = csvParser(delimiter, options.quote ?? '"', guard)
-  pipeline(Readable.from(bytes), parser, () => undefined)
+  pipeline(Readable.from(utf8Bytes(bytes, options.charset)), parser, () => undefined)
   let columns: string[] | undefined
   try {
     for await (const { values, line } of parser as AsyncIterable<CsvLine>) {
@@ -88,8 +89,10 @@ function linedParser(delimiter: string, quote: string, guard: RecordGuard): Line
     bom: true,
     delimiter,
     quote: quote === '' ? false : quote,
-    // Either line ending, in any mix: a file assembled from several exports has both.
-    record_delimiter: ['\r\n', '\n'],
+    // Any line ending, in any mix: a file assembled from several exports has several. The longest
+    // first: csv-parse takes the first that matches. `\r\r\n` is what a CSV written in text mode on
+    // Windows ends its lines with; a lone `\r` is an old Mac's.
+    record_delimiter: ['\r\r\n', '\r\n', '\n', '\r'],
     // Ragged records are reported one by one below, not as an error of the file.
     relax_column_count: true,
     // A quote inside an unquoted value (`15" monitor`) is kept as written, as spreadsheets do.

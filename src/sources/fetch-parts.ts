@@ -36,6 +36,8 @@ export interface WrittenFile {
   bytes: number
   sha256: string
   state: SourceFetchState
+  /** The charset the server declared for it (an HTTP Content-Type's), if any. */
+  charset?: string
 }
 
 /**

@@ -45,9 +45,16 @@ export async function fetchByHttp(source: SourceToFetch, settings: FeedUrlSettin
     })
     const etag = response.headers.etag
     const lastModified = response.headers['last-modified']
-    return { ...written, state: { ...(etag && { etag }), ...(lastModified && { last_modified: lastModified }), sha256: written.sha256 } }
+    const charset = charsetOf(response.headers['content-type'])
+    const state = { ...(etag && { etag }), ...(lastModified && { last_modified: lastModified }), sha256: written.sha256 }
+    return { ...written, state, ...(charset && { charset }) }
   }
   throw new SourceFetchError(`more than ${MAX_REDIRECTS} redirects from ${settings.url}`)
+}
+
+/** The charset parameter of a Content-Type (`text/csv; charset="windows-1252"`), if it names one. */
+function charsetOf(contentType: string | undefined): string | undefined {
+  return /;\s*charset\s*=\s*"?([A-Za-z0-9][\w.:-]{0,39})"?/i.exec(contentType ?? '')?.[1]
 }
 
 function redirectTarget(location: string, from: URL): string {

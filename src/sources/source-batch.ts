@@ -22,7 +22,8 @@ export interface SourceBatchRequest {
   /** The source as its fetch read it: the batch is kept only while its settings are still these. */
   source: { id: string; accountId: string; settings: FetchedSourceSettings; sealedCredentials: string | null }
   stream: { id: string; accountId: string }
-  file: string
+  /** The fetched file, and the charset its server declared for it. */
+  file: { path: string; charset?: string }
   format: SourceFileFormat
   limits: SourceLimits
   budget: FetchBudget
@@ -63,7 +64,8 @@ export function saveSourceBatch(db: Db, request: SourceBatchRequest): Promise<So
       const checkpoint = () => {
         if (Date.now() > budget.deadline) throw pastDeadline(budget)
       }
-      const records = parseSource(createReadStream(request.file), request.format.format, formatOptions(request.format), request.limits, checkpoint)
+      const options = { ...formatOptions(request.format), charset: request.file.charset }
+      const records = parseSource(createReadStream(request.file.path), request.format.format, options, request.limits, checkpoint)
       for await (const record of records) {
         checkpoint()
         if ('error' in record) {

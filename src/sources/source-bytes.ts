@@ -1,3 +1,4 @@
+import { isUtf8 } from 'node:buffer'
 import { pipeline, Readable } from 'node:stream'
 import { TextDecoder } from 'node:util'
 import { createGunzip } from 'node:zlib'
@@ -46,8 +47,69 @@ function isZlibError(error: unknown): boolean {
   return typeof code === 'string' && code.startsWith('Z_')
 }
 
-// Enough bytes for an XML declaration, whatever its attributes.
-const SNIFF_BYTES = 512
+// Enough bytes for an XML declaration, whatever its attributes, and for a file's first rows: where
+// nothing names the encoding, bytes there that are no UTF-8 make it Windows-1252.
+const SNIFF_BYTES = 65_536
+
+/**
+ * The encoding of a file from its first bytes: a byte order mark; else what the file itself names
+ * (an XML declaration, through `named`); else the charset the server declared; else UTF-8. Where the
+ * choice is UTF-8 but the first bytes are no UTF-8, they are Windows-1252 (of which ISO-8859-1 is a
+ * part): what spreadsheets and older shop systems export, often under a server's default
+ * `charset=utf-8`. A real UTF-8 file with a stray byte later keeps UTF-8, the byte a U+FFFD.
+ */
+export function sniffedEncoding(head: Buffer, { named, declared }: { named?: string; declared?: string } = {}): string {
+  if (head[0] === 0xef && head[1] === 0xbb && head[2] === 0xbf) return 'utf-8'
+  if (head[0] === 0xff && head[1] === 0xfe) return 'utf-16le'
+  if (head[0] === 0xfe && head[1] === 0xff) return 'utf-16be'
+  // A server's charset that no decoder knows (`binary`, say) says nothing; a file's own name is kept, and refused by name.
+  const chosen = (named ?? (declared !== undefined && knownEncoding(declared) ? declared : 'utf-8')).toLowerCase()
+  if ((chosen === 'utf-8' || chosen === 'utf8') && !isUtf8(completeCharacters(head))) return 'windows-1252'
+  return chosen
+}
+
+function knownEncoding(name: string): boolean {
+  try {
+    new TextDecoder(name)
+    return true
+  } catch {
+    return false
+  }
+}
+
+/** The head without a UTF-8 character its end cuts in two (at most three bytes of one). */
+function completeCharacters(head: Buffer): Buffer {
+  for (let back = 1; back <= Math.min(3, head.length); back++) {
+    const byte = head[head.length - back]!
+    if (byte < 0x80) return head
+    // A lead byte: the character starts here and may go on past the head.
+    if (byte >= 0xc0) return head.subarray(0, head.length - back)
+  }
+  return head
+}
+
+/**
+ * The bytes as UTF-8, which csv-parse reads: as they are when the file is UTF-8 (most are, and
+ * then nothing is copied), otherwise decoded from the encoding sniffedEncoding finds and encoded
+ * again. The byte order mark of UTF-16 goes; UTF-8's stays for csv-parse to drop.
+ */
+export async function* utf8Bytes(bytes: AsyncIterable<Buffer>, declared: string | undefined): AsyncGenerator<Buffer> {
+  const chunks = bytes[Symbol.asyncIterator]()
+  let head: Buffer = Buffer.alloc(0)
+  let ended = false
+  while (head.length < SNIFF_BYTES && !ended) {
+    const next = await chunks.next()
+    if (next.done) ended = true
+    else head = head.length === 0 ? next.value : Buffer.concat([head, next.value])
+  }
+  const rest = rejoined(head, ended ? undefined : chunks)
+  const encoding = sniffedEncoding(head, { declared })
+  if (encoding === 'utf-8') {
+    yield* rest
+    return
+  }
+  for await (const text of decodedText(rest, () => encoding)) yield Buffer.from(text)
+}
 
 /**
  * The bytes as text, decoded across chunk boundaries (a character split between two chunks stays

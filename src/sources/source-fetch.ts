@@ -19,6 +19,8 @@ export interface SpooledFile {
   sha256: string
   /** What tells this file from a changed one at the next fetch. */
   state: SourceFetchState
+  /** The charset its server declared for it (HTTP), if any. */
+  charset?: string
   remove(): Promise<void>
 }
 

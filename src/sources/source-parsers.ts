@@ -30,7 +30,7 @@ export function parseSource(
     case 'tsv':
       return csvRecords(bytes, format, options, guard)
     case 'xml':
-      return xmlRecords(bytes, options.itemElement, guard)
+      return xmlRecords(bytes, options, guard)
     case 'ndjson':
       return ndjsonRecords(bytes, guard)
     case 'json':

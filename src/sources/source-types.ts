@@ -18,6 +18,8 @@ export interface SourceFormatOptions {
    * a prefix (`g:product`) must match as written, one without (`product`) matches any prefix.
    */
   itemElement?: string
+  /** The charset the server declared (HTTP Content-Type): a byte order mark or an XML declaration says more. */
+  charset?: string
 }
 
 export interface SourceLimits {

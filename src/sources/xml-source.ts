@@ -1,6 +1,6 @@
 import { SaxesParser, type SaxesTagPlain } from 'saxes'
 import type { RecordGuard } from './record-guard.js'
-import { decodedText } from './source-bytes.js'
+import { decodedText, sniffedEncoding } from './source-bytes.js'
 import { SourceFormatError, type SourceRecord } from './source-types.js'
 import { localName, XmlItem } from './xml-item.js'
 
@@ -15,9 +15,14 @@ const WRITE_CHARS = 65_536
  * The items of an XML feed: Google Merchant RSS 2.0 `<item>`s and Atom `<entry>`s, or the elements
  * named `itemElement`, each one record at the line where its start tag is.
  */
-export async function* xmlRecords(bytes: AsyncIterable<Buffer>, itemElement: string | undefined, guard: RecordGuard): AsyncGenerator<SourceRecord> {
+export async function* xmlRecords(
+  bytes: AsyncIterable<Buffer>,
+  { itemElement, charset }: { itemElement?: string; charset?: string },
+  guard: RecordGuard,
+): AsyncGenerator<SourceRecord> {
   const reader = new XmlItemReader(itemMatcher(itemElement), guard)
-  for await (const text of decodedText(bytes, declaredEncoding)) {
+  const encodingOf = (head: Buffer) => sniffedEncoding(head, { named: declaredEncoding(head), declared: charset })
+  for await (const text of decodedText(bytes, encodingOf)) {
     for (let from = 0; from < text.length; from += WRITE_CHARS) {
       reader.write(from === 0 && text.length <= WRITE_CHARS ? text : text.slice(from, from + WRITE_CHARS))
       for (const record of reader.take()) {
@@ -149,14 +154,8 @@ function itemMatcher(itemElement: string | undefined): (qualifiedName: string) =
   return (name) => localName(name) === itemElement
 }
 
-/**
- * The encoding of an XML file: its byte order mark's, else its declaration's
- * (`<?xml version="1.0" encoding="ISO-8859-1"?>`, still common in shop exports), else UTF-8.
- */
-function declaredEncoding(head: Buffer): string {
-  if (head[0] === 0xef && head[1] === 0xbb && head[2] === 0xbf) return 'utf-8'
-  if (head[0] === 0xff && head[1] === 0xfe) return 'utf-16le'
-  if (head[0] === 0xfe && head[1] === 0xff) return 'utf-16be'
+/** The encoding an XML declaration names (`<?xml version="1.0" encoding="ISO-8859-1"?>`, still common in shop exports), if one does. */
+function declaredEncoding(head: Buffer): string | undefined {
   const declaration = /^\s*<\?xml\s[^>]*?\bencoding\s*=\s*["']([A-Za-z][\w.:-]*)["']/.exec(head.toString('latin1', 0, 300))
-  return declaration?.[1] ?? 'utf-8'
+  return declaration?.[1]
 }

@@ -125,6 +125,38 @@ describe('feed URL sources', () => {
     expect((await imported(atom)).map((row) => [row.id, row.title])).toEqual([['E1', 'Vase']])
   })
 
+  it("reads a shop export in Windows-1252, declared by its server or not, and one with an old Mac's line ends", async () => {
+    // "Café crème – “best”" and "9,99 €" in Windows-1252: the dash, the quotes and the euro sign are
+    // where it differs from Latin-1.
+    const bytes = Buffer.concat([
+      Buffer.from('id;title;price\r\nW1;Caf\u00e9 cr\u00e8me ', 'latin1'),
+      Buffer.from([0x96, 0x20, 0x93]),
+      Buffer.from('best', 'latin1'),
+      Buffer.from([0x94]),
+      Buffer.from(';9,99 ', 'latin1'),
+      Buffer.from([0x80, 0x0d, 0x0a]),
+    ])
+    const expected = [{ id: 'W1', title: 'Café crème – “best”', price: '9,99 €' }]
+    for (const contentType of ['text/csv; charset=windows-1252', 'text/csv; charset=utf-8', 'text/plain']) {
+      const f = await importFixture(t)
+      const { path } = await feedSource(f, bytes, { delimiter: ';' })
+      feeds.file(path, bytes, { contentType })
+      expect(await imported(f), contentType).toEqual(expected)
+    }
+    // Only the server's charset tells ISO-8859-15 (0xA4 is "€") from Windows-1252 (where it is "¤").
+    const latin9 = await importFixture(t)
+    const latin9Bytes = Buffer.from('id;price\nL9;9,99 \u00a4\n', 'latin1')
+    const { path } = await feedSource(latin9, latin9Bytes, { delimiter: ';' })
+    feeds.file(path, latin9Bytes, { contentType: 'text/csv;charset="ISO-8859-15"' })
+    expect(await imported(latin9)).toEqual([{ id: 'L9', price: '9,99 €' }])
+    const mac = await importFixture(t)
+    await feedSource(mac, 'id,title\rM1,Classic\rM2,"Quadra 700"\r')
+    expect(await imported(mac)).toEqual([
+      { id: 'M1', title: 'Classic' },
+      { id: 'M2', title: 'Quadra 700' },
+    ])
+  })
+
   it('does not parse an unchanged file again: a 304 to its ETag, or the same bytes from a server without validators', async () => {
     const f = await importFixture(t)
     const name = `etag-${++fileNo}.csv`

@@ -29,7 +29,7 @@ async function parse(data: Buffer | string, format: SourceFormat, options: Sourc
 }
 
 /** The records, checked to be the same whatever the chunk size and with the file gzipped. */
-async function parseEveryWay(data: string, format: SourceFormat, options: SourceFormatOptions = {}, limits = LIMITS): Promise<SourceRecord[]> {
+async function parseEveryWay(data: Buffer | string, format: SourceFormat, options: SourceFormatOptions = {}, limits = LIMITS): Promise<SourceRecord[]> {
   const whole = await parse(data, format, options, limits)
   expect(await parse(data, format, options, limits, 7)).toEqual(whole)
   expect(await parse(gzipSync(data), format, options, limits)).toEqual(whole)
@@ -164,9 +164,14 @@ describe('XML feeds', () => {
     expect(await parse(xml, 'xml', { itemElement: 'x:product' })).toEqual([])
   })
 
-  it('decodes the encoding an XML declaration names', async () => {
-    const latin1 = Buffer.from('<?xml version="1.0" encoding="ISO-8859-1"?><rss><channel><item><title>Größe</title></item></channel></rss>', 'latin1')
-    expect(await parse(latin1, 'xml')).toEqual([{ line: 1, row: { title: 'Größe' } }])
+  it("decodes the encoding an XML declaration names, else the server's charset, else Windows-1252 where the bytes are no UTF-8", async () => {
+    const item = '<rss><channel><item><title>Größe</title></item></channel></rss>'
+    const expected = [{ line: 1, row: { title: 'Größe' } }]
+    expect(await parse(Buffer.from(`<?xml version="1.0" encoding="ISO-8859-1"?>${item}`, 'latin1'), 'xml')).toEqual(expected)
+    expect(await parse(Buffer.from(`<?xml version="1.0" encoding="ISO-8859-1"?>${item}`, 'latin1'), 'xml', { charset: 'utf-8' })).toEqual(expected)
+    expect(await parseEveryWay(Buffer.from(item, 'latin1'), 'xml', { charset: 'iso-8859-1' })).toEqual(expected)
+    expect(await parseEveryWay(Buffer.from(`<?xml version="1.0" encoding="UTF-8"?>${item}`, 'latin1'), 'xml')).toEqual(expected)
+    expect(await parseEveryWay(Buffer.from(`<?xml version="1.0" encoding="UTF-8"?>${item}`), 'xml', { charset: 'iso-8859-1' })).toEqual(expected)
   })
 
   it('refuses malformed XML with its line and column', async () => {
@@ -205,6 +210,47 @@ describe('CSV and TSV', () => {
       { line: 2, row: { id: 'SKU-1', title: 'Kaffeebecher "Classic"', description: 'Steingut,\r\nspülmaschinenfest; 350 ml', price: '8,90 EUR' } },
       { line: 4, row: { id: 'SKU-2', title: 'Teekanne', description: 'Glas\r\n\r\nmit Sieb', price: '24,50 EUR' } },
       { line: 8, row: { id: 'SKU-3', title: 'Untersetzer', description: '', price: '3,00 EUR' } },
+    ])
+  })
+
+  it('ends a line at CRLF, LF, a lone CR (an old Mac) or CR CR LF (a CSV written in text mode on Windows), counting each once', async () => {
+    const expected = [
+      { line: 2, row: { id: 'A', title: 'Shirt', price: '10' } },
+      { line: 3, error: 'the record has 2 fields, the header has 3', excerpt: 'B,Socks' },
+      { line: 4, row: { id: 'C', title: 'Scarf', price: '' } },
+    ]
+    for (const end of ['\r\n', '\n', '\r', '\r\r\n']) {
+      const csv = ['id,title,price', 'A,Shirt,10', 'B,Socks', 'C,"Scarf",'].join(end) + end
+      expect(await parseEveryWay(csv, 'csv'), JSON.stringify(end)).toEqual(expected)
+    }
+  })
+
+  it('reads a CSV in the charset its server declared, Windows-1252 where nothing names one and its first bytes are no UTF-8, UTF-16 by its mark', async () => {
+    const text = 'id,title,price\nM1,Café crème – “best”,9.99 €\n'
+    const expected = [{ line: 2, row: { id: 'M1', title: 'Café crème – “best”', price: '9.99 €' } }]
+    const windows1252 = encodeWindows1252(text)
+    expect(await parseEveryWay(windows1252, 'csv')).toEqual(expected)
+    // A server's default charset=utf-8 does not make Windows-1252 bytes UTF-8.
+    expect(await parseEveryWay(windows1252, 'csv', { charset: 'utf-8' })).toEqual(expected)
+    expect(await parseEveryWay(windows1252, 'csv', { charset: 'windows-1252' })).toEqual(expected)
+    const latin9 = Buffer.from('id;Preis\n1;9,99 \u00a4\n', 'latin1')
+    expect(await parse(latin9, 'csv', { delimiter: ';', charset: 'ISO-8859-15' })).toEqual([{ line: 2, row: { id: '1', Preis: '9,99 €' } }])
+    // A charset no decoder knows says nothing: the bytes decide.
+    expect(await parse(windows1252, 'csv', { charset: 'binary' })).toEqual(expected)
+    const utf16be = Buffer.from(`\ufeff${text}`, 'utf16le').swap16()
+    const utf16le = Buffer.from(`\ufeff${text}`, 'utf16le')
+    for (const bytes of [utf16be, utf16le]) expect(await parseEveryWay(bytes, 'csv', { charset: 'utf-8' })).toEqual(expected)
+  })
+
+  it('keeps a UTF-8 CSV UTF-8: a character cut by the end of the first 64 KB, a stray byte past them', async () => {
+    const head = 'id,title\nA,'
+    // "ü" takes the 65,536th and 65,537th bytes: the head the encoding is chosen from ends inside it.
+    const first = `${head}${'x'.repeat(65_535 - head.length)}ü\n`
+    expect(Buffer.byteLength(first.slice(0, -2))).toBe(65_535)
+    const stray = Buffer.concat([Buffer.from(`${first}B,Größe `), Buffer.from([0xe9]), Buffer.from(' blau\n')])
+    expect(await parseEveryWay(stray, 'csv')).toEqual([
+      { line: 2, row: { id: 'A', title: `${'x'.repeat(65_535 - head.length)}ü` } },
+      { line: 3, row: { id: 'B', title: 'Größe \ufffd blau' } },
     ])
   })
 
@@ -471,6 +517,12 @@ describe('memory', () => {
     expect(peak).toBeLessThan(16 * 1024 * 1024)
   })
 })
+
+/** Text as Windows-1252 bytes (Node encodes Latin-1 only): the characters where the two differ, mapped by hand. */
+function encodeWindows1252(text: string): Buffer {
+  const special: Record<string, number> = { '€': 0x80, '–': 0x96, '“': 0x93, '”': 0x94 }
+  return Buffer.from([...text].map((char) => special[char] ?? char.charCodeAt(0)))
+}
 
 async function drain(records: AsyncGenerator<SourceRecord>): Promise<void> {
   for await (const _ of records);
