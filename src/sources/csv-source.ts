@@ -61,6 +61,9 @@ export async function* csvRecords(
     for await (const { values, line } of parser as AsyncIterable<CsvLine>) {
       if (values.length === 1 && values[0]!.trim() === '') continue
       if (columns === undefined) {
+        if (/^\s*<(!doctype\s+html|html)[\s>]/i.test(values.join(delimiter))) {
+          throw new SourceFormatError(`the file is an HTML page (a sign-in or error page?), not ${format === 'tsv' ? 'a TSV' : 'a CSV'} file`)
+        }
         columns = options.header === false ? numberedColumns(values.length, guard) : headerColumns(values, guard)
         if (options.header !== false) continue
       }

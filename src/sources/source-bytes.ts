@@ -7,9 +7,10 @@ import { SourceFormatError } from './source-types.js'
 /**
  * The body's bytes, gunzipped as a stream when they start with gzip's magic bytes (1f 8b). The
  * content decides, not the file name or the Content-Type: feed servers label `.csv.gz` as text/csv,
- * or send a plain file named `.gz`. No other format of a catalog starts with those two bytes.
+ * or send a plain file named `.gz`. No other format of a catalog starts with those two bytes. Twice
+ * at most: a `.csv.gz` served with `Content-Encoding: gzip` arrives gzipped twice.
  */
-export async function* decompressed(body: AsyncIterable<Buffer>): AsyncGenerator<Buffer> {
+export async function* decompressed(body: AsyncIterable<Buffer>, layers = 2): AsyncGenerator<Buffer> {
   const chunks = body[Symbol.asyncIterator]()
   let head: Buffer = Buffer.alloc(0)
   let ended = false
@@ -20,7 +21,7 @@ export async function* decompressed(body: AsyncIterable<Buffer>): AsyncGenerator
     else head = head.length === 0 ? next.value : Buffer.concat([head, next.value])
   }
   const bytes = rejoined(head, ended ? undefined : chunks)
-  if (head[0] === 0x1f && head[1] === 0x8b) yield* gunzipped(bytes)
+  if (layers > 0 && head[0] === 0x1f && head[1] === 0x8b) yield* decompressed(gunzipped(bytes), layers - 1)
   else yield* bytes
 }
 

@@ -6,17 +6,26 @@ interface Frame {
   nested: boolean
 }
 
+// Elements of HTML that end a line of text where they stand, in a description written as markup.
+const LINE_BREAKING = new Set(['br', 'p', 'div', 'li', 'tr', 'h1', 'h2', 'h3', 'h4', 'h5', 'h6'])
+
 /**
  * One child element of an item as its events arrive. A leaf's value is its trimmed text (CDATA and
  * entities already decoded by the parser), or its `href` when it has no text (Atom's
- * `<link href="…"/>`). An element with children (`<g:shipping><g:country>DE</g:country>…`) is the
+ * `<link href="…"/>`). An element with children is one of two kinds. A structure
+ * (`<g:shipping><g:country>DE</g:country>…`), whose children stand alone between blanks, is the
  * text of each descendant leaf joined with ':' in document order, empty leaves kept in place so
  * positions still line up: "DE::4.95 EUR". That is not Google's positional form (`DE:::4.95 EUR`,
- * which knows each sub-attribute's slot); a later mapping step can split it by its own rules.
+ * which knows each sub-attribute's slot); a later mapping step can split it by its own rules. Text
+ * beside children is markup written unescaped (`Soft <b>cotton</b> shirt.<br/>Washable`): its value
+ * is its text as a reader sees it, a line break where a `br`, `p`, `div` or `li` stood.
  */
 class ChildElement {
   private readonly frames: Frame[] = [{ text: '', nested: false }]
   private readonly parts: string[] = []
+  /** All the text below the element as written, for mixed content. */
+  private written = ''
+  private mixed = false
 
   constructor(
     readonly name: string,
@@ -26,13 +35,15 @@ class ChildElement {
 
   text(text: string): void {
     this.frames[this.frames.length - 1]!.text += text
+    this.written += text
   }
 
-  openNested(): void {
+  openNested(qualifiedName: string): void {
     const parent = this.frames[this.frames.length - 1]!
     parent.nested = true
     this.flushLoose(parent)
     this.frames.push({ text: '', nested: false })
+    if (LINE_BREAKING.has(localName(qualifiedName).toLowerCase())) this.written += '\n'
   }
 
   closeNested(): void {
@@ -45,15 +56,27 @@ class ChildElement {
     const frame = this.frames[0]!
     if (!frame.nested) return frame.text.trim() || (this.href ?? '')
     this.flushLoose(frame)
+    if (this.mixed) return readText(this.written)
     return this.parts.join(':')
   }
 
-  /** Text beside nested elements (rare, mixed content) is kept as a part of its own, where it stood. */
+  /** Text beside nested elements makes the element mixed content; kept as a part too, where it stood. */
   private flushLoose(frame: Frame): void {
     const loose = frame.text.trim()
-    if (loose !== '') this.parts.push(loose)
+    if (loose !== '') {
+      this.parts.push(loose)
+      this.mixed = true
+    }
     frame.text = ''
   }
+}
+
+/** Markup's text as a reader sees it: blanks around a line break dropped, no blank lines, trimmed. */
+function readText(written: string): string {
+  return written
+    .replace(/[ \t\r]*\n\s*/g, '\n')
+    .replace(/[ \t\r]+/g, ' ')
+    .trim()
 }
 
 /**
@@ -73,17 +96,19 @@ export class XmlItem {
   constructor(
     readonly line: number,
     readonly start: number,
+    /** The item element's own attributes (`<offer id="12" available="true">`): its children of the same name win. */
+    private readonly own: Record<string, string> = {},
   ) {}
 
   get tooLong(): boolean {
     return this.dropped
   }
 
-  open(qualifiedName: string, href: string | undefined): void {
+  open(qualifiedName: string, attributes: Record<string, string>): void {
     this.depth++
     if (this.dropped) return
-    if (this.depth > 1) this.child?.openNested()
-    else this.child = new ChildElement(localName(qualifiedName), qualifiedName.includes(':'), href)
+    if (this.depth > 1) this.child?.openNested(qualifiedName)
+    else this.child = new ChildElement(childName(qualifiedName, attributes.rel), qualifiedName.includes(':'), attributes.href)
   }
 
   text(text: string): void {
@@ -115,6 +140,9 @@ export class XmlItem {
 
   row(): Record<string, string> {
     const row: Record<string, string> = {}
+    // Namespace declarations and xml:lang or xml:base say how to read the item, not what it is.
+    for (const [name, value] of Object.entries(this.own))
+      if (!name.startsWith('xml') && !this.values.has(localName(name))) setAttribute(row, localName(name), value)
     for (const [name, { value }] of this.values) setAttribute(row, name, value)
     return row
   }
@@ -125,6 +153,16 @@ export class XmlItem {
     if (known === undefined || (child.prefixed && !known.prefixed)) this.values.set(child.name, { value, prefixed: child.prefixed })
     else if (known.prefixed === child.prefixed && value !== '') known.value = known.value === '' ? value : `${known.value},${value}`
   }
+}
+
+/**
+ * The attribute a child element becomes: its local name; an Atom `<link>` of another `rel` than
+ * `alternate` (the product's page) is `link_<rel>` (`link_enclosure`), so that `link` stays one URL.
+ */
+function childName(qualifiedName: string, rel: string | undefined): string {
+  const name = localName(qualifiedName)
+  if (name !== 'link' || rel === undefined || rel === '' || rel === 'alternate') return name
+  return `link_${rel.replace(/[^\w.-]/g, '_').slice(0, 40)}`
 }
 
 export function localName(qualifiedName: string): string {

@@ -92,11 +92,11 @@ class XmlItemReader {
   private openTag(tag: SaxesTagPlain): void {
     this.mark()
     if (this.item !== undefined) {
-      this.item.open(tag.name, tag.attributes.href)
+      this.item.open(tag.name, tag.attributes)
       this.checkSize(this.item)
     } else if (this.isItem(tag.name)) {
       // A self-closing item gets its closetag too, and is an empty row.
-      this.item = new XmlItem(this.tagLine, this.tagStart)
+      this.item = new XmlItem(this.tagLine, this.tagStart, tag.attributes)
     }
   }
 

@@ -153,6 +153,34 @@ describe('XML feeds', () => {
     ])
   })
 
+  it("reads a description written as unescaped markup as its text, an Atom link by its rel, and an item element's own attributes", async () => {
+    const rss = `<rss xmlns:g="http://base.google.com/ns/1.0"><channel><item>
+      <g:id>M1</g:id>
+      <g:description>Soft <b>cotton</b> shirt.<br/>Machine   washable <em>at 40 °C</em></g:description>
+      <summary type="xhtml"><div xmlns="http://www.w3.org/1999/xhtml">Great <em>value</em></div></summary>
+      <g:shipping><g:country>DE</g:country><g:price>4.95 EUR</g:price></g:shipping>
+    </item></channel></rss>`
+    expect(await parseEveryWay(rss, 'xml')).toEqual([
+      {
+        line: 1,
+        row: { id: 'M1', description: 'Soft cotton shirt.\nMachine washable at 40 °C', summary: 'Great value', shipping: 'DE:4.95 EUR' },
+      },
+    ])
+    const atom = `<feed xmlns="http://www.w3.org/2005/Atom"><entry xml:lang="de">
+      <id>A1</id><link rel="alternate" href="https://shop.example.com/a1"/><link rel="enclosure" href="https://img.example.com/a1.jpg"/>
+    </entry></feed>`
+    expect(await parseEveryWay(atom, 'xml')).toEqual([
+      { line: 1, row: { id: 'A1', link: 'https://shop.example.com/a1', link_enclosure: 'https://img.example.com/a1.jpg' } },
+    ])
+    const yml =
+      '<yml_catalog><shop><offers><offer id="123" available="true"><name>Kettle</name><price>20</price></offer>' +
+      '<offer id="attribute" available="false"><id>element</id></offer></offers></shop></yml_catalog>'
+    expect(await parseEveryWay(yml, 'xml', { itemElement: 'offer' })).toEqual([
+      { line: 1, row: { id: '123', available: 'true', name: 'Kettle', price: '20' } },
+      { line: 1, row: { available: 'false', id: 'element' } },
+    ])
+  })
+
   it('reads the elements named itemElement, with or without their prefix', async () => {
     const xml = `<catalog xmlns:p="urn:shop"><p:product><sku>A1</sku><name>Mug</name></p:product><p:product><sku>A2</sku></p:product></catalog>`
     const expected = [
@@ -276,6 +304,15 @@ describe('CSV and TSV', () => {
     ])
   })
 
+  it('refuses an HTML page served in place of the file, saying what it is', async () => {
+    for (const page of ['<!DOCTYPE html>\n<html><body>Sign in</body></html>\n', '\uFEFF  <html lang="de">\n<body>503</body></html>']) {
+      expect((await failure(page, 'csv')).message).toBe('the file is an HTML page (a sign-in or error page?), not a CSV file')
+      expect((await failure(page, 'tsv')).message).toBe('the file is an HTML page (a sign-in or error page?), not a TSV file')
+    }
+    // Markup in a value is no page, nor is a column named html.
+    expect(await parse('html,id\n<html>,1\n', 'csv')).toEqual([{ line: 2, row: { html: '<html>', id: '1' } }])
+  })
+
   it('refuses a header with a repeated or an empty name, naming the column', async () => {
     expect((await failure('id,title,price,Title , price\n1,a,2,b,3\n', 'csv')).message).toBe('column 5 of the header repeats the name "price" of column 3')
     expect((await failure('id,,price\n', 'csv')).message).toBe('column 2 of the header has no name')
@@ -353,6 +390,12 @@ describe('gzip', () => {
       { line: 1, row: { col1: '\u001fid' } },
       { line: 2, row: { col1: '1' } },
     ])
+  })
+
+  it('is undone twice: a .csv.gz served with Content-Encoding gzip arrives gzipped twice', async () => {
+    const csv = 'id,title\nG1,Hut\n'
+    expect(await parse(gzipSync(gzipSync(csv)), 'csv')).toEqual([{ line: 2, row: { id: 'G1', title: 'Hut' } }])
+    expect(await parse(gzipSync(gzipSync(csv)), 'csv', {}, LIMITS, 1)).toEqual([{ line: 2, row: { id: 'G1', title: 'Hut' } }])
   })
 
   it('refuses a corrupted or truncated gzip file', async () => {
