@@ -10,6 +10,7 @@ import { localName, XmlItem } from './xml-item.js'
 const HARD_BOUND_FACTOR = 4
 // Text is written to saxes in pieces of this size, so the bound above is checked often enough.
 const WRITE_CHARS = 65_536
+const XML_ENTITIES = new Set(['amp', 'lt', 'gt', 'quot', 'apos'])
 
 /**
  * The items of an XML feed: Google Merchant RSS 2.0 `<item>`s and Atom `<entry>`s, or the elements
@@ -48,6 +49,8 @@ class XmlItemReader {
   private readonly ready: SourceRecord[] = []
   private item: XmlItem | undefined
   private tagLine = 1
+  /** The text of the last write, where an undefined entity's name is looked for. */
+  private written = ''
   private tagStart = 0
   private lastEvent = 0
 
@@ -71,13 +74,27 @@ class XmlItemReader {
     parser.on('comment', () => this.mark())
     parser.on('processinginstruction', () => this.mark())
     parser.on('error', (error) => {
-      throw new SourceFormatError(`the XML is malformed at line ${parser.line}, column ${parser.column}: ${error.message.replace(/^\d+:\d+: /, '')}`)
+      const message = error.message.replace(/^\d+:\d+: /, '')
+      throw new SourceFormatError(`the XML is malformed at line ${parser.line}, column ${parser.column}: ${this.explained(message)}`)
     })
   }
 
   write(text: string): void {
+    this.written = text
     this.parser.write(text)
     this.checkRun()
+  }
+
+  /**
+   * saxes says "undefined entity." without its name: it is the first named one in the text being
+   * written that XML does not define (one before it would have failed its own write), most often one
+   * of HTML's (`&nbsp;`, `&eacute;`) in a shop's export.
+   */
+  private explained(message: string): string {
+    if (message !== 'undefined entity.') return message
+    const name = [...this.written.matchAll(/&([A-Za-z_][\w.-]{0,40});/g)].map((match) => match[1]!).find((found) => !XML_ENTITIES.has(found))
+    if (name === undefined) return message
+    return `undefined entity &${name}; (XML defines only &amp; &lt; &gt; &quot; &apos;, not HTML's names): write the character itself or its number (&#160;)`
   }
 
   close(): void {
