@@ -82,12 +82,13 @@ function readText(written: string): string {
 /**
  * The attributes of one item: each child element becomes an attribute named by its local name
  * (`g:price` → price). A repeated element (several `g:additional_image_link`) is its values joined
- * with ',' (empty repeats add nothing). When a prefixed element and an unprefixed one share a local
+ * with ',' (empty repeats add nothing), a comma inside a URL among them written `%2C`, as Google's
+ * text feeds ask, so that the URLs can be told apart again. When a prefixed element and an unprefixed one share a local
  * name, the prefixed one wins whatever their order: an Atom entry's own `<id>` must not be mixed
  * into the product's `<g:id>`.
  */
 export class XmlItem {
-  private readonly values = new Map<string, { value: string; prefixed: boolean }>()
+  private readonly values = new Map<string, { values: string[]; prefixed: boolean }>()
   private child: ChildElement | undefined
   /** Depth of the open element below the item: 1 is a child of the item. */
   private depth = 0
@@ -143,16 +144,22 @@ export class XmlItem {
     // Namespace declarations and xml:lang or xml:base say how to read the item, not what it is.
     for (const [name, value] of Object.entries(this.own))
       if (!name.startsWith('xml') && !this.values.has(localName(name))) setAttribute(row, localName(name), value)
-    for (const [name, { value }] of this.values) setAttribute(row, name, value)
+    for (const [name, { values }] of this.values) setAttribute(row, name, joined(values))
     return row
   }
 
   private add(child: ChildElement): void {
     const value = child.value()
     const known = this.values.get(child.name)
-    if (known === undefined || (child.prefixed && !known.prefixed)) this.values.set(child.name, { value, prefixed: child.prefixed })
-    else if (known.prefixed === child.prefixed && value !== '') known.value = known.value === '' ? value : `${known.value},${value}`
+    if (known === undefined || (child.prefixed && !known.prefixed))
+      this.values.set(child.name, { values: value === '' ? [] : [value], prefixed: child.prefixed })
+    else if (known.prefixed === child.prefixed && value !== '') known.values.push(value)
   }
+}
+
+function joined(values: string[]): string {
+  if (values.length < 2) return values[0] ?? ''
+  return values.map((value) => (/^https?:\/\//i.test(value) ? value.replaceAll(',', '%2C') : value)).join(',')
 }
 
 /**

@@ -172,6 +172,22 @@ describe('XML feeds', () => {
     expect(await parseEveryWay(atom, 'xml')).toEqual([
       { line: 1, row: { id: 'A1', link: 'https://shop.example.com/a1', link_enclosure: 'https://img.example.com/a1.jpg' } },
     ])
+    // Repeated URLs with commas of their own (an image CDN's transformations): those commas as %2C, as in Google's text feeds.
+    const images =
+      '<rss><channel><item><id>I1</id><additional_image_link>https://cdn.example.com/w_300,h_300/a.jpg</additional_image_link>' +
+      '<additional_image_link>https://cdn.example.com/w_300,h_300/b.jpg</additional_image_link><image_link>https://cdn.example.com/c_fit,w_9/m.jpg</image_link>' +
+      '<product_type>Apparel &gt; Shirts, Tops</product_type><product_type>Sale</product_type></item></channel></rss>'
+    expect(await parseEveryWay(images, 'xml')).toEqual([
+      {
+        line: 1,
+        row: {
+          id: 'I1',
+          additional_image_link: 'https://cdn.example.com/w_300%2Ch_300/a.jpg,https://cdn.example.com/w_300%2Ch_300/b.jpg',
+          image_link: 'https://cdn.example.com/c_fit,w_9/m.jpg',
+          product_type: 'Apparel > Shirts, Tops,Sale',
+        },
+      },
+    ])
     const yml =
       '<yml_catalog><shop><offers><offer id="123" available="true"><name>Kettle</name><price>20</price></offer>' +
       '<offer id="attribute" available="false"><id>element</id></offer></offers></shop></yml_catalog>'
