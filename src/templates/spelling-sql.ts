@@ -89,24 +89,40 @@ export function spellingOf(q: SqlQuoter, rule: RewritingRule, currency: string |
       const other = (v: string) => `(SELECT ${written('x.p')} FROM (SELECT ${pricePartsSql(q, v, null)} AS p) AS x)`
       return { canonical: (v) => `CASE WHEN ${priceShapeSql(v)} THEN ${written(v)} ELSE ${other(v)} END` }
     }
-    case 'amount':
-      return { canonical: (v) => `CASE WHEN ${amountShapeSql(v)} THEN ${v} ELSE ${pricePartsSql(q, v, currency ?? '')} END` }
+    case 'amount': {
+      const read = (v: string) => `CASE WHEN ${amountShapeSql(v)} THEN ${v} ELSE ${pricePartsSql(q, v, currency ?? '')} END`
+      if (currency !== null && THREE_DECIMAL_CURRENCIES.includes(currency)) return { canonical: read }
+      const unambiguous = `CASE WHEN a !~ ${q.escapeLiteral(AMBIGUOUS_AMOUNT)} THEN a END`
+      return { canonical: (v) => `(SELECT ${unambiguous} FROM (SELECT ${read(v)} AS a) AS x)` }
+    }
   }
 }
+
+// `1.299` is 1,299 in German and 1.299 in English: an amount of at most three digits, a dot and
+// exactly three more is no price but in the currencies with three decimals (a German shop's
+// `1.299 €` went out as 1.299 EUR, a thousandth of its price).
+const AMBIGUOUS_AMOUNT = String.raw`^[0-9]{1,3}\.[0-9]{3}$`
+const THREE_DECIMAL_CURRENCIES = ['BHD', 'IQD', 'JOD', 'KWD', 'LYD', 'OMR', 'TND']
 
 /**
  * SQL: the price `p` ("12.50 EUR" or a bare "12.50") as the file writes it: with a currency of ISO
  * 4217, or bare and completed by the channel's currency with two decimals when that changes no
- * amount (only zeros after the second decimal: `34.000000` as Magento stores prices); else NULL.
+ * amount (only zeros after the second decimal: `34.000000` as Magento stores prices); else NULL,
+ * as for an amount that may hold a thousands separator (AMBIGUOUS_AMOUNT).
  */
 function writtenPriceSql(q: SqlQuoter, p: string, currency: string | null): string {
-  const coded = `CASE WHEN split_part(${p}, ' ', 2) IN (${ISO_4217_CODES.map((code) => q.escapeLiteral(code)).join(', ')}) THEN ${p} END`
+  const ambiguous = (amount: string) => `${amount} ~ ${q.escapeLiteral(AMBIGUOUS_AMOUNT)}`
+  const threeDecimals = THREE_DECIMAL_CURRENCIES.map((code) => q.escapeLiteral(code)).join(', ')
+  const coded =
+    `CASE WHEN split_part(${p}, ' ', 2) IN (${ISO_4217_CODES.map((code) => q.escapeLiteral(code)).join(', ')}) ` +
+    `AND (NOT ${ambiguous(`split_part(${p}, ' ', 1)`)} OR split_part(${p}, ' ', 2) IN (${threeDecimals})) THEN ${p} END`
   // Two decimals by text: a third of the time of a numeric cast and round (measured).
   const point = `strpos(${p}, '.')`
   const cents =
     `CASE WHEN ${point} = 0 THEN ${p} || '.00' WHEN octet_length(${p}) - ${point} = 1 THEN ${p} || '0' ` +
     `WHEN octet_length(${p}) - ${point} = 2 THEN ${p} WHEN translate(substr(${p}, ${point} + 3), '0', '') = '' THEN left(${p}, ${point} + 2) END`
-  const bare = currency === null ? 'NULL' : `(${cents}) || ${q.escapeLiteral(` ${currency}`)}`
+  const completed = `(${cents}) || ${q.escapeLiteral(` ${currency}`)}`
+  const bare = currency === null ? 'NULL' : THREE_DECIMAL_CURRENCIES.includes(currency) ? completed : `CASE WHEN NOT ${ambiguous(p)} THEN ${completed} END`
   return `CASE WHEN strpos(${p}, ' ') > 0 THEN ${coded} ELSE ${bare} END`
 }
 

@@ -136,7 +136,8 @@ function goodValues(template: string, attribute: AttributeJson): string[] {
     case 'url':
       return ['https://example.com/p/1', 'http://example.com', 'HTTPS://example.com/p?a=1&b=2#top']
     case 'price':
-      return ['10.00 EUR', '0.99 USD', '15 GBP']
+      // Three decimals where the currency has them, and where the dot is after four digits no thousands separator.
+      return ['10.00 EUR', '0.99 USD', '15 GBP', '1.250 KWD', '1234.500 EUR']
     case 'gtin':
       return GTINS
     case 'integer':
@@ -175,9 +176,10 @@ function badValues(template: string, attribute: AttributeJson, rule: Rule): stri
     case 'url':
       return ['ftp://x y', 'www.example.com/p']
     case 'price':
-      return ['ten', '10.00 XYZ', '1,299.00 EUR', 'EUR 10.00 USD', '-5.00 EUR']
+      // A dot before three digits may be a German thousands separator: 1.299 € is 1,299 euros.
+      return ['ten', '10.00 XYZ', '1,299.00 EUR', 'EUR 10.00 USD', '-5.00 EUR', '1.299 €', '12.999 EUR', '1.299', '1.000']
     case 'amount':
-      return ['abc', ...below, '29.99 USD', '1,299.00']
+      return ['abc', ...below, '29.99 USD', '1,299.00', '1.299', '1.299 €']
     case 'not_above':
       return ['20.00 EUR']
     case 'gtin':
