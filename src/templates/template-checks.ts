@@ -2,7 +2,7 @@ import type { SqlQuoter } from '../feeds/sql-quoter.js'
 import { isRewriting, spellingOf, type RewritingRule, type Spelling } from './spelling-sql.js'
 import { checkCodes, type CheckCode, type CodeWord, type RewriteKind } from './template-codes.js'
 import type { ChannelTemplate, Condition, GroupRule } from './template-types.js'
-import { blankSql, validSql, type CheckContext, type ParsedKind } from './value-rule-sql.js'
+import { blankSql, gtinSql, validSql, type CheckContext, type ParsedKind } from './value-rule-sql.js'
 
 // A template's checks as SQL over one row's values, so that checking runs inside the export's own
 // statements, row by row, beside the rendering of the line: no row leaves Postgres to be checked.
@@ -137,12 +137,25 @@ function parsedValues(template: ChannelTemplate, columnOf: Map<string, string>, 
     const column = columnOf.get(attribute) ?? attribute
     const alias = `parsed_${i}`
     const spelling = spellings.get(attribute)
-    // Digits only, of a GTIN's lengths: as a number; else null. (14 digits fit a bigint.)
-    const gtin = (v: string) => `CASE WHEN octet_length(${v}) IN (8, 12, 13, 14) AND translate(${v}, '0123456789', '') = '' THEN ${v}::bigint END`
-    const sql = (read: (column: string) => string) => (kind === 'gtin' || !spelling ? gtin(read(column)) : spelling.canonical(read(column)))
+    const sql = (read: (column: string) => string) => (kind === 'gtin' || !spelling ? gtinsSql(read(column)) : spelling.canonical(read(column)))
     return { alias, attribute, column, kind, sql }
   })
 }
+
+/**
+ * SQL: the GTIN of `v` as a number (14 digits fit a bigint), or null. Google ignores spaces and
+ * dashes in one (`400-6381-333931`) and takes up to ten separated by commas: a list is its first
+ * GTIN when every one is a GTIN with its check digit (gtinSql), else null.
+ */
+function gtinsSql(v: string): string {
+  const single = (c: string) => `CASE WHEN octet_length(${c}) IN (8, 12, 13, 14) AND translate(${c}, '0123456789', '') = '' THEN ${c}::bigint END`
+  const cleaned = (c: string) => `translate(${c}, E' -\\t\\u00a0', '')`
+  const list = `(SELECT CASE WHEN count(*) BETWEEN 1 AND ${MAX_GTINS} AND count(*) = count(g) AND bool_and(${gtinSql('g')}) THEN min(g) END
+    FROM (SELECT ${single(cleaned('e'))} AS g FROM unnest(string_to_array(${v}, ',')) AS e WHERE ${cleaned('e')} <> '') AS x)`
+  return `CASE WHEN strpos(${v}, ',') = 0 THEN ${single(cleaned(v))} ELSE ${list} END`
+}
+
+const MAX_GTINS = 10
 
 /**
  * SQL: the bits of one attribute's own checks of one word (its presence, its rules, its rewrites),

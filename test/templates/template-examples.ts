@@ -139,7 +139,8 @@ function goodValues(template: string, attribute: AttributeJson): string[] {
       // Three decimals where the currency has them, and where the dot is after four digits no thousands separator.
       return ['10.00 EUR', '0.99 USD', '15 GBP', '1.250 KWD', '1234.500 EUR']
     case 'gtin':
-      return GTINS
+      // Google ignores spaces and dashes in a GTIN, and takes up to ten separated by commas.
+      return [...GTINS, `${VALID_GTIN.slice(0, 4)} ${VALID_GTIN.slice(4)}`, `${VALID_GTIN.slice(0, 4)}-${VALID_GTIN.slice(4)}`, `${VALID_GTIN},${GTINS[1]}`]
     case 'integer':
       return rule.max === undefined ? [String(low), String(low + 10)] : [String(low)]
     case 'number':
@@ -183,7 +184,12 @@ function badValues(template: string, attribute: AttributeJson, rule: Rule): stri
     case 'not_above':
       return ['20.00 EUR']
     case 'gtin':
-      return [wrongCheckDigit(VALID_GTIN), VALID_GTIN.slice(1, -1)]
+      return [
+        wrongCheckDigit(VALID_GTIN),
+        VALID_GTIN.slice(1, -1),
+        `${VALID_GTIN},${wrongCheckDigit(VALID_GTIN)}`,
+        Array.from({ length: 11 }, () => VALID_GTIN).join(','),
+      ]
     case 'integer':
       return ['abc', ...below, '2.5']
     case 'number':

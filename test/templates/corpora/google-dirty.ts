@@ -25,9 +25,14 @@ const FLAWS: Flaw[] = [
   out('g-bad-gtin-check-digit', 'EAN mistyped in the ERP (wrong check digit)', (item) => [failing('gtin', wrongCheckDigit(item.gtin), 'gtin_invalid_gtin')]),
   out('g-bad-gtin-excel', 'Excel wrote the EAN in scientific notation: "4.00638E+12"', () => [failing('gtin', '4.00638E+12', 'gtin_invalid_gtin')]),
   out('g-bad-gtin-leading-zero', "Excel dropped a UPC's leading zero (11 digits left)", (item) => [failing('gtin', item.upc.slice(1), 'gtin_invalid_gtin')]),
-  out('g-bad-gtin-trailing-space', 'spreadsheet cell with a trailing space after the EAN (a GTIN is digits only)', (item) => [
-    failing('gtin', `${item.gtin} `, 'gtin_invalid_gtin'),
+  // Google ignores spaces and dashes in a GTIN and takes up to ten separated by commas: sent as they are.
+  kept('g-gtin-trailing-space', 'spreadsheet cell with a trailing space after the EAN', (item) => [as('gtin', `${item.gtin} `)]),
+  kept('g-gtin-grouped', 'EAN written in its printed groups: "4 006381 333931"', (item) => [
+    as('gtin', `${item.gtin.slice(0, 1)} ${item.gtin.slice(1, 7)} ${item.gtin.slice(7)}`),
   ]),
+  kept('g-gtin-dashes', 'UPC with dashes from a US ERP', (item) => [as('gtin', `${item.gtin.slice(0, 4)}-${item.gtin.slice(4)}`)]),
+  kept('g-gtin-two', "a bundle's EAN and the UPC of its US edition", (item) => [as('gtin', `${item.gtin},${item.upc}`)]),
+  out('g-bad-gtin-list', 'two GTINs, the second mistyped', (item) => [failing('gtin', `${item.gtin},${wrongCheckDigit(item.upc)}`, 'gtin_invalid_gtin')]),
   out('g-bad-availability-available', 'custom export writing "available"', availability('available')),
   out('g-bad-availability-hyphen', 'hand-written feed with a hyphen: "in-stock"', availability('in-stock')),
   out('g-bad-availability-woo-backorder', 'WooCommerce stock status label "On backorder"', availability('On backorder')),
