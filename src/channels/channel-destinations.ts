@@ -1,3 +1,4 @@
+import { isDeepStrictEqual } from 'node:util'
 import type { CredentialBox } from '../auth/credential-box.js'
 import type { DbHandle } from '../db/database.js'
 import type { ChannelDestination, FileServerSettings } from '../db/schema.js'
@@ -64,13 +65,46 @@ export async function copyDestinations(db: DbHandle, accountId: string, fromChan
   await storeDestinations(db, { accountId, channelId: toChannelId }, rows)
 }
 
+/**
+ * Stores a channel's destinations as given. One given again unchanged (a feed URL, the same http
+ * URL, a file server with the same settings) keeps its row: its id, its feed URL's token and the
+ * pushes queued for it. A channel saved with its destinations sent back as they were must not
+ * move its feed URL, which a merchant has given to Google, nor drop a delivery being retried.
+ */
 async function storeDestinations(db: DbHandle, { accountId, channelId }: { accountId: string; channelId: string }, rows: StoredDestination[]): Promise<void> {
-  await db.deleteFrom('channel_destination').where('channel_id', '=', channelId).execute()
-  if (rows.length === 0) return
+  const stored = await db.selectFrom('channel_destination').selectAll().where('channel_id', '=', channelId).orderBy('id').execute()
+  const unused = new Set(stored)
+  const kept: { id: string; row: StoredDestination }[] = []
+  const added: StoredDestination[] = []
+  for (const row of rows) {
+    const same = [...unused].find((candidate) => sameDestination(candidate, row))
+    if (same === undefined) added.push(row)
+    else {
+      unused.delete(same)
+      kept.push({ id: same.id, row })
+    }
+  }
+  if (unused.size > 0)
+    await db
+      .deleteFrom('channel_destination')
+      .where(
+        'id',
+        'in',
+        [...unused].map((row) => row.id),
+      )
+      .execute()
+  for (const { id, row } of kept) {
+    await db
+      .updateTable('channel_destination')
+      .set({ name: row.name, active: row.active, sealed_credentials: row.sealed_credentials })
+      .where('id', '=', id)
+      .execute()
+  }
+  if (added.length === 0) return
   await db
     .insertInto('channel_destination')
     .values(
-      rows.map((d) => ({
+      added.map((d) => ({
         account_id: accountId,
         channel_id: channelId,
         kind: d.kind,
@@ -83,6 +117,15 @@ async function storeDestinations(db: DbHandle, { accountId, channelId }: { accou
       })),
     )
     .execute()
+}
+
+/** The same destination given again: a feed URL, the same http URL, or a file server with the same settings. */
+function sameDestination(stored: ChannelDestination, given: StoredDestination): boolean {
+  if (stored.kind !== given.kind) return false
+  if (given.kind === 'feed') return true
+  if (given.kind === 'http') return stored.url === given.url
+  // As stored: JSON keeps no member that is undefined.
+  return stored.settings !== null && given.settings !== null && isDeepStrictEqual(stored.settings, JSON.parse(JSON.stringify(given.settings)))
 }
 
 /**

@@ -150,9 +150,16 @@ describe('SFTP and FTPS destinations', () => {
     // A change that gives the same servers without credentials keeps them: the test still logs in.
     const { password: _p, private_key: _k, passphrase: _s, ...withoutSecrets } = keyed
     const { password: _f, ...ftpsWithout } = ftpsDestination()
+    const feedTokens = (channelId: string) =>
+      t.db.selectFrom('channel_destination').select('token').where('channel_id', '=', channelId).where('kind', '=', 'feed').execute()
+    const tokensBefore = await feedTokens(channel.id)
+    expect(tokensBefore).toEqual([{ token: expect.stringMatching(/^\S{16,}$/) }])
     const changed = await f.c.put(`/sites/${f.site.id}/channels/${channel.id}`, { destinations: [{ type: 'feed' }, withoutSecrets, ftpsWithout] })
     expect(changed.statusCode, changed.body).toBe(200)
     const ids = Object.keys(changed.json<{ Channels: ChannelJson[] }>().Channels[0]!.feed_destinations)
+    // Given again as they were, the destinations are the same ones: their ids, and the feed URL's token a merchant gave Google.
+    expect(ids).toEqual(Object.keys(channel.feed_destinations))
+    expect(await feedTokens(channel.id)).toEqual(tokensBefore)
     // The activity log has the servers' settings, and their credentials only as changed (when given).
     const log = (await f.c.get(`/activity?target_type=channel&target_id=${channel.id}`)).json<{
       Activity: { action: string; changes: Record<string, unknown> }[]
