@@ -36,7 +36,20 @@ export function remotePaths(settings: FileServerSettings, filename: string, tag 
   const directory = settings.directory === '' ? '.' : settings.directory
   const final = path.posix.join(directory, filename)
   if (!settings.temp_rename) return { final, upload: final }
-  return { final, upload: path.posix.join(directory, `.${filename}.${tag}.part`) }
+  return { final, upload: path.posix.join(directory, temporaryName(filename, tag)) }
+}
+
+// The most bytes a file name may have on the file systems servers use; the channel's file names
+// keep to it (channel-settings.ts), and so must the temporary name that adds a tag to one.
+const MAX_NAME_BYTES = 255
+
+/** `.<filename>.<tag>.part`, the file name cut (at a character) to keep it within MAX_NAME_BYTES. */
+function temporaryName(filename: string, tag: string): string {
+  const suffix = `.${tag}.part`
+  const room = MAX_NAME_BYTES - 1 - Buffer.byteLength(suffix)
+  const characters = [...filename]
+  while (Buffer.byteLength(characters.join('')) > room) characters.pop()
+  return `.${characters.join('')}${suffix}`
 }
 
 export function failure(kind: Extract<SendResult, { ok: false }>['kind'], error: string, retry: boolean, remotePath?: string): DeliveryResult {

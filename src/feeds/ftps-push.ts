@@ -75,6 +75,8 @@ async function put(client: Client, file: PushFile, paths: { final: string; uploa
   }
 }
 
+const DROPPED = new Set(['ECONNRESET', 'EPIPE', 'ECONNABORTED', 'ETIMEDOUT', 'ECONNREFUSED', 'EHOSTUNREACH', 'ENETUNREACH'])
+
 function ftpFailure(error: unknown, remotePath: string): DeliveryResult {
   if (error instanceof FTPError) {
     // 5xx: the server refused (permission, no such directory); 4xx: a transient refusal, tried again.
@@ -82,7 +84,10 @@ function ftpFailure(error: unknown, remotePath: string): DeliveryResult {
     return failure(permanent ? 'refused' : 'status', `the server answered ${error.code} for ${remotePath}`, !permanent, remotePath)
   }
   const { code, message } = error as { code?: string; message?: string }
-  if (code === 'ERR_TLS_CERT_ALTNAME_INVALID' || /certificate|self.signed|SSL|TLS/i.test(message ?? '')) {
+  // A connection that drops, even in the TLS handshake ("… disconnected before secure TLS connection
+  // was established"), is the network's to blame, and tried again; a certificate's fault is not.
+  const dropped = code !== undefined && DROPPED.has(code)
+  if (!dropped && (code === 'ERR_TLS_CERT_ALTNAME_INVALID' || /certificate|self.signed|SSL|TLS/i.test(message ?? ''))) {
     return failure('refused', `the server's TLS certificate was not accepted (${code ?? 'TLS'}); pin it with tls_certificate_sha256, or fix it`, false)
   }
   return failure('unreachable', `the transfer of ${remotePath} broke off: ${networkReason(code, message)}`, true, remotePath)
