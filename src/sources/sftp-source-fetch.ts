@@ -1,3 +1,4 @@
+import fs from 'node:fs/promises'
 import type SftpClient from 'ssh2-sftp-client'
 import type { FetchedSourceSettings } from '../db/schema.js'
 import { loginSftp, sftpFailureOf } from '../feeds/sftp-login.js'
@@ -73,10 +74,20 @@ async function download(client: SftpClient, remotePath: string, target: string, 
   if (!stat.isFile) throw new SourceFetchError(`${remotePath} on the server is not a file`)
   if (state?.size === stat.size && state.mtime === stat.modifyTime) return 'unchanged'
   if (stat.size > budget.maxBytes) throw new SourceFetchError(`the file is ${stat.size} bytes, larger than ${budget.maxBytes} (SOURCE_MAX_BYTES)`)
+  let after: Awaited<ReturnType<SftpClient['stat']>>
   try {
     await client.fastGet(remotePath, target, { concurrency: READS_IN_FLIGHT, chunkSize: READ_BYTES })
+    after = await client.stat(remotePath)
   } catch (error) {
     throw readFailure(error, remotePath)
+  }
+  // A file written in place while it was read (an export still running on the server) is a part of
+  // one: imported, it would remove every product it has not reached yet.
+  const { size: read } = await fs.stat(target)
+  if (after.size !== stat.size || after.modifyTime !== stat.modifyTime || read !== stat.size) {
+    throw new SourceFetchError(
+      `${remotePath} changed on the server while it was read (${stat.size} bytes, then ${after.size}); it is read again at the next import`,
+    )
   }
   const sha256 = await digestOf(target)
   return { bytes: stat.size, sha256, state: { size: stat.size, mtime: stat.modifyTime, sha256 } }

@@ -80,6 +80,27 @@ describe('SFTP sources', () => {
     expect((await keyed.stage()).rows).toEqual([{ id: 'K1', title: 'Key' }])
   })
 
+  it('fails a file written to while it is read, keeping the data, instead of importing a part of it', async () => {
+    const f = await importFixture(t)
+    const file = path.join(sftp.root, 'upload', 'growing.csv')
+    await putFile('growing.csv', 'id,title\nG1,First\n')
+    const source = await create(f, sftpSource('growing.csv'))
+    await importRun(f)
+    // An export on the server rewrites the file while the import reads it: it grows until the run ends.
+    await putFile('growing.csv', `id,title\n${Array.from({ length: 20_000 }, (_, i) => `G${i},Row ${i}\n`).join('')}`)
+    let writing = true
+    const writer = (async () => {
+      for (let i = 20_000; writing; i++) await fs.appendFile(file, `G${i},Row ${i}\n`)
+    })()
+    const run = await importRun(f).finally(() => {
+      writing = false
+    })
+    await writer
+    expect((await lastFetch(f, source.id))?.error).toMatch(/^upload\/growing\.csv changed on the server while it was read \(\d+ bytes, then \d+\)/)
+    expect((await f.errors(run.pid)).find((e) => e.error === '1007')?.message).toMatch(/changed on the server while it was read/)
+    expect((await f.stage()).rows).toEqual([{ id: 'G1', title: 'First' }])
+  })
+
   it('fails without reading a byte when the host key differs, when the login is refused or the file is missing, and keeps the data', async () => {
     const f = await importFixture(t)
     await putFile('kept.csv', 'id,title\nK1,Kept\n')
