@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto'
-import type { CipherAlgorithm } from 'ssh2'
+import type { CipherAlgorithm, ServerHostKeyAlgorithm } from 'ssh2'
 import SftpClient from 'ssh2-sftp-client'
 import type { FileCredentials } from '../db/schema.js'
 import { failure, networkReason, type DeliveryResult } from './file-server-push.js'
@@ -27,10 +27,53 @@ export interface SftpLogin {
   nothingDone: string
 }
 
+// A server has a host key of each kind (ssh-keyscan lists them all), and offers the one the client
+// prefers: a fingerprint of another kind is asked for by that kind alone, once the first is not it.
+const HOST_KEY_KINDS: ServerHostKeyAlgorithm[][] = [
+  ['ssh-ed25519'],
+  ['ecdsa-sha2-nistp256', 'ecdsa-sha2-nistp384', 'ecdsa-sha2-nistp521'],
+  ['rsa-sha2-512', 'rsa-sha2-256', 'ssh-rsa'],
+]
+
+interface PresentedKey {
+  fingerprint: string
+  /** The key's kind as its wire form starts (`ssh-ed25519`, `ecdsa-sha2-nistp256`, `ssh-rsa`). */
+  type: string
+}
+
+/** The kind a host key's wire form names first: a length, then the name. */
+function keyType(key: Buffer): string {
+  if (key.length < 4) return ''
+  return key.subarray(4, 4 + Math.min(key.readUInt32BE(0), 64)).toString('latin1')
+}
+
 /** A logged-in client, or why not: a refused login or a host key mismatch is not retried, the network's failures are. */
 export async function loginSftp(login: SftpLogin): Promise<{ client: SftpClient } | { failed: DeliveryResult }> {
+  const presented: PresentedKey[] = []
+  let attempt = await connectOnce(login, undefined, presented)
+  for (const kind of HOST_KEY_KINDS) {
+    if (!('mismatch' in attempt)) break
+    if (presented.some((key) => kind.includes(key.type as ServerHostKeyAlgorithm))) continue
+    attempt = await connectOnce(login, kind, presented)
+  }
+  if ('mismatch' in attempt) {
+    const [first, ...others] = [...new Set(presented.map((key) => key.fingerprint))]
+    const nor = others.length > 0 ? ` (nor are its other keys ${others.join(', ')})` : ''
+    return {
+      failed: failure('refused', `the server's host key is ${first ?? 'unknown'}, not the ${login.hostKeySha256} expected${nor}; ${login.nothingDone}`, false),
+    }
+  }
+  return attempt
+}
+
+/** One connection offering `hostKeys` (the client's default when undefined); a key of another kind than the server has ends it as a mismatch too. */
+async function connectOnce(
+  login: SftpLogin,
+  hostKeys: ServerHostKeyAlgorithm[] | undefined,
+  presented: PresentedKey[],
+): Promise<{ client: SftpClient } | { failed: DeliveryResult } | { mismatch: true }> {
   const client = new SftpClient('catalog')
-  let presented: string | undefined
+  let shown: string | undefined
   try {
     await client.connect({
       host: login.address,
@@ -40,19 +83,19 @@ export async function loginSftp(login: SftpLogin): Promise<{ client: SftpClient 
       privateKey: login.credentials.private_key,
       passphrase: login.credentials.passphrase,
       readyTimeout: login.timeoutMs,
-      algorithms: { cipher: CIPHERS },
+      algorithms: { cipher: CIPHERS, ...(hostKeys && { serverHostKey: hostKeys }) },
       hostVerifier: (key: Buffer) => {
-        presented = hostKeyFingerprint(key)
-        return presented === login.hostKeySha256
+        shown = hostKeyFingerprint(key)
+        presented.push({ fingerprint: shown, type: keyType(key) })
+        return shown === login.hostKeySha256
       },
     })
     return { client }
   } catch (error) {
     await client.end().catch(() => {})
-    if (presented !== undefined && presented !== login.hostKeySha256) {
-      return { failed: failure('refused', `the server's host key is ${presented}, not the ${login.hostKeySha256} expected; ${login.nothingDone}`, false) }
-    }
     const { message, level, code } = error as { message?: string; level?: string; code?: string }
+    if (shown !== undefined && shown !== login.hostKeySha256) return { mismatch: true }
+    if (hostKeys !== undefined && shown === undefined && /handshake|host key|no matching/i.test(message ?? '')) return { mismatch: true }
     if (level === 'client-authentication' || /authentication/i.test(message ?? '')) {
       return { failed: failure('refused', `the server refused the login (user, password or key); ${login.nothingDone}`, false) }
     }

@@ -80,6 +80,16 @@ describe('SFTP sources', () => {
     expect((await keyed.stage()).rows).toEqual([{ id: 'K1', title: 'Key' }])
   })
 
+  it("reads with any of the server's host keys pinned, as ssh-keyscan lists them: ECDSA and RSA as well as Ed25519", async () => {
+    await putFile('pinned.csv', 'id,title\nP1,Pinned\n')
+    for (const pinned of [sftp.otherHostKeysSha256.ecdsa, sftp.otherHostKeysSha256.rsa]) {
+      const f = await importFixture(t)
+      const source = await create(f, sftpSource('pinned.csv', { host_key_sha256: pinned }))
+      await importRun(f)
+      expect(await lastFetch(f, source.id)).toMatchObject({ outcome: 'imported', products: 1, error: null })
+    }
+  })
+
   it('fails a file written to while it is read, keeping the data, instead of importing a part of it', async () => {
     const f = await importFixture(t)
     const file = path.join(sftp.root, 'upload', 'growing.csv')
