@@ -1,7 +1,9 @@
 // The active alphabetic codes of ISO 4217 ("list one"), as maintained by SIX for ISO, read on
-// 2026-11-25. It includes the fund codes (BOV, CHE, CHW, CLF, COU, MXV, USN, UYI, UYW) and the X
-// codes (precious metals, bond units, XDR, XSU, XUA, XTS for tests, XXX for "no currency"), because
-// they are on the list. Left out as withdrawn: ANG (replaced by XCG in 2025), BGN (Bulgaria joined
+// 2026-11-25, that a price can be in. It includes the fund codes (BOV, CHE, CHW, CLF, COU, MXV, USN,
+// UYI, UYW) and the X codes of money (XAF, XCD, XCG, XOF, XPF). Left out are the X codes of no
+// money a shop is paid in: precious metals (XAG, XAU, XPD, XPT), bond units (XBA to XBD), XDR, XSU,
+// XUA, XTS (reserved for tests) and XXX ("no currency"): a price of 12.99 XXX is a placeholder
+// that Google and Meta refuse. Left out as withdrawn: ANG (replaced by XCG in 2025), BGN (Bulgaria joined
 // the euro on 2026-01-01), CUC, HRK (euro, 2023), SLL (replaced by SLE), ZWL (replaced by ZWG in 2024).
 // The price rule builds a regular expression from this list (template-checks.ts), so it must stay
 // plain three-letter uppercase codes.
@@ -32,7 +34,7 @@ export const ISO_4217_CODES: readonly string[] = [
   'UAH', 'UGX', 'USD', 'USN', 'UYI', 'UYU', 'UYW', 'UZS',
   'VED', 'VES', 'VND', 'VUV',
   'WST',
-  'XAF', 'XAG', 'XAU', 'XBA', 'XBB', 'XBC', 'XBD', 'XCD', 'XCG', 'XDR', 'XOF', 'XPD', 'XPF', 'XPT', 'XSU', 'XTS', 'XUA', 'XXX',
+  'XAF', 'XCD', 'XCG', 'XOF', 'XPF',
   'YER',
   'ZAR', 'ZMW', 'ZWG',
 ]

@@ -178,7 +178,7 @@ function badValues(template: string, attribute: AttributeJson, rule: Rule): stri
       return ['ftp://x y', 'www.example.com/p']
     case 'price':
       // A dot before three digits may be a German thousands separator: 1.299 € is 1,299 euros.
-      return ['ten', '10.00 XYZ', '1,299.00 EUR', 'EUR 10.00 USD', '-5.00 EUR', '1.299 €', '12.999 EUR', '1.299', '1.000']
+      return ['ten', '10.00 XYZ', '1,299.00 EUR', 'EUR 10.00 USD', '-5.00 EUR', '1.299 €', '12.999 EUR', '1.299', '1.000', '12.99 XXX', '12.99 XAU']
     case 'amount':
       return ['abc', ...below, '29.99 USD', '1,299.00', '1.299', '1.299 €']
     case 'not_above':
