@@ -83,12 +83,13 @@ function boundsOf(n: string, rule: { min?: number; max?: number }): string {
 }
 
 /**
- * SQL: `v` is empty or only blanks (spaces, tabs, line ends: what the XML writer writes no element
- * for). One call for a value that starts with neither (ascii('') is 0): the blanks are looked for
- * only when the first character is one.
+ * SQL: `v` is empty or only blanks: spaces, tabs, line ends (what the XML writer writes no element
+ * for), and no-break spaces, which a spreadsheet's "empty" cell may hold. One call for a value that
+ * starts with none of them (ascii('') is 0): the blanks are looked for only when the first
+ * character is one.
  */
 export function blankSql(v: string): string {
-  return `(ascii(${v}) <= 32 AND btrim(${v}, E' \\t\\n\\r') = '')`
+  return `((ascii(${v}) <= 32 OR ascii(${v}) = 160) AND btrim(${v}, E' \\t\\n\\r\\u00a0') = '')`
 }
 
 /**

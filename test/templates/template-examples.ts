@@ -326,7 +326,8 @@ export function buildExamples(template: TemplateJson): Examples {
     } else if (template.group_rules.some((g) => g.code === check.code) && group) {
       failing(check.code, [Object.fromEntries(template.attributes.filter((a) => group.test(a.name)).map((a) => [sourceOf(a.name), '']))])
     } else if (attribute && check.code === `${attribute.name}_missing`) {
-      failing(check.code, [{ [column]: '' }])
+      // Empty, and blank as spreadsheets leave a cell: spaces, a tab, a no-break space.
+      failing(check.code, [{ [column]: '' }, { [column]: ' \t ' }, { [column]: '\u00a0' }])
     } else if (rewrite && rewrite.length > 0) {
       failing(
         check.code,
