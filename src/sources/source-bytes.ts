@@ -11,24 +11,41 @@ import { SourceFormatError } from './source-types.js'
  * at most: a `.csv.gz` served with `Content-Encoding: gzip` arrives gzipped twice.
  */
 export async function* decompressed(body: AsyncIterable<Buffer>, layers = 2): AsyncGenerator<Buffer> {
-  const chunks = body[Symbol.asyncIterator]()
-  let head: Buffer = Buffer.alloc(0)
-  let ended = false
   // A first chunk of one byte cannot tell; the second decides.
-  while (head.length < 2 && !ended) {
-    const next = await chunks.next()
-    if (next.done) ended = true
-    else head = head.length === 0 ? next.value : Buffer.concat([head, next.value])
-  }
-  const bytes = rejoined(head, ended ? undefined : chunks)
-  if (layers > 0 && head[0] === 0x1f && head[1] === 0x8b) yield* decompressed(gunzipped(bytes), layers - 1)
-  else yield* bytes
+  const { head, whole } = await readAhead(body, 2)
+  if (layers > 0 && head[0] === 0x1f && head[1] === 0x8b) yield* decompressed(gunzipped(whole), layers - 1)
+  else yield* whole
 }
 
-/** The chunks read ahead, then the rest of the body; stopping early returns the body's iterator. */
+/**
+ * The first `size` bytes of a body or a little more (all of it when it is shorter), to decide how to
+ * read it, and the whole body again: those chunks, then the rest as it comes.
+ */
+async function readAhead(body: AsyncIterable<Buffer>, size: number): Promise<{ head: Buffer; whole: AsyncGenerator<Buffer> }> {
+  const chunks = body[Symbol.asyncIterator]()
+  const read: Buffer[] = []
+  let length = 0
+  let ended = false
+  while (length < size && !ended) {
+    const next = await chunks.next()
+    if (next.done) ended = true
+    else {
+      read.push(next.value)
+      length += next.value.length
+    }
+  }
+  const head = read.length === 1 ? read[0]! : Buffer.concat(read)
+  return { head, whole: rejoined(head, ended ? undefined : chunks) }
+}
+
+/** The chunks read ahead, then the rest of the body; stopping early, even at the first chunk, returns the body's iterator. */
 async function* rejoined(head: Buffer, rest: AsyncIterator<Buffer> | undefined): AsyncGenerator<Buffer> {
-  if (head.length > 0) yield head
-  if (rest !== undefined) yield* { [Symbol.asyncIterator]: () => rest }
+  try {
+    if (head.length > 0) yield head
+    if (rest !== undefined) yield* { [Symbol.asyncIterator]: () => rest }
+  } finally {
+    await rest?.return?.()
+  }
 }
 
 async function* gunzipped(compressed: AsyncIterable<Buffer>): AsyncGenerator<Buffer> {
@@ -95,21 +112,10 @@ function completeCharacters(head: Buffer): Buffer {
  * again. The byte order mark of UTF-16 goes; UTF-8's stays for csv-parse to drop.
  */
 export async function* utf8Bytes(bytes: AsyncIterable<Buffer>, declared: string | undefined): AsyncGenerator<Buffer> {
-  const chunks = bytes[Symbol.asyncIterator]()
-  let head: Buffer = Buffer.alloc(0)
-  let ended = false
-  while (head.length < SNIFF_BYTES && !ended) {
-    const next = await chunks.next()
-    if (next.done) ended = true
-    else head = head.length === 0 ? next.value : Buffer.concat([head, next.value])
-  }
-  const rest = rejoined(head, ended ? undefined : chunks)
+  const { head, whole } = await readAhead(bytes, SNIFF_BYTES)
   const encoding = sniffedEncoding(head, { declared })
-  if (encoding === 'utf-8') {
-    yield* rest
-    return
-  }
-  for await (const text of decodedText(rest, () => encoding)) yield Buffer.from(text)
+  if (encoding === 'utf-8') yield* whole
+  else for await (const text of decodedText(whole, () => encoding)) yield Buffer.from(text)
 }
 
 /**
@@ -118,27 +124,11 @@ export async function* utf8Bytes(bytes: AsyncIterable<Buffer>, declared: string 
  * declares its own); invalid bytes become U+FFFD rather than failing the file.
  */
 export async function* decodedText(bytes: AsyncIterable<Buffer>, encodingOf: (head: Buffer) => string = () => 'utf-8'): AsyncGenerator<string> {
-  let decoder: TextDecoder | undefined
-  let head: Buffer[] = []
-  let headBytes = 0
-  for await (const chunk of bytes) {
-    if (decoder !== undefined) {
-      const text = decoder.decode(chunk, { stream: true })
-      if (text !== '') yield text
-      continue
-    }
-    head.push(chunk)
-    headBytes += chunk.length
-    if (headBytes < SNIFF_BYTES) continue
-    const first = Buffer.concat(head)
-    head = []
-    decoder = textDecoder(encodingOf(first))
-    yield decoder.decode(first, { stream: true })
-  }
-  if (decoder === undefined) {
-    const first = Buffer.concat(head)
-    decoder = textDecoder(encodingOf(first))
-    yield decoder.decode(first, { stream: true })
+  const { head, whole } = await readAhead(bytes, SNIFF_BYTES)
+  const decoder = textDecoder(encodingOf(head))
+  for await (const chunk of whole) {
+    const text = decoder.decode(chunk, { stream: true })
+    if (text !== '') yield text
   }
   const last = decoder.decode()
   if (last !== '') yield last
