@@ -23,7 +23,7 @@ const LINE_BREAKING = new Set(['br', 'p', 'div', 'li', 'tr', 'h1', 'h2', 'h3', '
 class ChildElement {
   private readonly frames: Frame[] = [{ text: '', nested: false }]
   private readonly parts: string[] = []
-  /** All the text below the element as written, for mixed content. */
+  /** The text below an element with children as written, for mixed content (a leaf's is its frame's). */
   private written = ''
   private mixed = false
 
@@ -35,11 +35,13 @@ class ChildElement {
 
   text(text: string): void {
     this.frames[this.frames.length - 1]!.text += text
-    this.written += text
+    if (this.frames[0]!.nested) this.written += text
   }
 
   openNested(qualifiedName: string): void {
     const parent = this.frames[this.frames.length - 1]!
+    // The first child: the text so far starts what the element has written.
+    if (!this.frames[0]!.nested) this.written = this.frames[0]!.text
     parent.nested = true
     this.flushLoose(parent)
     this.frames.push({ text: '', nested: false })
