@@ -90,10 +90,15 @@ export function spellingOf(q: SqlQuoter, rule: RewritingRule, currency: string |
       return { canonical: (v) => `CASE WHEN ${priceShapeSql(v)} THEN ${written(v)} ELSE ${other(v)} END` }
     }
     case 'amount': {
-      const read = (v: string) => `CASE WHEN ${amountShapeSql(v)} THEN ${v} ELSE ${pricePartsSql(q, v, currency ?? '')} END`
-      if (currency !== null && THREE_DECIMAL_CURRENCIES.includes(currency)) return { canonical: read }
-      const unambiguous = `CASE WHEN a !~ ${q.escapeLiteral(AMBIGUOUS_AMOUNT)} THEN a END`
-      return { canonical: (v) => `(SELECT ${unambiguous} FROM (SELECT ${read(v)} AS a) AS x)` }
+      const other = (v: string) => pricePartsSql(q, v, currency ?? '')
+      if (currency !== null && THREE_DECIMAL_CURRENCIES.includes(currency)) {
+        return { canonical: (v) => `CASE WHEN ${amountShapeSql(v)} THEN ${v} ELSE ${other(v)} END` }
+      }
+      // The amount as written (most rows) is tested as it is; another spelling once it is read.
+      const unambiguous = (a: string) => `CASE WHEN ${a} !~ ${q.escapeLiteral(AMBIGUOUS_AMOUNT)} THEN ${a} END`
+      return {
+        canonical: (v) => `CASE WHEN ${amountShapeSql(v)} THEN ${unambiguous(v)} ELSE (SELECT ${unambiguous('a')} FROM (SELECT ${other(v)} AS a) AS x) END`,
+      }
     }
   }
 }
@@ -101,7 +106,8 @@ export function spellingOf(q: SqlQuoter, rule: RewritingRule, currency: string |
 // `1.299` is 1,299 in German and 1.299 in English: an amount of at most three digits, a dot and
 // exactly three more is no price but in the currencies with three decimals (a German shop's
 // `1.299 €` went out as 1.299 EUR, a thousandth of its price).
-const AMBIGUOUS_AMOUNT = String.raw`^[0-9]{1,3}\.[0-9]{3}$`
+// Matched on the amount alone or on "<amount> <CODE>".
+const AMBIGUOUS_AMOUNT = String.raw`^[0-9]{1,3}\.[0-9]{3}( |$)`
 const THREE_DECIMAL_CURRENCIES = ['BHD', 'IQD', 'JOD', 'KWD', 'LYD', 'OMR', 'TND']
 
 /**
@@ -111,18 +117,18 @@ const THREE_DECIMAL_CURRENCIES = ['BHD', 'IQD', 'JOD', 'KWD', 'LYD', 'OMR', 'TND
  * as for an amount that may hold a thousands separator (AMBIGUOUS_AMOUNT).
  */
 function writtenPriceSql(q: SqlQuoter, p: string, currency: string | null): string {
-  const ambiguous = (amount: string) => `${amount} ~ ${q.escapeLiteral(AMBIGUOUS_AMOUNT)}`
+  const clear = `${p} !~ ${q.escapeLiteral(AMBIGUOUS_AMOUNT)}`
   const threeDecimals = THREE_DECIMAL_CURRENCIES.map((code) => q.escapeLiteral(code)).join(', ')
   const coded =
     `CASE WHEN split_part(${p}, ' ', 2) IN (${ISO_4217_CODES.map((code) => q.escapeLiteral(code)).join(', ')}) ` +
-    `AND (NOT ${ambiguous(`split_part(${p}, ' ', 1)`)} OR split_part(${p}, ' ', 2) IN (${threeDecimals})) THEN ${p} END`
+    `AND (${clear} OR split_part(${p}, ' ', 2) IN (${threeDecimals})) THEN ${p} END`
   // Two decimals by text: a third of the time of a numeric cast and round (measured).
   const point = `strpos(${p}, '.')`
   const cents =
     `CASE WHEN ${point} = 0 THEN ${p} || '.00' WHEN octet_length(${p}) - ${point} = 1 THEN ${p} || '0' ` +
     `WHEN octet_length(${p}) - ${point} = 2 THEN ${p} WHEN translate(substr(${p}, ${point} + 3), '0', '') = '' THEN left(${p}, ${point} + 2) END`
   const completed = `(${cents}) || ${q.escapeLiteral(` ${currency}`)}`
-  const bare = currency === null ? 'NULL' : THREE_DECIMAL_CURRENCIES.includes(currency) ? completed : `CASE WHEN NOT ${ambiguous(p)} THEN ${completed} END`
+  const bare = currency === null ? 'NULL' : THREE_DECIMAL_CURRENCIES.includes(currency) ? completed : `CASE WHEN ${clear} THEN ${completed} END`
   return `CASE WHEN strpos(${p}, ' ') > 0 THEN ${coded} ELSE ${bare} END`
 }
 

@@ -148,11 +148,14 @@ function parsedValues(template: ChannelTemplate, columnOf: Map<string, string>, 
  * GTIN when every one is a GTIN with its check digit (gtinSql), else null.
  */
 function gtinsSql(v: string): string {
-  const single = (c: string) => `CASE WHEN octet_length(${c}) IN (8, 12, 13, 14) AND translate(${c}, '0123456789', '') = '' THEN ${c}::bigint END`
+  const digits = (c: string) => `octet_length(${c}) IN (8, 12, 13, 14) AND translate(${c}, '0123456789', '') = ''`
+  const single = (c: string) => `CASE WHEN ${digits(c)} THEN ${c}::bigint END`
   const cleaned = (c: string) => `translate(${c}, E' -\\t\\u00a0', '')`
   const list = `(SELECT CASE WHEN count(*) BETWEEN 1 AND ${MAX_GTINS} AND count(*) = count(g) AND bool_and(${gtinSql('g')}) THEN min(g) END
     FROM (SELECT ${single(cleaned('e'))} AS g FROM unnest(string_to_array(${v}, ',')) AS e WHERE ${cleaned('e')} <> '') AS x)`
-  return `CASE WHEN strpos(${v}, ',') = 0 THEN ${single(cleaned(v))} ELSE ${list} END`
+  // A GTIN as written (most rows) is read as it is; blanks and dashes taken out once, in a subselect.
+  const spaced = `(SELECT ${single('c')} FROM (SELECT ${cleaned(v)} AS c) AS x)`
+  return `CASE WHEN ${digits(v)} THEN ${v}::bigint WHEN strpos(${v}, ',') = 0 THEN ${spaced} ELSE ${list} END`
 }
 
 const MAX_GTINS = 10
