@@ -84,15 +84,8 @@ async function storeDestinations(db: DbHandle, { accountId, channelId }: { accou
       kept.push({ id: same.id, row })
     }
   }
-  if (unused.size > 0)
-    await db
-      .deleteFrom('channel_destination')
-      .where(
-        'id',
-        'in',
-        [...unused].map((row) => row.id),
-      )
-      .execute()
+  const gone = [...unused].map((row) => row.id)
+  if (gone.length > 0) await db.deleteFrom('channel_destination').where('id', 'in', gone).execute()
   for (const { id, row } of kept) {
     await db
       .updateTable('channel_destination')
