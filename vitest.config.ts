@@ -14,8 +14,10 @@ const PROCESS_FILES = [
 
 // Files that measure a deadline or a hand-over on the server's own clock (slow bodies, request and
 // upload deadlines, waits for a connection, the one-second slot of a stuck receiver, a read's
-// statement timeout): a neighbour's load would move what they measure, so they run alone, one at a
-// time, after everything else.
+// statement timeout): a neighbour's load would move what they measure, so they run one at a time in
+// the processes lane, whose thread keeps the normal priority while the forks run below it
+// (test/lower-priority.ts). Run alone after everything else, they left the machine three quarters
+// idle for the last 30 s of the run (265 s instead of 275 s on 2 cores, 2026-11-28).
 const TIMING_FILES = [
   'test/stream-api/slow-body.test.ts',
   'test/stream-api/request-timeout.test.ts',
@@ -53,7 +55,9 @@ export default defineConfig({
       // same time, so they overlap the forks instead of waiting for them. Two threads ended them 35 s
       // before the forks instead of 40 s after, but three servers beside another process file's long
       // export once took over a minute for four small scheduled runs (CI, 2026-11-26).
-      threads: { maxThreads: 1, minThreads: 1 },
+      // The lane's thread keeps its modules from one file to the next, as the forks do (below): 11 s of
+      // CPU less for its 21 files.
+      threads: { maxThreads: 1, minThreads: 1, isolate: false },
       // A fork keeps its modules from one file to the next, as the server does from one request to the
       // next: loading the app's modules took about 3 s of CPU per file, a third of the suite's CPU. Every
       // file builds its own app and database (test/helpers/test-app.ts), so no state passes between them.
@@ -74,11 +78,7 @@ export default defineConfig({
           setupFiles: ['test/lower-priority.ts'],
         },
       },
-      { extends: true, test: { name: 'processes', pool: 'threads', include: PROCESS_FILES } },
-      {
-        extends: true,
-        test: { name: 'timing', pool: 'forks', include: TIMING_FILES, poolOptions: { forks: { singleFork: true } }, sequence: { groupOrder: 1 } },
-      },
+      { extends: true, test: { name: 'processes', pool: 'threads', include: [...PROCESS_FILES, ...TIMING_FILES] } },
       {
         extends: true,
         test: {

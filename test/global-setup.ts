@@ -27,8 +27,8 @@ interface TestDatabases {
 }
 
 // One cluster and one template for the whole run, whichever project's setup comes first: vitest runs
-// this setup once per project (vitest.config.ts has four), and a cluster each took four initdb runs
-// and four migrations, about 15 s before the first test.
+// this setup once per project (vitest.config.ts has three), and a cluster for each cost an initdb and a
+// migration per project before the first test.
 const SHARED = Symbol.for('catalog-platform.test-databases')
 const shared = globalThis as typeof globalThis & { [SHARED]?: Promise<TestDatabases> }
 
@@ -57,7 +57,7 @@ async function prepareDatabases(): Promise<TestDatabases> {
   if (!adminUrl) {
     dataDir = await fs.mkdtemp(path.join(os.tmpdir(), 'catalog-test-'))
     try {
-      // Test files of all four projects run side by side (vitest.config.ts) on this one cluster, each with
+      // Test files of every project run side by side (vitest.config.ts) on this one cluster, each with
       // its app's pool and child servers with theirs: 400 connections for each project's cluster before.
       cluster = await startEmbeddedCluster(dataDir, { disposable: true, settings: { max_connections: '1000' } })
     } catch (error) {

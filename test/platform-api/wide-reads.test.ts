@@ -53,7 +53,8 @@ const read = (app: FastifyInstance, query: string) =>
 describe('a read of the widest allowed stage', () => {
   it('answers 1,000 rows of 1,000 columns within the memory bound, and another account is answered meanwhile', async () => {
     const other = await t.account('other reader')
-    let peak = process.memoryUsage().rss
+    const before = process.memoryUsage().rss
+    let peak = before
     const sampler = setInterval(() => {
       peak = Math.max(peak, process.memoryUsage().rss)
     }, 5)
@@ -79,7 +80,9 @@ describe('a read of the widest allowed stage', () => {
       clearInterval(sampler)
     }
     expect(otherDoneFirst).toBe(true)
-    expect(peak).toBeLessThan(500 * 1024 * 1024)
+    // What the read added to the process (about 70 MB when measured; the test files of the processes
+    // lane share one process, vitest.config.ts): pages built whole would hold every row at once.
+    expect(peak - before).toBeLessThan(150 * 1024 * 1024)
   })
 
   it('pages through the slices in order: a large page is the small pages put together', async () => {
