@@ -1,3 +1,4 @@
+import os from 'node:os'
 import { defineConfig } from 'vitest/config'
 
 // Files that start processes: servers and CLI commands as child processes (the built CLI, which
@@ -36,11 +37,13 @@ const TIMING_FILES = [
 const MOCKING_FILES = ['test/feeds/feed-writer-disk-failure.test.ts']
 
 // Every other file has its own database, cloned from a migrated template (test/global-setup.ts), its
-// own app and no fixed port, so files run side by side. A file spends much of its time waiting (on
-// Postgres, on a run's worker, on a receiver), so more forks than cores pay: on 2 cores, 4 forks took
-// the suite from 13 min (one file at a time) to 7.4 min, and forks that keep their modules (below) to
-// 5 to 5.5 min. TEST_FORKS overrides.
-const forks = Number(process.env.TEST_FORKS ?? 4)
+// own app and no fixed port, so files run side by side: one fork per core (at least 2, at most 8),
+// beside the processes lane. More forks than cores cost more CPU than the waits they fill: every app
+// polls in the background (its run, push and webhook workers) for as long as its file runs, and a
+// file stretched by its neighbours polls longer. On 2 cores, with every other setting equal, 4 forks
+// took 265 s and 524 s of CPU, 3 forks 246 s and 477 s, 2 forks 228 to 242 s and 410 to 439 s
+// (2026-11-28). TEST_FORKS overrides.
+const forks = Number(process.env.TEST_FORKS ?? Math.min(8, Math.max(2, os.availableParallelism())))
 
 export default defineConfig({
   test: {
@@ -64,7 +67,7 @@ export default defineConfig({
       // Set here, not per project: vitest reads it from the root for the whole forks pool.
       forks: { isolate: false },
     },
-    // Generous: a file's tests share two cores with up to four other files and their children.
+    // Generous: a file's tests share the cores with the other forks, the processes lane and their children.
     testTimeout: 60_000,
     hookTimeout: 60_000,
     projects: [
