@@ -9,7 +9,9 @@ import { expectNothingStored } from './stored-rows.js'
 import { ndjson, streamClient } from '../helpers/clients.js'
 import { listenOnFreePort } from '../helpers/listen.js'
 
-const TIMEOUT_MS = 300
+// Long enough for an honest upload on a loaded machine (this file runs beside the forks: 300 ms once
+// cut a two-row upload short there), short enough to keep the file quick.
+const TIMEOUT_MS = 1000
 const t = useTestApp({ ...HIGH_LIMITS, ...NO_BACKGROUND_TRANSACTIONS, STREAM_REQUEST_TIMEOUT_MS: String(TIMEOUT_MS) })
 const given = factories(t)
 let port = 0
