@@ -18,7 +18,8 @@ const PROCESS_FILES = [
 // statement timeout): a neighbour's load would move what they measure, so they run one at a time in
 // the processes lane, whose thread keeps the normal priority while the forks run below it
 // (test/lower-priority.ts). Run alone after everything else, they left the machine three quarters
-// idle for the last 30 s of the run (265 s instead of 275 s on 2 cores, 2026-11-28).
+// idle for the last 30 s of the run (with 4 forks on 2 cores: 275 s, and 265 s in the lane, 2026-11-28).
+// Their deadlines leave room for that load: 1 s for an honest two-row upload, not 300 ms.
 const TIMING_FILES = [
   'test/stream-api/slow-body.test.ts',
   'test/stream-api/request-timeout.test.ts',
