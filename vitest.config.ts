@@ -1,3 +1,4 @@
+import fs from 'node:fs'
 import os from 'node:os'
 import { defineConfig } from 'vitest/config'
 
@@ -44,7 +45,19 @@ const MOCKING_FILES = ['test/feeds/feed-writer-disk-failure.test.ts']
 // file stretched by its neighbours polls longer. On 2 cores, with every other setting equal, 4 forks
 // took 265 s and 524 s of CPU, 3 forks 246 s and 477 s, 2 forks 228 to 242 s and 410 to 439 s
 // (2026-11-28). TEST_FORKS overrides.
-const forks = Number(process.env.TEST_FORKS ?? Math.min(8, Math.max(2, os.availableParallelism())))
+const forks = Number(process.env.TEST_FORKS ?? Math.min(8, Math.max(2, cores())))
+
+/** The cores this run may use: the CPUs it may run on, or fewer where a cgroup (v2) quota says so, as in a container. */
+function cores(): number {
+  const available = os.availableParallelism()
+  try {
+    const [quota, period] = fs.readFileSync('/sys/fs/cgroup/cpu.max', 'utf8').trim().split(' ')
+    const limit = Math.ceil(Number(quota) / Number(period))
+    return Number.isFinite(limit) && limit > 0 ? Math.min(available, limit) : available
+  } catch {
+    return available
+  }
+}
 
 export default defineConfig({
   test: {
