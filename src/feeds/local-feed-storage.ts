@@ -28,7 +28,18 @@ export class LocalFeedStorage implements FeedStorage {
   async create(key: string): Promise<FeedFileWriter> {
     const finalPath = this.pathOf(key)
     if (finalPath === undefined) throw new Error(`not a feed storage key: ${JSON.stringify(key)}`)
-    const dir = path.dirname(finalPath)
+    // Another writer of the same export that abandons its last file removes the directories it leaves
+    // empty, which can fall between this writer's mkdir and its open (ENOENT): they are made again.
+    for (let attempt = 1; ; attempt++) {
+      try {
+        return await this.createIn(path.dirname(finalPath), finalPath)
+      } catch (error) {
+        if ((error as NodeJS.ErrnoException).code !== 'ENOENT' || attempt === 5) throw error
+      }
+    }
+  }
+
+  private async createIn(dir: string, finalPath: string): Promise<FeedFileWriter> {
     await fs.mkdir(path.join(dir, GZIP_DIR), { recursive: true })
     let gzip: LocalFeedFile | undefined
     try {

@@ -115,4 +115,26 @@ describe('LocalFeedStorage', () => {
     await storage.removePrefix(exportKeyPrefix('13', 'run-1'))
     await expect(storage.removePrefix('')).rejects.toThrow()
   })
+
+  it('writes a file while another writer of the same export abandons its last one (the directory is made again)', async () => {
+    // One writer gives up (a process dying mid-file) while another starts a file of the same export:
+    // the first one's abandon removes the directories it leaves empty, which may be between the second's
+    // mkdir and its open. Many pairs at once, as they interleave differently each time.
+    const pair = async (name: string, delay: number) => {
+      const dying = await storage.create(storageKeyOf('9', name, 'old.csv'))
+      const later = async () => {
+        for (let step = 0; step < delay; step++) await fs.stat(dir)
+        return storage.create(storageKeyOf('9', name, 'feed.csv'))
+      }
+      const [, writer] = await Promise.all([dying.abandon(), later()])
+      await writer.write(Buffer.from(name))
+      await writer.close()
+      await writer.publish()
+      return read(storageKeyOf('9', name, 'feed.csv'))
+    }
+    for (let round = 0; round < 10; round++) {
+      const names = Array.from({ length: 30 }, (_, i) => `race-${round}-${i}`)
+      expect(await Promise.all(names.map((name, i) => pair(name, i % 6)))).toEqual(names)
+    }
+  })
 })
