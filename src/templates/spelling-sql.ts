@@ -95,7 +95,7 @@ export function spellingOf(q: SqlQuoter, rule: RewritingRule, currency: string |
         return { canonical: (v) => `CASE WHEN ${amountShapeSql(v)} THEN ${v} ELSE ${other(v)} END` }
       }
       // The amount as written (most rows) is tested as it is; another spelling once it is read.
-      const unambiguous = (a: string) => `CASE WHEN ${a} !~ ${q.escapeLiteral(AMBIGUOUS_AMOUNT)} THEN ${a} END`
+      const unambiguous = (a: string) => `CASE WHEN ${unambiguousSql(q, a)} THEN ${a} END`
       return {
         canonical: (v) => `CASE WHEN ${amountShapeSql(v)} THEN ${unambiguous(v)} ELSE (SELECT ${unambiguous('a')} FROM (SELECT ${other(v)} AS a) AS x) END`,
       }
@@ -110,6 +110,11 @@ export function spellingOf(q: SqlQuoter, rule: RewritingRule, currency: string |
 const AMBIGUOUS_AMOUNT = String.raw`^[0-9]{1,3}\.[0-9]{3}( |$)`
 const THREE_DECIMAL_CURRENCIES = ['BHD', 'IQD', 'JOD', 'KWD', 'LYD', 'OMR', 'TND']
 
+/** SQL: the amount `a` (or "<amount> <CODE>") cannot hold a thousands separator (AMBIGUOUS_AMOUNT). */
+function unambiguousSql(q: SqlQuoter, a: string): string {
+  return `${a} !~ ${q.escapeLiteral(AMBIGUOUS_AMOUNT)}`
+}
+
 /**
  * SQL: the price `p` ("12.50 EUR" or a bare "12.50") as the file writes it: with a currency of ISO
  * 4217, or bare and completed by the channel's currency with two decimals when that changes no
@@ -117,7 +122,7 @@ const THREE_DECIMAL_CURRENCIES = ['BHD', 'IQD', 'JOD', 'KWD', 'LYD', 'OMR', 'TND
  * as for an amount that may hold a thousands separator (AMBIGUOUS_AMOUNT).
  */
 function writtenPriceSql(q: SqlQuoter, p: string, currency: string | null): string {
-  const clear = `${p} !~ ${q.escapeLiteral(AMBIGUOUS_AMOUNT)}`
+  const clear = unambiguousSql(q, p)
   const threeDecimals = THREE_DECIMAL_CURRENCIES.map((code) => q.escapeLiteral(code)).join(', ')
   const coded =
     `CASE WHEN split_part(${p}, ' ', 2) IN (${ISO_4217_CODES.map((code) => q.escapeLiteral(code)).join(', ')}) ` +

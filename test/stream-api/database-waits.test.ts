@@ -2,7 +2,7 @@ import pg from 'pg'
 import { describe, expect, it } from 'vitest'
 import { factories } from '../helpers/factories.js'
 import { HIGH_LIMITS, useTestApp } from '../helpers/test-app.js'
-import { openTransactions, serverSettled, NO_BACKGROUND_TRANSACTIONS } from './raw-http.js'
+import { openTransactions, serverSettled, NO_BACKGROUND_TRANSACTIONS, REQUEST_DEADLINE_MS } from './raw-http.js'
 import { eventually } from '../helpers/eventually.js'
 import { JSON_BODY, NDJSON, ndjson, streamClient, type Response } from '../helpers/clients.js'
 import { expectApiError, expectBatch } from '../helpers/responses.js'
@@ -12,9 +12,7 @@ import { expectNothingStored } from './stored-rows.js'
 // transaction holds a lock it needs, or the pool has no client left. The answer is the same 503 as
 // for a slow body, and nothing is committed, whenever the lock is let go.
 
-// Long enough for an honest upload on a loaded machine (this file runs beside the forks: 300 ms once
-// cut a two-row upload short there), short enough to keep the file quick.
-const TIMEOUT_MS = 1000
+const TIMEOUT_MS = REQUEST_DEADLINE_MS
 const t = useTestApp({ ...HIGH_LIMITS, ...NO_BACKGROUND_TRANSACTIONS, STREAM_REQUEST_TIMEOUT_MS: String(TIMEOUT_MS) })
 const given = factories(t)
 const TIMEOUT_DETAIL = new RegExp(`longer than ${TIMEOUT_MS} ms`)

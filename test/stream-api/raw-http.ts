@@ -117,6 +117,13 @@ export function uploadHead(streamId: string, token: string, contentLength: numbe
  */
 export const NO_BACKGROUND_TRANSACTIONS = { WEBHOOK_CONCURRENCY: '0', SCHEDULER_INTERVAL_SECONDS: '0' }
 
+/**
+ * STREAM_REQUEST_TIMEOUT_MS of the files that test the request deadline: long enough for an honest
+ * upload on a loaded machine (they run beside the forks, vitest.config.ts: 300 ms once cut a two-row
+ * upload short there), short enough to keep the files quick.
+ */
+export const REQUEST_DEADLINE_MS = 1000
+
 /** Other backends of the test database that are inside a transaction, with what they run. */
 export async function openTransactions(t: TestContext): Promise<{ state: string; query: string; waitEventType: string | null }[]> {
   const { rows } = await sql<{ state: string; query: string; waitEventType: string | null }>`

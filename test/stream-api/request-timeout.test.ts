@@ -2,16 +2,14 @@ import { setTimeout as sleep } from 'node:timers/promises'
 import { beforeAll, describe, expect, it } from 'vitest'
 import { factories } from '../helpers/factories.js'
 import { HIGH_LIMITS, useTestApp } from '../helpers/test-app.js'
-import { RawConnection, openTransactions, uploadHead, type RawResponse, NO_BACKGROUND_TRANSACTIONS } from './raw-http.js'
+import { RawConnection, openTransactions, uploadHead, type RawResponse, NO_BACKGROUND_TRANSACTIONS, REQUEST_DEADLINE_MS } from './raw-http.js'
 import { eventually } from '../helpers/eventually.js'
 import { expectBatch, type ErrorJson } from '../helpers/responses.js'
 import { expectNothingStored } from './stored-rows.js'
 import { ndjson, streamClient } from '../helpers/clients.js'
 import { listenOnFreePort } from '../helpers/listen.js'
 
-// Long enough for an honest upload on a loaded machine (this file runs beside the forks: 300 ms once
-// cut a two-row upload short there), short enough to keep the file quick.
-const TIMEOUT_MS = 1000
+const TIMEOUT_MS = REQUEST_DEADLINE_MS
 const t = useTestApp({ ...HIGH_LIMITS, ...NO_BACKGROUND_TRANSACTIONS, STREAM_REQUEST_TIMEOUT_MS: String(TIMEOUT_MS) })
 const given = factories(t)
 let port = 0
